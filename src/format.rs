@@ -1,0 +1,331 @@
+//! The final table file of one white-wins run: a checksummed header and four sections.
+//! `docs/FORMAT.md` describes it byte by byte.
+
+use crate::material::{Color, Material};
+use anyhow::Context;
+use memmap2::Mmap;
+use std::fs::File;
+use std::io::{Read, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+use xxhash_rust::xxh3::{xxh3_64, Xxh3};
+
+pub const MAGIC: [u8; 8] = *b"TBSTREAM";
+/// Format version written by this build.
+pub const VERSION: u16 = 1;
+pub const HEADER_LEN: usize = 256;
+/// Layout id of the Koistinen interleaved index (see `index.rs`).
+pub const LAYOUT_KOISTINEN_V1: u8 = 1;
+/// Bytes of the 6 bit planes of one word of values.
+pub const VALUE_WORD_BYTES: u64 = 48;
+/// Section alignment in the file.
+const ALIGN: u64 = 4096;
+/// File name extension of a run's table.
+pub const EXTENSION: &str = "tbs";
+
+/// Value code of an illegal or broken position.
+pub const CODE_ILLEGAL: u8 = 63;
+/// Value code of a position not won for white.
+pub const CODE_NONE: u8 = 0;
+
+/// The four sections, in file order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Section {
+    /// `t99`, one bit per position, wtm.
+    WtmBitbase = 0,
+    /// `t100`, one bit per position, btm.
+    BtmBitbase = 1,
+    /// 6-bit wtm values, bit-plane packed.
+    WtmValues = 2,
+    /// 6-bit btm values, bit-plane packed.
+    BtmValues = 3,
+}
+
+impl Section {
+    pub const ALL: [Section; 4] = [Section::WtmBitbase, Section::BtmBitbase, Section::WtmValues, Section::BtmValues];
+    pub fn bitbase(stm: Color) -> Section {
+        if stm == Color::White { Section::WtmBitbase } else { Section::BtmBitbase }
+    }
+    pub fn values(stm: Color) -> Section {
+        if stm == Color::White { Section::WtmValues } else { Section::BtmValues }
+    }
+}
+
+/// Problems with a table file's contents.
+#[derive(Debug, thiserror::Error)]
+pub enum FormatError {
+    #[error("{0}: not a tbstream table (bad magic)")]
+    BadMagic(PathBuf),
+    #[error("{0}: format version {1} is not supported (this build reads {VERSION})")]
+    Version(PathBuf, u16),
+    #[error("{0}: header checksum mismatch (file damaged)")]
+    HeaderChecksum(PathBuf),
+    #[error("{0}: file is {1} bytes, header says {2}: truncated or damaged")]
+    Length(PathBuf, u64, u64),
+    #[error("{path}: section {section:?} checksum mismatch at offset {offset} (file damaged)")]
+    SectionChecksum { path: PathBuf, section: Section, offset: u64 },
+    #[error("{0}: header is inconsistent: {1}")]
+    Inconsistent(PathBuf, String),
+}
+
+/// Where a section lies and its checksum.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SectionEntry {
+    pub offset: u64,
+    pub length: u64,
+    pub checksum: u64,
+}
+
+/// The decoded header.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Header {
+    pub material: Material,
+    pub n_slots: u64,
+    /// Last step that added positions (0..=100).
+    pub last_step: u8,
+    pub sections: [SectionEntry; 4],
+}
+
+fn section_lengths(n_slots: u64) -> [u64; 4] {
+    let words = n_slots / 64;
+    [words * 8, words * 8, words * VALUE_WORD_BYTES, words * VALUE_WORD_BYTES]
+}
+
+fn layout_sections(n_slots: u64) -> [SectionEntry; 4] {
+    let mut off = ALIGN;
+    section_lengths(n_slots).map(|length| {
+        let e = SectionEntry { offset: off, length, checksum: 0 };
+        off = (off + length).div_ceil(ALIGN) * ALIGN;
+        e
+    })
+}
+
+impl Header {
+    fn encode(&self) -> [u8; HEADER_LEN] {
+        let mut h = [0u8; HEADER_LEN];
+        h[0..8].copy_from_slice(&MAGIC);
+        h[8..10].copy_from_slice(&VERSION.to_le_bytes());
+        h[10..12].copy_from_slice(&(HEADER_LEN as u16).to_le_bytes());
+        h[12] = LAYOUT_KOISTINEN_V1;
+        h[13] = self.material.men() as u8;
+        h[14] = self.last_step;
+        let name = self.material.to_string();
+        h[16..16 + name.len()].copy_from_slice(name.as_bytes());
+        h[32..40].copy_from_slice(&self.n_slots.to_le_bytes());
+        for (i, s) in self.sections.iter().enumerate() {
+            let o = 40 + 24 * i;
+            h[o..o + 8].copy_from_slice(&s.offset.to_le_bytes());
+            h[o + 8..o + 16].copy_from_slice(&s.length.to_le_bytes());
+            h[o + 16..o + 24].copy_from_slice(&s.checksum.to_le_bytes());
+        }
+        let sum = xxh3_64(&h[..248]);
+        h[248..256].copy_from_slice(&sum.to_le_bytes());
+        h
+    }
+
+    fn decode(path: &Path, h: &[u8]) -> Result<Header, FormatError> {
+        let bad = |why: &str| FormatError::Inconsistent(path.to_path_buf(), why.to_string());
+        if h.len() < HEADER_LEN || h[0..8] != MAGIC {
+            return Err(FormatError::BadMagic(path.to_path_buf()));
+        }
+        let u64_at = |o: usize| u64::from_le_bytes(h[o..o + 8].try_into().unwrap());
+        let version = u16::from_le_bytes([h[8], h[9]]);
+        if version != VERSION {
+            return Err(FormatError::Version(path.to_path_buf(), version));
+        }
+        if xxh3_64(&h[..248]) != u64_at(248) {
+            return Err(FormatError::HeaderChecksum(path.to_path_buf()));
+        }
+        if h[12] != LAYOUT_KOISTINEN_V1 || u16::from_le_bytes([h[10], h[11]]) as usize != HEADER_LEN {
+            return Err(bad("unknown layout or header length"));
+        }
+        let name_end = h[16..32].iter().position(|&b| b == 0).unwrap_or(16);
+        let name = std::str::from_utf8(&h[16..16 + name_end]).map_err(|_| bad("signature"))?;
+        let material = Material::parse(name).map_err(|e| bad(&e.to_string()))?;
+        let n_slots = u64_at(32);
+        if material.white_bare() || n_slots != crate::index::Layout::new(&material).n_slots {
+            return Err(bad("slot count does not match the signature"));
+        }
+        let mut sections = [SectionEntry::default(); 4];
+        for (i, s) in sections.iter_mut().enumerate() {
+            let o = 40 + 24 * i;
+            *s = SectionEntry { offset: u64_at(o), length: u64_at(o + 8), checksum: u64_at(o + 16) };
+        }
+        let expected = layout_sections(n_slots);
+        if sections.iter().zip(&expected).any(|(a, b)| a.offset != b.offset || a.length != b.length) {
+            return Err(bad("section table"));
+        }
+        Ok(Header { material, n_slots, last_step: h[14], sections })
+    }
+
+    /// Total file length.
+    pub fn file_len(&self) -> u64 {
+        let last = self.sections[3];
+        last.offset + last.length
+    }
+}
+
+/// Writes one run's table under a temporary name, then publishes it atomically.
+pub struct TableWriter {
+    file: tempfile::NamedTempFile,
+    header: Header,
+    final_path: PathBuf,
+}
+
+/// Path of a run's table in a folder.
+pub fn table_path(dir: &Path, material: &Material) -> PathBuf {
+    dir.join(format!("{material}.{EXTENSION}"))
+}
+
+impl TableWriter {
+    pub fn create(dir: &Path, material: &Material, n_slots: u64) -> anyhow::Result<TableWriter> {
+        let file = tempfile::Builder::new()
+            .prefix(&format!(".{material}."))
+            .suffix(".tmp")
+            .tempfile_in(dir)
+            .with_context(|| format!("creating a temporary table file in {}", dir.display()))?;
+        let header = Header { material: material.clone(), n_slots, last_step: 0, sections: layout_sections(n_slots) };
+        file.as_file().set_len(header.file_len())?;
+        Ok(TableWriter { file, header, final_path: table_path(dir, material) })
+    }
+
+    /// Offset of a section.
+    pub fn section_offset(&self, s: Section) -> u64 {
+        self.header.sections[s as usize].offset
+    }
+
+    /// Writes bytes at an absolute offset.
+    pub fn write_at(&self, offset: u64, bytes: &[u8]) -> anyhow::Result<()> {
+        use std::os::unix::fs::FileExt;
+        self.file
+            .as_file()
+            .write_all_at(bytes, offset)
+            .with_context(|| format!("writing {}", self.final_path.display()))
+    }
+
+    /// Writes a whole bitbase section from words.
+    pub fn write_bitbase(&self, stm: Color, words: &[u64]) -> anyhow::Result<()> {
+        let mut f = self.file.as_file();
+        f.seek(SeekFrom::Start(self.section_offset(Section::bitbase(stm))))?;
+        let mut w = std::io::BufWriter::with_capacity(1 << 20, f);
+        for chunk in words.chunks(1 << 14) {
+            let bytes: Vec<u8> = chunk.iter().flat_map(|x| x.to_le_bytes()).collect();
+            w.write_all(&bytes)?;
+        }
+        w.flush()?;
+        Ok(())
+    }
+
+    /// Checksums the sections, writes the header, syncs and renames into place.
+    pub fn finish(mut self, last_step: u8) -> anyhow::Result<PathBuf> {
+        self.header.last_step = last_step;
+        let mut f = self.file.as_file();
+        let mut buf = vec![0u8; 1 << 20];
+        for s in self.header.sections.iter_mut() {
+            f.seek(SeekFrom::Start(s.offset))?;
+            let mut h = Xxh3::new();
+            let mut left = s.length;
+            while left > 0 {
+                let n = left.min(buf.len() as u64) as usize;
+                f.read_exact(&mut buf[..n])?;
+                h.update(&buf[..n]);
+                left -= n as u64;
+            }
+            s.checksum = h.digest();
+        }
+        f.seek(SeekFrom::Start(0))?;
+        f.write_all(&self.header.encode())?;
+        f.sync_all()?;
+        let path = self.final_path.clone();
+        self.file.persist(&path).with_context(|| format!("renaming into {}", path.display()))?;
+        sync_dir(path.parent().unwrap_or(Path::new(".")))?;
+        Ok(path)
+    }
+}
+
+/// Fsyncs a folder so that a rename in it is durable.
+pub fn sync_dir(dir: &Path) -> anyhow::Result<()> {
+    File::open(dir).and_then(|d| d.sync_all()).with_context(|| format!("syncing folder {}", dir.display()))
+}
+
+/// A table file opened read-only and memory-mapped.
+pub struct TableFile {
+    pub path: PathBuf,
+    pub header: Header,
+    map: Mmap,
+}
+
+impl TableFile {
+    /// Opens and checks the header and the length (not the section checksums).
+    pub fn open(path: &Path) -> anyhow::Result<TableFile> {
+        let file = File::open(path).with_context(|| format!("opening {}", path.display()))?;
+        // SAFETY: tables are published by rename and never modified in place afterwards.
+        let map = unsafe { Mmap::map(&file) }.with_context(|| format!("mapping {}", path.display()))?;
+        let header = Header::decode(path, &map[..map.len().min(HEADER_LEN)])?;
+        if map.len() as u64 != header.file_len() {
+            return Err(FormatError::Length(path.to_path_buf(), map.len() as u64, header.file_len()).into());
+        }
+        Ok(TableFile { path: path.to_path_buf(), header, map })
+    }
+
+    /// Checks every section's checksum.
+    pub fn verify(&self) -> Result<(), FormatError> {
+        for (i, s) in self.header.sections.iter().enumerate() {
+            let bytes = &self.map[s.offset as usize..(s.offset + s.length) as usize];
+            if xxh3_64(bytes) != s.checksum {
+                return Err(FormatError::SectionChecksum {
+                    path: self.path.clone(),
+                    section: Section::ALL[i],
+                    offset: s.offset,
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// Bytes of a section.
+    pub fn section(&self, s: Section) -> &[u8] {
+        let e = self.header.sections[s as usize];
+        &self.map[e.offset as usize..(e.offset + e.length) as usize]
+    }
+
+    /// The bitbase word of storage word `w`.
+    #[inline]
+    pub fn bitbase_word(&self, stm: Color, w: usize) -> u64 {
+        let b = self.section(Section::bitbase(stm));
+        u64::from_le_bytes(b[w * 8..w * 8 + 8].try_into().unwrap())
+    }
+
+    /// A bitbase section as words.
+    pub fn bitbase_words(&self, stm: Color) -> Vec<u64> {
+        self.section(Section::bitbase(stm)).chunks_exact(8).map(|c| u64::from_le_bytes(c.try_into().unwrap())).collect()
+    }
+
+    /// The 6-bit value code of a storage slot.
+    #[inline]
+    pub fn value_code(&self, stm: Color, slot: u64) -> u8 {
+        let e = self.header.sections[Section::values(stm) as usize];
+        let base = (e.offset + (slot >> 6) * VALUE_WORD_BYTES) as usize;
+        let bit = slot & 63;
+        let mut code = 0u8;
+        for j in 0..6 {
+            let o = base + 8 * j;
+            let plane = u64::from_le_bytes(self.map[o..o + 8].try_into().unwrap());
+            code |= (((plane >> bit) & 1) as u8) << j;
+        }
+        code
+    }
+}
+
+/// Distance (plies, chain parity) of a value code; `None` for "not won" and illegal.
+pub fn code_to_distance(stm: Color, code: u8) -> Option<u8> {
+    match (stm, code) {
+        (_, CODE_NONE) | (_, CODE_ILLEGAL) => None,
+        (Color::White, c) => Some(2 * c - 1),
+        (Color::Black, c) => Some(2 * (c - 1)),
+    }
+}
+
+/// Value code of step `k`'s new positions (odd k: wtm, even k: btm).
+pub fn step_code(k: u8) -> u8 {
+    if k % 2 == 1 { k.div_ceil(2) } else { k / 2 + 1 }
+}

@@ -1,0 +1,419 @@
+//! Koistinen's interleaved-bit position index, its hole-free storage order, and chunks.
+//!
+//! A position of a white-wins run (black king in the a1-d1-d4 triangle) gets an index whose
+//! bits are, from the top: the black-king code and the H digits of every other man,
+//! interleaved between black and white (black first); then the L digits of every non-king
+//! piece; then the white-king square (6 bits). One 64-bit word therefore holds the 64
+//! positions that differ only in the white king's square. See `docs/FORMAT.md`.
+
+use crate::attacks::Role;
+use crate::material::{Color, Material};
+use crate::square::{Square, Symmetry};
+
+/// The square-code diagram of the seed, rank 8 first: two octal digits `HL` per square.
+/// `H` is shared by all symmetric images of a square, `L` says which image it is.
+const DIAGRAM: [[u8; 8]; 8] = [
+    [0o64, 0o04, 0o14, 0o24, 0o26, 0o16, 0o06, 0o66],
+    [0o05, 0o65, 0o34, 0o44, 0o46, 0o36, 0o67, 0o07],
+    [0o15, 0o35, 0o74, 0o54, 0o56, 0o76, 0o37, 0o17],
+    [0o25, 0o45, 0o55, 0o75, 0o77, 0o57, 0o47, 0o27],
+    [0o21, 0o41, 0o51, 0o71, 0o73, 0o53, 0o43, 0o23],
+    [0o11, 0o31, 0o70, 0o50, 0o52, 0o72, 0o33, 0o13],
+    [0o01, 0o61, 0o30, 0o40, 0o42, 0o32, 0o63, 0o03],
+    [0o60, 0o00, 0o10, 0o20, 0o22, 0o12, 0o02, 0o62],
+];
+
+/// The 6-bit code `H*8 + L` of a square.
+#[inline]
+pub const fn square_code(sq: Square) -> u8 {
+    DIAGRAM[7 - (sq >> 3) as usize][(sq & 7) as usize]
+}
+
+/// The square of a 6-bit code `H*8 + L`.
+pub fn square_of_code(code: u8) -> Square {
+    (0..64u8).find(|&s| square_code(s) == code).expect("diagram is a bijection")
+}
+
+/// Where one non-king piece of a run sits in the index.
+#[derive(Clone, Debug)]
+pub struct PieceSlot {
+    pub color: Color,
+    pub role: Role,
+    /// Global bit positions of the H digit, most significant bit first.
+    pub h_bits: [u32; 3],
+    /// Shift of the 3-bit L digit.
+    pub l_shift: u32,
+}
+
+/// The index layout of one white-wins run.
+#[derive(Clone, Debug)]
+pub struct Layout {
+    pub material: Material,
+    /// Non-king pieces: white's (Q R B N order), then black's.
+    pub pieces: Vec<PieceSlot>,
+    /// Number of index bits (holes included).
+    pub total_bits: u32,
+    /// Bits of the low part: L digits and the white king.
+    pub low_bits: u32,
+    /// Global bit positions of the black-king code, most significant first.
+    pub bk_bits: [u32; 4],
+    /// Stored positions per side to move: `10 * 64^(men-1)`.
+    pub n_slots: u64,
+    bk_contrib: [u64; 10],
+    piece_contrib: Vec<[u64; 64]>,
+}
+
+/// Places the bits of `value` (most significant first) at `positions`.
+#[inline]
+fn deposit(value: u64, positions: &[u32]) -> u64 {
+    let n = positions.len();
+    positions
+        .iter()
+        .enumerate()
+        .map(|(i, &p)| ((value >> (n - 1 - i)) & 1) << p)
+        .fold(0, |a, b| a | b)
+}
+
+/// Reads the bits at `positions` (most significant first) into a number.
+#[inline]
+fn extract(index: u64, positions: &[u32]) -> u64 {
+    positions.iter().fold(0, |acc, &p| (acc << 1) | ((index >> p) & 1))
+}
+
+/// Bits of the top prefix that holds the whole black-king code:
+/// `k3 W2 k2 W1 k1 W0 k0` (k = black-king code, W = H digit of white's first piece).
+const PREFIX_BITS: u32 = 7;
+
+/// Rank of each 7-bit prefix among the prefixes whose black-king code is below 10, in
+/// increasing order; `u8::MAX` for a hole. 80 prefixes are stored.
+const PREFIX_RANK: [u8; 128] = {
+    let mut t = [u8::MAX; 128];
+    let mut p = 0;
+    let mut rank = 0;
+    while p < 128 {
+        let code = ((p >> 3) & 8) | ((p >> 2) & 4) | ((p >> 1) & 2) | (p & 1);
+        if code < 10 {
+            t[p] = rank;
+            rank += 1;
+        }
+        p += 1;
+    }
+    t
+};
+
+impl Layout {
+    /// The layout of `material`'s white-wins run. White must have at least one piece.
+    pub fn new(material: &Material) -> Layout {
+        assert!(!material.white_bare(), "a run where white is bare is never stored");
+        let mut pieces: Vec<(Color, Role)> = material.white.iter().map(|&r| (Color::White, r)).collect();
+        pieces.extend(material.black.iter().map(|&r| (Color::Black, r)));
+        let np = pieces.len() as u32;
+        let low_bits = 3 * np + 6;
+        let total_bits = 4 + 3 * np + low_bits;
+        // High-bit owners, most significant first: None = black king, Some(k) = piece k.
+        type Bit = (Option<usize>, u32);
+        let mut black_seq: Vec<Bit> = (0..4).rev().map(|b| (None, b)).collect();
+        let mut white_seq: Vec<Bit> = Vec::new();
+        for (k, &(c, _)) in pieces.iter().enumerate() {
+            let seq = if c == Color::White { &mut white_seq } else { &mut black_seq };
+            seq.extend((0..3).rev().map(|b| (Some(k), b)));
+        }
+        let mut merged = Vec::new();
+        for i in 0..black_seq.len().max(white_seq.len()) {
+            merged.extend(black_seq.get(i));
+            merged.extend(white_seq.get(i));
+        }
+        let mut bk_bits = [0u32; 4];
+        let mut h_bits = vec![[0u32; 3]; pieces.len()];
+        for (i, &(owner, b)) in merged.iter().enumerate() {
+            let pos = total_bits - 1 - i as u32;
+            match owner {
+                None => bk_bits[3 - b as usize] = pos,
+                Some(k) => h_bits[k][2 - b as usize] = pos,
+            }
+        }
+        let pieces: Vec<PieceSlot> = pieces
+            .iter()
+            .enumerate()
+            .map(|(k, &(color, role))| PieceSlot {
+                color,
+                role,
+                h_bits: h_bits[k],
+                l_shift: 6 + 3 * (np - 1 - k as u32),
+            })
+            .collect();
+        let bk_contrib = std::array::from_fn(|c| deposit(c as u64, &bk_bits));
+        let piece_contrib = pieces
+            .iter()
+            .map(|p| {
+                std::array::from_fn(|sq| {
+                    let code = square_code(sq as Square) as u64;
+                    deposit(code >> 3, &p.h_bits) | ((code & 7) << p.l_shift)
+                })
+            })
+            .collect();
+        Layout {
+            material: material.clone(),
+            n_slots: 10u64 << (6 * (np + 1)),
+            pieces,
+            total_bits,
+            low_bits,
+            bk_bits,
+            bk_contrib,
+            piece_contrib,
+        }
+    }
+
+    /// Number of 64-position words per side to move.
+    pub fn n_words(&self) -> usize {
+        (self.n_slots / 64) as usize
+    }
+
+    /// Index of a position whose black king is on triangle code `bk_code`, given the squares
+    /// of the pieces (in `pieces` order) and of the white king.
+    #[inline]
+    pub fn index(&self, bk_code: u8, piece_squares: &[Square], wk: Square) -> u64 {
+        let mut idx = self.bk_contrib[bk_code as usize] | wk as u64;
+        for (k, &sq) in piece_squares.iter().enumerate() {
+            idx |= self.piece_contrib[k][sq as usize];
+        }
+        idx
+    }
+
+    /// Contribution of piece `k` on `sq` to the index.
+    #[inline]
+    pub fn piece_contrib(&self, k: usize, sq: Square) -> u64 {
+        self.piece_contrib[k][sq as usize]
+    }
+
+    /// Contribution of the black king's triangle code.
+    #[inline]
+    pub fn bk_contrib(&self, code: u8) -> u64 {
+        self.bk_contrib[code as usize]
+    }
+
+    /// Storage slot of an index, or `None` for a hole (black-king code 10..15): the index
+    /// order with the holes left out.
+    #[inline]
+    pub fn slot(&self, index: u64) -> Option<u64> {
+        let shift = self.total_bits - PREFIX_BITS;
+        let rank = PREFIX_RANK[(index >> shift) as usize];
+        (rank != u8::MAX).then(|| ((rank as u64) << shift) | (index & ((1 << shift) - 1)))
+    }
+
+    /// The index stored in a slot (inverse of [`Layout::slot`]).
+    pub fn index_of_slot(&self, slot: u64) -> u64 {
+        let shift = self.total_bits - PREFIX_BITS;
+        let rank = (slot >> shift) as u8;
+        let p = PREFIX_RANK.iter().position(|&r| r == rank).expect("slot in range") as u64;
+        (p << shift) | (slot & ((1 << shift) - 1))
+    }
+
+    /// Splits an index into (black-king code, piece squares, white-king square).
+    pub fn decode(&self, index: u64) -> (u8, Vec<Square>, Square) {
+        let bk = extract(index, &self.bk_bits) as u8;
+        let squares = self
+            .pieces
+            .iter()
+            .map(|p| {
+                let h = extract(index, &p.h_bits) as u8;
+                let l = ((index >> p.l_shift) & 7) as u8;
+                square_of_code(h * 8 + l)
+            })
+            .collect();
+        (bk, squares, (index & 63) as Square)
+    }
+
+    /// Canonical index of a position given by plain squares (black king anywhere): maps the
+    /// black king into the triangle. Returns the index and the symmetry used.
+    pub fn canonical_index(&self, bk: Square, piece_squares: &[Square], wk: Square) -> (u64, Symmetry) {
+        let sym = Symmetry::to_triangle(bk);
+        let code = crate::square::triangle_code(sym.apply(bk)).expect("in triangle");
+        let mapped: Vec<Square> = piece_squares.iter().map(|&s| sym.apply(s)).collect();
+        (self.index(code, &mapped, sym.apply(wk)), sym)
+    }
+
+    /// The chunk scheme for passes where `mover` moves.
+    pub fn chunks(&self, mover: Color) -> ChunkScheme {
+        let (mut key_bits, mut mover_bits) = (Vec::new(), Vec::new());
+        let mut push = |color: Color, bits: &[u32]| {
+            if color == mover {
+                mover_bits.extend_from_slice(bits)
+            } else {
+                key_bits.extend_from_slice(bits)
+            }
+        };
+        push(Color::Black, &self.bk_bits);
+        for p in &self.pieces {
+            push(p.color, &p.h_bits);
+        }
+        key_bits.sort_unstable_by(|a, b| b.cmp(a));
+        mover_bits.sort_unstable_by(|a, b| b.cmp(a));
+        let lowest_key = key_bits.last().copied().unwrap_or(self.total_bits);
+        ChunkScheme {
+            mover,
+            local_bits: mover_bits.len() as u32 + self.low_bits,
+            block_bits: lowest_key.min(self.total_bits - PREFIX_BITS),
+            low_bits: self.low_bits,
+            key_bits,
+            mover_bits,
+        }
+    }
+}
+
+/// How one side's passes cut a run into chunks: a chunk fixes the other side's high bits, so
+/// every move of the mover stays inside its chunk.
+#[derive(Clone, Debug)]
+pub struct ChunkScheme {
+    pub mover: Color,
+    /// Global positions of the fixed (non-mover) high bits, most significant first.
+    pub key_bits: Vec<u32>,
+    /// Global positions of the mover's high bits, most significant first.
+    pub mover_bits: Vec<u32>,
+    /// Bits of a chunk-local index: mover high bits, then the low part.
+    pub local_bits: u32,
+    /// log2 of the positions of a block that is contiguous both locally and in storage.
+    pub block_bits: u32,
+    low_bits: u32,
+}
+
+/// A contiguous run of positions shared by a chunk and the storage order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Block {
+    /// First chunk-local word.
+    pub local_word: usize,
+    /// First storage word.
+    pub slot_word: usize,
+    /// Words in the block.
+    pub words: usize,
+}
+
+impl ChunkScheme {
+    /// Number of chunk keys (some may be holes).
+    pub fn n_keys(&self) -> usize {
+        1 << self.key_bits.len()
+    }
+
+    /// Words of a chunk-local buffer (holes included).
+    pub fn local_words(&self) -> usize {
+        1 << (self.local_bits - 6)
+    }
+
+    /// Global index of a chunk-local index.
+    #[inline]
+    pub fn global_index(&self, key: usize, local: u64) -> u64 {
+        deposit(key as u64, &self.key_bits)
+            | deposit(local >> self.low_bits, &self.mover_bits)
+            | (local & ((1 << self.low_bits) - 1))
+    }
+
+    /// Chunk-local bit position of a mover high bit at global position `pos`.
+    pub fn local_pos(&self, pos: u32) -> Option<u32> {
+        let m = self.mover_bits.len() as u32;
+        self.mover_bits.iter().position(|&p| p == pos).map(|j| self.low_bits + m - 1 - j as u32)
+    }
+
+    /// Value of the key bits at `positions` (most significant first) for chunk `key`.
+    pub fn key_value(&self, key: usize, positions: &[u32]) -> u64 {
+        extract(deposit(key as u64, &self.key_bits), positions)
+    }
+
+    /// The stored blocks of a chunk in local order; empty for a chunk made only of holes.
+    pub fn blocks(&self, layout: &Layout, key: usize) -> Vec<Block> {
+        let n = 1usize << (self.local_bits - self.block_bits);
+        let words = 1usize << (self.block_bits - 6);
+        (0..n)
+            .filter_map(|b| {
+                let local = (b as u64) << self.block_bits;
+                let slot = layout.slot(self.global_index(key, local))?;
+                Some(Block { local_word: b * words, slot_word: (slot >> 6) as usize, words })
+            })
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::square::{triangle_code, TRIANGLE};
+
+    #[test]
+    fn h_digit_is_symmetry_invariant_and_l_separates_images() {
+        for sym in Symmetry::all() {
+            for sq in 0..64u8 {
+                assert_eq!(square_code(sym.apply(sq)) >> 3, square_code(sq) >> 3);
+            }
+        }
+        let mut seen = [false; 64];
+        for sq in 0..64u8 {
+            let c = square_code(sq) as usize;
+            assert!(!seen[c]);
+            seen[c] = true;
+        }
+    }
+
+    #[test]
+    fn seed_example_bit_order() {
+        // QN vs RB from the seed: k3 Q5 k2 Q4 k1 Q3 k0 N5 r5 N4 r4 N3 r3 b5 b4 b3 ...
+        let l = Layout::new(&Material::parse("KQNvKRB").unwrap());
+        assert_eq!(l.total_bits, 34);
+        assert_eq!(l.bk_bits, [33, 31, 29, 27]);
+        assert_eq!(l.pieces[0].h_bits, [32, 30, 28]); // Q
+        assert_eq!(l.pieces[1].h_bits, [26, 24, 22]); // N
+        assert_eq!(l.pieces[2].h_bits, [25, 23, 21]); // r
+        assert_eq!(l.pieces[3].h_bits, [20, 19, 18]); // b
+    }
+
+    #[test]
+    fn slots_are_dense_and_ordered() {
+        let l = Layout::new(&Material::parse("KQvKR").unwrap());
+        let mut last = None;
+        let mut count = 0u64;
+        for idx in 0..(1u64 << l.total_bits) {
+            if let Some(s) = l.slot(idx) {
+                assert!(last.map_or(true, |p| s > p));
+                assert_eq!(l.index_of_slot(s), idx);
+                last = Some(s);
+                count += 1;
+            } else {
+                let (bk, _, _) = l.decode(idx);
+                assert!(bk >= 10);
+            }
+        }
+        assert_eq!(count, l.n_slots);
+        assert_eq!(last, Some(l.n_slots - 1));
+    }
+
+    #[test]
+    fn encode_decode_round_trip() {
+        let l = Layout::new(&Material::parse("KRBvKN").unwrap());
+        for (i, bk) in TRIANGLE.iter().enumerate() {
+            for sq in 0..64u8 {
+                let pieces = [sq, (sq + 7) % 64, (sq * 5 + 3) % 64];
+                let idx = l.index(i as u8, &pieces, 63 - sq);
+                let (c, p, wk) = l.decode(idx);
+                assert_eq!((c, p.as_slice(), wk), (triangle_code(*bk).unwrap(), &pieces[..], 63 - sq));
+            }
+        }
+    }
+
+    #[test]
+    fn chunks_partition_the_storage() {
+        for sig in ["KQvK", "KQvKR", "KRRvK", "KQRvKR"] {
+            let l = Layout::new(&Material::parse(sig).unwrap());
+            for mover in [Color::White, Color::Black] {
+                let cs = l.chunks(mover);
+                let mut seen = vec![false; l.n_words()];
+                for key in 0..cs.n_keys() {
+                    for b in cs.blocks(&l, key) {
+                        for w in 0..b.words {
+                            assert!(!seen[b.slot_word + w]);
+                            seen[b.slot_word + w] = true;
+                        }
+                    }
+                }
+                assert!(seen.iter().all(|&s| s), "{sig} {mover:?}");
+            }
+        }
+    }
+}

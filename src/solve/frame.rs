@@ -1,0 +1,129 @@
+//! A chunk seen from inside: where each man's square puts a position in the chunk-local
+//! buffer, and enumeration of the configurations of the men other than the white king.
+
+use crate::attacks::Role;
+use crate::index::{ChunkScheme, Layout};
+use crate::material::Color;
+use crate::square::{Square, TRIANGLE};
+
+/// Marks a square a man cannot stand on inside this chunk.
+pub const INVALID: u64 = u64::MAX;
+
+/// Chunk-local contributions of every man, for one chunk key.
+pub struct Frame {
+    /// Per piece, per square: chunk-local index contribution, or [`INVALID`].
+    pub piece: Vec<[u64; 64]>,
+    /// Per black-king triangle code: chunk-local contribution, or [`INVALID`].
+    pub bk: [u64; 10],
+    pub roles: Vec<Role>,
+    pub colors: Vec<Color>,
+    /// Number of white pieces (they come first).
+    pub n_white: usize,
+}
+
+impl Frame {
+    pub fn new(layout: &Layout, scheme: &ChunkScheme, key: usize) -> Frame {
+        let local_h = |bits: &[u32]| -> Option<Vec<u32>> {
+            bits.iter().map(|&b| scheme.local_pos(b)).collect()
+        };
+        let deposit = |value: u64, positions: &[u32]| -> u64 {
+            let n = positions.len();
+            positions.iter().enumerate().map(|(i, &p)| ((value >> (n - 1 - i)) & 1) << p).sum()
+        };
+        let piece = layout
+            .pieces
+            .iter()
+            .map(|p| {
+                let mover = local_h(&p.h_bits);
+                let fixed_h = scheme.key_value(key, &p.h_bits);
+                std::array::from_fn(|sq| {
+                    let code = crate::index::square_code(sq as Square) as u64;
+                    let (h, l) = (code >> 3, code & 7);
+                    match &mover {
+                        Some(pos) => deposit(h, pos) | (l << p.l_shift),
+                        None if h == fixed_h => l << p.l_shift,
+                        None => INVALID,
+                    }
+                })
+            })
+            .collect();
+        let bk = match local_h(&layout.bk_bits) {
+            Some(pos) => std::array::from_fn(|c| deposit(c as u64, &pos)),
+            None => {
+                let code = scheme.key_value(key, &layout.bk_bits) as usize;
+                std::array::from_fn(|c| if c == code { 0 } else { INVALID })
+            }
+        };
+        Frame {
+            piece,
+            bk,
+            roles: layout.pieces.iter().map(|p| p.role).collect(),
+            colors: layout.pieces.iter().map(|p| p.color).collect(),
+            n_white: layout.material.white.len(),
+        }
+    }
+
+    /// Number of non-king pieces.
+    pub fn n_pieces(&self) -> usize {
+        self.roles.len()
+    }
+
+    /// Calls `f` for every configuration of the black king and the pieces (except piece
+    /// `skip`, if given, and except the black king if `skip_bk`) in which no two of them
+    /// share a square. The white king is the word's bit index and is not enumerated.
+    pub fn for_each_config(&self, skip: Option<usize>, skip_bk: bool, f: &mut dyn FnMut(&Config)) {
+        let mut cfg = Config { bk_code: 0, bk: 64, sq: [64; 6], occ: 0, base: 0 };
+        let codes: Vec<u8> = if skip_bk {
+            vec![u8::MAX]
+        } else {
+            (0..10u8).filter(|&c| self.bk[c as usize] != INVALID).collect()
+        };
+        for code in codes {
+            if code != u8::MAX {
+                cfg.bk_code = code;
+                cfg.bk = TRIANGLE[code as usize];
+                cfg.occ = 1 << cfg.bk;
+                cfg.base = self.bk[code as usize];
+            }
+            self.recurse(0, skip, &mut cfg, f);
+        }
+    }
+
+    fn recurse(&self, k: usize, skip: Option<usize>, cfg: &mut Config, f: &mut dyn FnMut(&Config)) {
+        if k == self.n_pieces() {
+            f(cfg);
+            return;
+        }
+        if skip == Some(k) {
+            cfg.sq[k] = 64;
+            return self.recurse(k + 1, skip, cfg, f);
+        }
+        let (occ, base) = (cfg.occ, cfg.base);
+        for sq in 0..64u8 {
+            let c = self.piece[k][sq as usize];
+            if c == INVALID || occ & (1 << sq) != 0 {
+                continue;
+            }
+            cfg.sq[k] = sq;
+            cfg.occ = occ | (1 << sq);
+            cfg.base = base + c;
+            self.recurse(k + 1, skip, cfg, f);
+        }
+        cfg.occ = occ;
+        cfg.base = base;
+    }
+}
+
+/// One configuration of every man but the white king (and possibly one skipped man).
+#[derive(Clone, Debug)]
+pub struct Config {
+    pub bk_code: u8,
+    /// Black king square (64 when skipped).
+    pub bk: Square,
+    /// Piece squares in layout order (64 when skipped).
+    pub sq: [Square; 6],
+    /// Squares occupied by the enumerated men.
+    pub occ: u64,
+    /// Chunk-local index of the configuration with the white king on a1.
+    pub base: u64,
+}

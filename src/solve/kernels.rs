@@ -1,0 +1,151 @@
+//! The bit-parallel move kernels: for every configuration of the other men, one man's moves
+//! for all 64 white-king squares at once (one word), swept along the board's lines.
+//!
+//! White's kernel ORs (a wtm position is won if *some* move reaches a won btm position);
+//! black's kernel ANDs (a btm position is lost if *every* move reaches a won wtm position).
+//! Moves onto occupied squares are captures or illegal and are left to the init tables.
+
+use super::frame::{Config, Frame, INVALID};
+use crate::attacks::{king_dilate, knight_attacks, tables, Role};
+use crate::square::{Symmetry, TRIANGLE};
+
+#[inline]
+fn word(base: u64, contrib: u64) -> usize {
+    ((base + contrib) >> 6) as usize
+}
+
+/// `out[w] |= preds` for every wtm word whose white man can move into a set btm bit of `input`.
+pub fn white_moves(frame: &Frame, input: &[u64], out: &mut [u64]) {
+    for k in 0..frame.n_white {
+        let contrib = &frame.piece[k];
+        let role = frame.roles[k];
+        frame.for_each_config(Some(k), false, &mut |cfg| {
+            sweep_white(role, contrib, cfg, input, out);
+        });
+    }
+    for (o, &i) in out.iter_mut().zip(input) {
+        *o |= king_dilate(i);
+    }
+}
+
+fn sweep_white(role: Role, contrib: &[u64; 64], cfg: &Config, input: &[u64], out: &mut [u64]) {
+    let occ = cfg.occ;
+    if role == Role::Knight {
+        for s in 0..64u8 {
+            if occ & (1 << s) != 0 {
+                continue;
+            }
+            let mut acc = 0;
+            let mut targets = knight_attacks(s) & !occ;
+            while targets != 0 {
+                let t = targets.trailing_zeros() as usize;
+                acc |= input[word(cfg.base, contrib[t])];
+                targets &= targets - 1;
+            }
+            out[word(cfg.base, contrib[s as usize])] |= acc;
+        }
+        return;
+    }
+    let t = tables();
+    for &d in role.directions() {
+        for line in &t.lines[d] {
+            let mut acc = 0u64;
+            for i in (0..line.len() - 1).rev() {
+                let to = line[i + 1];
+                let bit = 1u64 << to;
+                acc = if occ & bit != 0 {
+                    0
+                } else {
+                    // The white king standing on `to` blocks the ray in that bit only.
+                    input[word(cfg.base, contrib[to as usize])] | (acc & !bit)
+                };
+                let from = line[i];
+                if occ & (1 << from) == 0 {
+                    out[word(cfg.base, contrib[from as usize])] |= acc;
+                }
+            }
+        }
+    }
+}
+
+/// `out[w] &= succ` for every btm word: AND over black's non-capturing moves of `input`.
+/// `out` must start as all ones; words of hole configurations are left untouched.
+pub fn black_moves(frame: &Frame, input: &[u64], out: &mut [u64]) {
+    for k in frame.n_white..frame.n_pieces() {
+        let contrib = &frame.piece[k];
+        let role = frame.roles[k];
+        frame.for_each_config(Some(k), false, &mut |cfg| {
+            sweep_black(role, contrib, cfg, input, out);
+        });
+    }
+    black_king_moves(frame, input, out);
+}
+
+fn sweep_black(role: Role, contrib: &[u64; 64], cfg: &Config, input: &[u64], out: &mut [u64]) {
+    let occ = cfg.occ;
+    if role == Role::Knight {
+        for s in 0..64u8 {
+            if occ & (1 << s) != 0 {
+                continue;
+            }
+            let mut acc = !0u64;
+            let mut targets = knight_attacks(s) & !occ;
+            while targets != 0 {
+                let t = targets.trailing_zeros() as usize;
+                acc &= input[word(cfg.base, contrib[t])];
+                targets &= targets - 1;
+            }
+            out[word(cfg.base, contrib[s as usize])] &= acc;
+        }
+        return;
+    }
+    let t = tables();
+    for &d in role.directions() {
+        for line in &t.lines[d] {
+            let mut acc = !0u64;
+            for i in (0..line.len() - 1).rev() {
+                let to = line[i + 1];
+                // A white king on the ray would be in check: that btm bit is illegal anyway.
+                acc = if occ & (1 << to) != 0 {
+                    !0
+                } else {
+                    input[word(cfg.base, contrib[to as usize])] & acc
+                };
+                let from = line[i];
+                if occ & (1 << from) == 0 {
+                    out[word(cfg.base, contrib[from as usize])] &= acc;
+                }
+            }
+        }
+    }
+}
+
+/// Black-king moves: a king leaving the triangle is mapped back by a symmetry, which also
+/// moves every other man (L digits only) and permutes the white-king word.
+fn black_king_moves(frame: &Frame, input: &[u64], out: &mut [u64]) {
+    let np = frame.n_pieces();
+    let mut sym_base = [0u64; 8];
+    frame.for_each_config(None, true, &mut |cfg| {
+        for sym in Symmetry::all() {
+            sym_base[sym.code() as usize] =
+                (0..np).map(|k| frame.piece[k][sym.apply(cfg.sq[k]) as usize]).sum();
+        }
+        for (code, &from) in TRIANGLE.iter().enumerate() {
+            let here = frame.bk[code];
+            if here == INVALID || cfg.occ & (1 << from) != 0 {
+                continue;
+            }
+            let mut acc = !0u64;
+            let mut targets = crate::attacks::king_attacks(from) & !cfg.occ;
+            while targets != 0 {
+                let to = targets.trailing_zeros() as u8;
+                targets &= targets - 1;
+                let sym = Symmetry::to_triangle(to);
+                let to_code = crate::square::triangle_code(sym.apply(to)).expect("triangle");
+                let w = input[word(sym_base[sym.code() as usize], frame.bk[to_code as usize])];
+                acc &= sym.inverse().apply_bb(w);
+            }
+            out[word(cfg.base, here)] &= acc;
+        }
+    });
+}
