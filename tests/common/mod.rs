@@ -1,0 +1,71 @@
+//! Shared helpers of the integration tests: building tables once per test binary, and
+//! reading the reference positions.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+use tbstream::gen::{generate, GenOptions};
+use tbstream::progress::Progress;
+use tbstream::Material;
+
+/// Every 3- and 4-men pawnless signature with white at least as strong by convention of
+/// the reference folder.
+pub const SMALL: [&str; 24] = [
+    "KQvK", "KRvK", "KBvK", "KNvK", "KQQvK", "KQRvK", "KQBvK", "KQNvK", "KRRvK", "KRBvK", "KRNvK", "KBBvK",
+    "KBNvK", "KNNvK", "KQvKQ", "KQvKR", "KQvKB", "KQvKN", "KRvKR", "KRvKB", "KRvKN", "KBvKB", "KBvKN", "KNvKN",
+];
+
+/// A folder holding every 3- and 4-men table, built once per test binary.
+pub fn small_tables() -> &'static Path {
+    static DIR: OnceLock<tempfile::TempDir> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let dir = tempfile::tempdir().unwrap();
+        let sigs: Vec<Material> = SMALL.iter().map(|s| Material::parse(s).unwrap()).collect();
+        generate(&sigs, &GenOptions { out: dir.path().to_path_buf(), threads: 2 }, &Progress::silent()).unwrap();
+        dir
+    })
+    .path()
+}
+
+/// The shared reference folder (`../shared/reference`, or `$TBSTREAM_REFERENCE`).
+pub fn reference_dir() -> PathBuf {
+    let dir = std::env::var_os("TBSTREAM_REFERENCE")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/reference"));
+    assert!(dir.is_dir(), "reference folder {} is missing (set TBSTREAM_REFERENCE)", dir.display());
+    dir
+}
+
+/// One reference line.
+#[derive(Debug, Clone)]
+pub struct RefLine {
+    pub fen: String,
+    pub wdl: i32,
+    pub dtz: i32,
+    pub dtz_plyacc: Option<i32>,
+    pub source: String,
+}
+
+/// Reads `<table>.tsv` of the reference folder.
+pub fn read_reference(table: &str) -> Vec<RefLine> {
+    let path = reference_dir().join(format!("{table}.tsv"));
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    text.lines()
+        .filter(|l| !l.starts_with('#') && !l.starts_with("fen\t") && !l.trim().is_empty())
+        .map(|l| {
+            let f: Vec<&str> = l.split('\t').collect();
+            RefLine {
+                fen: f[0].to_string(),
+                wdl: f[2].parse().unwrap(),
+                dtz: f[3].parse().unwrap(),
+                dtz_plyacc: f.get(4).filter(|s| !s.is_empty()).map(|s| s.parse().unwrap()),
+                source: f.get(5).unwrap_or(&"").to_string(),
+            }
+        })
+        .collect()
+}
+
+/// Rounds `n` up to the given parity (1 = odd, 0 = even).
+pub fn round_up(n: i32, parity: i32) -> i32 {
+    if n.rem_euclid(2) == parity { n } else { n + 1 }
+}
