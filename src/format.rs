@@ -234,6 +234,9 @@ impl TableWriter {
         }
         f.seek(SeekFrom::Start(0))?;
         f.write_all(&self.header.encode())?;
+        // Temporary files are created private; a finished table is readable by everyone.
+        use std::os::unix::fs::PermissionsExt;
+        f.set_permissions(std::fs::Permissions::from_mode(0o644))?;
         f.sync_all()?;
         let path = self.final_path.clone();
         self.file.persist(&path).with_context(|| format!("renaming into {}", path.display()))?;

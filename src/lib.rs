@@ -24,6 +24,7 @@ pub mod probe;
 pub mod progress;
 pub mod solve;
 pub mod square;
+pub mod stats;
 
 pub use material::{Color, Material};
 pub use position::{Move, Position};
