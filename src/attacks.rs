@@ -54,8 +54,7 @@ impl Role {
 }
 
 /// The 8 ray directions as (file step, rank step): 4 orthogonal, then 4 diagonal.
-pub const DIRECTIONS: [(i8, i8); 8] =
-    [(1, 0), (-1, 0), (0, 1), (0, -1), (1, 1), (-1, -1), (1, -1), (-1, 1)];
+pub const DIRECTIONS: [(i8, i8); 8] = [(1, 0), (-1, 0), (0, 1), (0, -1), (1, 1), (-1, -1), (1, -1), (-1, 1)];
 
 /// Precomputed tables, built once.
 pub struct Tables {
@@ -152,11 +151,8 @@ pub fn slider_attacks(sq: Square, occupied: u64, dirs: &[usize]) -> u64 {
             att |= ray;
         } else {
             // Directions 0, 2, 4, 7 increase the square number; the others decrease it.
-            let first = if matches!(d, 0 | 2 | 4 | 7) {
-                blockers.trailing_zeros()
-            } else {
-                63 - blockers.leading_zeros()
-            };
+            let first =
+                if matches!(d, 0 | 2 | 4 | 7) { blockers.trailing_zeros() } else { 63 - blockers.leading_zeros() };
             att |= ray & !t.ray[d][first as usize];
         }
     }

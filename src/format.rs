@@ -43,10 +43,18 @@ pub enum Section {
 impl Section {
     pub const ALL: [Section; 4] = [Section::WtmBitbase, Section::BtmBitbase, Section::WtmValues, Section::BtmValues];
     pub fn bitbase(stm: Color) -> Section {
-        if stm == Color::White { Section::WtmBitbase } else { Section::BtmBitbase }
+        if stm == Color::White {
+            Section::WtmBitbase
+        } else {
+            Section::BtmBitbase
+        }
     }
     pub fn values(stm: Color) -> Section {
-        if stm == Color::White { Section::WtmValues } else { Section::BtmValues }
+        if stm == Color::White {
+            Section::WtmValues
+        } else {
+            Section::BtmValues
+        }
     }
 }
 
@@ -330,5 +338,9 @@ pub fn code_to_distance(stm: Color, code: u8) -> Option<u8> {
 
 /// Value code of step `k`'s new positions (odd k: wtm, even k: btm).
 pub fn step_code(k: u8) -> u8 {
-    if k % 2 == 1 { k.div_ceil(2) } else { k / 2 + 1 }
+    if k % 2 == 1 {
+        k.div_ceil(2)
+    } else {
+        k / 2 + 1
+    }
 }

@@ -34,7 +34,11 @@ pub fn load_bitbase(dir: &Path, m: &Material) -> anyhow::Result<Bitbase> {
 }
 
 /// Builds every run that `signatures` need and `opts.out` lacks, smallest first.
-pub fn generate(signatures: &[Material], opts: &GenOptions, progress: &Progress) -> anyhow::Result<Vec<(Material, RunOutcome)>> {
+pub fn generate(
+    signatures: &[Material],
+    opts: &GenOptions,
+    progress: &Progress,
+) -> anyhow::Result<Vec<(Material, RunOutcome)>> {
     std::fs::create_dir_all(&opts.out).with_context(|| format!("creating {}", opts.out.display()))?;
     let mut runs: Vec<Material> = signatures.iter().flat_map(|s| s.closure()).collect();
     runs.sort_by_key(|m| (m.men(), m.to_string()));

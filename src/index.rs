@@ -67,11 +67,7 @@ pub struct Layout {
 #[inline]
 fn deposit(value: u64, positions: &[u32]) -> u64 {
     let n = positions.len();
-    positions
-        .iter()
-        .enumerate()
-        .map(|(i, &p)| ((value >> (n - 1 - i)) & 1) << p)
-        .fold(0, |a, b| a | b)
+    positions.iter().enumerate().map(|(i, &p)| ((value >> (n - 1 - i)) & 1) << p).fold(0, |a, b| a | b)
 }
 
 /// Reads the bits at `positions` (most significant first) into a number.
@@ -371,7 +367,7 @@ mod tests {
         let mut count = 0u64;
         for idx in 0..(1u64 << l.total_bits) {
             if let Some(s) = l.slot(idx) {
-                assert!(last.map_or(true, |p| s > p));
+                assert!(last.is_none_or(|p| s > p));
                 assert_eq!(l.index_of_slot(s), idx);
                 last = Some(s);
                 count += 1;

@@ -205,7 +205,9 @@ impl Position {
 
     /// The material on the board (white's non-king pieces, black's).
     pub fn material(&self) -> Material {
-        let side = |c: Color| self.pieces().filter(|(_, p)| p.color == c && p.role != Role::King).map(|(_, p)| p.role).collect();
+        let side = |c: Color| {
+            self.pieces().filter(|(_, p)| p.color == c && p.role != Role::King).map(|(_, p)| p.role).collect()
+        };
         Material::new(side(Color::White), side(Color::Black))
     }
 

@@ -117,9 +117,21 @@ impl Tablebase {
             let child = self.probe(&pos.play(mv))?;
             let score: i64 = match here.wdl {
                 // Mates first, then winning captures, then the shortest distance.
-                1 if child.wdl == -1 => if mv.capture { -2 } else { -2 * child.dtz.abs() as i64 - 1 },
+                1 if child.wdl == -1 => {
+                    if mv.capture {
+                        -2
+                    } else {
+                        -2 * child.dtz.abs() as i64 - 1
+                    }
+                }
                 1 => continue,
-                -1 => if mv.capture { -1000 } else { child.dtz.abs() as i64 },
+                -1 => {
+                    if mv.capture {
+                        -1000
+                    } else {
+                        child.dtz.abs() as i64
+                    }
+                }
                 _ if child.wdl == 0 => 0,
                 _ if child.wdl == -1 => 1, // cannot happen in a correct draw, kept for safety
                 _ => continue,

@@ -47,7 +47,10 @@ fn all_small_tables_agree_with_reference() {
                 approx.push(r.fen.clone());
                 continue;
             }
-            wrong.push(format!("{table}: {} ref wdl {} dtz {} plyacc {:?} -> ours {:?}", r.fen, r.wdl, r.dtz, r.dtz_plyacc, got));
+            wrong.push(format!(
+                "{table}: {} ref wdl {} dtz {} plyacc {:?} -> ours {:?}",
+                r.fen, r.wdl, r.dtz, r.dtz_plyacc, got
+            ));
         }
     }
     println!("checked {checked} reference positions, {} by the 100-ply approximation: {approx:?}", approx.len());

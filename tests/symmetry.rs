@@ -41,10 +41,7 @@ fn every_placement_decodes_to_a_symmetric_image() {
 #[test]
 fn symmetric_images_hold_the_same_value() {
     let dir = small_tables();
-    let mut runs: Vec<Material> = SMALL
-        .iter()
-        .flat_map(|s| Material::parse(s).unwrap().runs_of_signature())
-        .collect();
+    let mut runs: Vec<Material> = SMALL.iter().flat_map(|s| Material::parse(s).unwrap().runs_of_signature()).collect();
     runs.sort();
     runs.dedup();
     for m in runs {
@@ -100,11 +97,8 @@ fn landmark_longest_wins() {
     for (sig, white, black) in landmarks {
         let m = Material::parse(sig).unwrap();
         let w = longest_win(&TableFile::open(&table_path(dir, &m)).unwrap());
-        let b = if m.black.is_empty() {
-            0
-        } else {
-            longest_win(&TableFile::open(&table_path(dir, &m.swapped())).unwrap())
-        };
+        let b =
+            if m.black.is_empty() { 0 } else { longest_win(&TableFile::open(&table_path(dir, &m.swapped())).unwrap()) };
         println!("{sig}: longest win for white {w} (reference {white}), for black {b} (reference {black})");
         assert_eq!((w as i32, b as i32), (white, black), "{sig}");
     }

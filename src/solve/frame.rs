@@ -23,9 +23,7 @@ pub struct Frame {
 
 impl Frame {
     pub fn new(layout: &Layout, scheme: &ChunkScheme, key: usize) -> Frame {
-        let local_h = |bits: &[u32]| -> Option<Vec<u32>> {
-            bits.iter().map(|&b| scheme.local_pos(b)).collect()
-        };
+        let local_h = |bits: &[u32]| -> Option<Vec<u32>> { bits.iter().map(|&b| scheme.local_pos(b)).collect() };
         let deposit = |value: u64, positions: &[u32]| -> u64 {
             let n = positions.len();
             positions.iter().enumerate().map(|(i, &p)| ((value >> (n - 1 - i)) & 1) << p).sum()
@@ -73,11 +71,8 @@ impl Frame {
     /// share a square. The white king is the word's bit index and is not enumerated.
     pub fn for_each_config(&self, skip: Option<usize>, skip_bk: bool, f: &mut dyn FnMut(&Config)) {
         let mut cfg = Config { bk_code: 0, bk: 64, sq: [64; 6], occ: 0, base: 0 };
-        let codes: Vec<u8> = if skip_bk {
-            vec![u8::MAX]
-        } else {
-            (0..10u8).filter(|&c| self.bk[c as usize] != INVALID).collect()
-        };
+        let codes: Vec<u8> =
+            if skip_bk { vec![u8::MAX] } else { (0..10u8).filter(|&c| self.bk[c as usize] != INVALID).collect() };
         for code in codes {
             if code != u8::MAX {
                 cfg.bk_code = code;

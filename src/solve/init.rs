@@ -18,13 +18,9 @@ fn word(cfg: &Config) -> usize {
 #[inline]
 pub fn white_attack_mask(frame: &Frame, sq: &[Square], target: Square, skip: Option<usize>, occ: u64) -> u64 {
     let mut m = king_attacks(target);
-    for k in 0..frame.n_white {
-        if skip == Some(k) {
-            continue;
-        }
-        let role = frame.roles[k];
-        if attacks(role, sq[k], occ) & (1 << target) != 0 {
-            m |= if role.is_slider() { !between(sq[k], target) } else { !0 };
+    for (k, (&role, &from)) in frame.roles[..frame.n_white].iter().zip(sq).enumerate() {
+        if skip != Some(k) && attacks(role, from, occ) & (1 << target) != 0 {
+            m |= if role.is_slider() { !between(from, target) } else { !0 };
         }
     }
     m

@@ -106,11 +106,7 @@ fn sweep_black(role: Role, contrib: &[u64; 64], cfg: &Config, input: &[u64], out
             for i in (0..line.len() - 1).rev() {
                 let to = line[i + 1];
                 // A white king on the ray would be in check: that btm bit is illegal anyway.
-                acc = if occ & (1 << to) != 0 {
-                    !0
-                } else {
-                    input[word(cfg.base, contrib[to as usize])] & acc
-                };
+                acc = if occ & (1 << to) != 0 { !0 } else { input[word(cfg.base, contrib[to as usize])] & acc };
                 let from = line[i];
                 if occ & (1 << from) == 0 {
                     out[word(cfg.base, contrib[from as usize])] &= acc;
@@ -127,8 +123,7 @@ fn black_king_moves(frame: &Frame, input: &[u64], out: &mut [u64]) {
     let mut sym_base = [0u64; 8];
     frame.for_each_config(None, true, &mut |cfg| {
         for sym in Symmetry::all() {
-            sym_base[sym.code() as usize] =
-                (0..np).map(|k| frame.piece[k][sym.apply(cfg.sq[k]) as usize]).sum();
+            sym_base[sym.code() as usize] = (0..np).map(|k| frame.piece[k][sym.apply(cfg.sq[k]) as usize]).sum();
         }
         for (code, &from) in TRIANGLE.iter().enumerate() {
             let here = frame.bk[code];

@@ -188,7 +188,10 @@ pub fn solve_run(
         let (chunks, mover) = if k % 2 == 1 { (&white, Color::White) } else { (&black, Color::Black) };
         let mut streams = vec![Vec::new(); chunks.list.len()];
         let mut new_count = 0u64;
-        progress.start(format!("{material} step {k:>3} {}", if k % 2 == 1 { "white" } else { "black" }), chunks.list.len() as u64);
+        progress.start(
+            format!("{material} step {k:>3} {}", if k % 2 == 1 { "white" } else { "black" }),
+            chunks.list.len() as u64,
+        );
         {
             let (input, target) = if mover == Color::White { (&t_even, &mut t_odd) } else { (&t_odd, &mut t_even) };
             let (d, c) = (&d, c.as_deref());
@@ -240,7 +243,11 @@ pub fn solve_run(
         report.delta_bytes += write_step(work_dir, k, &streams)?;
         report.new_per_step.push(new_count);
         let secs = t.elapsed().as_secs_f64();
-        if mover == Color::White { report.white_secs += secs } else { report.black_secs += secs }
+        if mover == Color::White {
+            report.white_secs += secs
+        } else {
+            report.black_secs += secs
+        }
         progress.finish(&format!("{new_count} new"));
         if new_count > 0 {
             report.last_step = k;
@@ -335,7 +342,10 @@ fn merge_side(
     let files: Vec<StepFile> =
         (0..steps).filter(|k| k % 2 == parity).map(|k| StepFile::open(work_dir, k)).collect::<Result<_, _>>()?;
     let base = writer.section_offset(crate::format::Section::values(stm));
-    progress.start(format!("{} merge {}", layout.material, if stm == Color::White { "wtm" } else { "btm" }), chunks.list.len() as u64);
+    progress.start(
+        format!("{} merge {}", layout.material, if stm == Color::White { "wtm" } else { "btm" }),
+        chunks.list.len() as u64,
+    );
     for_each_chunk(
         chunks,
         threads,
@@ -344,7 +354,11 @@ fn merge_side(
             let mut planes = vec![0u64; words * 6];
             let frame = Frame::new(layout, &chunks.scheme, ch.key);
             let mut illegal = vec![!0u64; words];
-            if stm == Color::White { init::illegal_wtm(&frame, &mut illegal) } else { init::illegal_btm(&frame, &mut illegal) }
+            if stm == Color::White {
+                init::illegal_wtm(&frame, &mut illegal)
+            } else {
+                init::illegal_btm(&frame, &mut illegal)
+            }
             let i = chunks.list.iter().position(|c| c.key == ch.key).expect("chunk");
             for f in &files {
                 let code = step_code(f.step);

@@ -11,9 +11,8 @@ use tbstream::Material;
 /// Every 3- and 4-men pawnless signature with white at least as strong by convention of
 /// the reference folder.
 pub const SMALL: [&str; 24] = [
-    "KQvK", "KRvK", "KBvK", "KNvK", "KQQvK", "KQRvK", "KQBvK", "KQNvK", "KRRvK", "KRBvK", "KRNvK",
-    "KBBvK", "KBNvK", "KNNvK", "KQvKQ", "KQvKR", "KQvKB", "KQvKN", "KRvKR", "KRvKB", "KRvKN",
-    "KBvKB", "KBvKN", "KNvKN",
+    "KQvK", "KRvK", "KBvK", "KNvK", "KQQvK", "KQRvK", "KQBvK", "KQNvK", "KRRvK", "KRBvK", "KRNvK", "KBBvK", "KBNvK",
+    "KNNvK", "KQvKQ", "KQvKR", "KQvKB", "KQvKN", "KRvKR", "KRvKB", "KRvKN", "KBvKB", "KBvKN", "KNvKN",
 ];
 
 /// A folder holding every 3- and 4-men table, built once per test binary.
@@ -22,15 +21,7 @@ pub fn small_tables() -> &'static Path {
     DIR.get_or_init(|| {
         let dir = tempfile::tempdir().unwrap();
         let sigs: Vec<Material> = SMALL.iter().map(|s| Material::parse(s).unwrap()).collect();
-        generate(
-            &sigs,
-            &GenOptions {
-                out: dir.path().to_path_buf(),
-                threads: 2,
-            },
-            &Progress::silent(),
-        )
-        .unwrap();
+        generate(&sigs, &GenOptions { out: dir.path().to_path_buf(), threads: 2 }, &Progress::silent()).unwrap();
         dir
     })
     .path()
@@ -41,11 +32,7 @@ pub fn reference_dir() -> PathBuf {
     let dir = std::env::var_os("TBSTREAM_REFERENCE")
         .map(PathBuf::from)
         .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/reference"));
-    assert!(
-        dir.is_dir(),
-        "reference folder {} is missing (set TBSTREAM_REFERENCE)",
-        dir.display()
-    );
+    assert!(dir.is_dir(), "reference folder {} is missing (set TBSTREAM_REFERENCE)", dir.display());
     dir
 }
 
@@ -71,10 +58,7 @@ pub fn read_reference(table: &str) -> Vec<RefLine> {
                 fen: f[0].to_string(),
                 wdl: f[2].parse().unwrap(),
                 dtz: f[3].parse().unwrap(),
-                dtz_plyacc: f
-                    .get(4)
-                    .filter(|s| !s.is_empty())
-                    .map(|s| s.parse().unwrap()),
+                dtz_plyacc: f.get(4).filter(|s| !s.is_empty()).map(|s| s.parse().unwrap()),
                 source: f.get(5).unwrap_or(&"").to_string(),
             }
         })
