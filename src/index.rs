@@ -228,54 +228,59 @@ impl Layout {
         let mapped: Vec<Square> = piece_squares.iter().map(|&s| sym.apply(s)).collect();
         (self.index(code, &mapped, sym.apply(wk)), sym)
     }
-
-    /// The chunk scheme for passes where `mover` moves.
-    pub fn chunks(&self, mover: Color) -> ChunkScheme {
-        let (mut key_bits, mut mover_bits) = (Vec::new(), Vec::new());
-        let mut push = |color: Color, bits: &[u32]| {
-            if color == mover {
-                mover_bits.extend_from_slice(bits)
-            } else {
-                key_bits.extend_from_slice(bits)
-            }
-        };
-        push(Color::Black, &self.bk_bits);
-        for p in &self.pieces {
-            push(p.color, &p.h_bits);
-        }
-        key_bits.sort_unstable_by(|a, b| b.cmp(a));
-        mover_bits.sort_unstable_by(|a, b| b.cmp(a));
-        let lowest_key = key_bits.last().copied().unwrap_or(self.total_bits);
-        ChunkScheme {
-            mover,
-            local_bits: mover_bits.len() as u32 + self.low_bits,
-            block_bits: lowest_key.min(self.total_bits - PREFIX_BITS),
-            low_bits: self.low_bits,
-            key_bits,
-            mover_bits,
-        }
-    }
 }
 
-/// How one side's passes cut a run into chunks: a chunk fixes the other side's high bits, so
-/// every move of the mover stays inside its chunk.
-#[derive(Clone, Debug)]
+/// Places the low bits of `value` at the set bits of `mask`, in order (software `pdep`).
+#[inline]
+fn deposit_mask(mut value: u64, mut mask: u64) -> u64 {
+    let mut out = 0;
+    while mask != 0 {
+        let bit = mask & mask.wrapping_neg();
+        if value & 1 != 0 {
+            out |= bit;
+        }
+        value >>= 1;
+        mask &= mask - 1;
+    }
+    out
+}
+
+/// Gathers the bits of `x` at the set bits of `mask` into the low bits (software `pext`).
+#[inline]
+fn extract_mask(x: u64, mut mask: u64) -> u64 {
+    let mut out = 0;
+    let mut i = 0;
+    while mask != 0 {
+        let bit = mask & mask.wrapping_neg();
+        if x & bit != 0 {
+            out |= 1 << i;
+        }
+        i += 1;
+        mask &= mask - 1;
+    }
+    out
+}
+
+/// How one side's passes cut a run into chunks. A chunk fixes the other side's high bits
+/// that lie at or above `block_bits`, so every move of the mover stays inside its chunk and
+/// every storage block of `2^block_bits` positions lies inside one chunk of each side.
+/// The chunk-local index is the global index with the fixed bits taken out.
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ChunkScheme {
     pub mover: Color,
-    /// Global positions of the fixed (non-mover) high bits, most significant first.
-    pub key_bits: Vec<u32>,
-    /// Global positions of the mover's high bits, most significant first.
-    pub mover_bits: Vec<u32>,
-    /// Bits of a chunk-local index: mover high bits, then the low part.
-    pub local_bits: u32,
-    /// log2 of the positions of a block that is contiguous both locally and in storage.
+    /// Global positions of the fixed bits, most significant first.
+    pub fixed_bits: Vec<u32>,
+    fixed_mask: u64,
+    /// log2 of the positions of a storage block.
     pub block_bits: u32,
-    low_bits: u32,
+    total_bits: u32,
 }
 
-/// A contiguous run of positions shared by a chunk and the storage order.
+/// A storage block of a chunk: `2^block_bits` positions contiguous locally and in storage.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Block {
+    /// Block number in storage order (`slot >> block_bits`).
+    pub id: usize,
     /// First chunk-local word.
     pub local_word: usize,
     /// First storage word.
@@ -285,44 +290,86 @@ pub struct Block {
 }
 
 impl ChunkScheme {
+    /// The scheme for passes where `mover` moves, with storage blocks of `2^block_bits`
+    /// positions (`6 <= block_bits <= total_bits - 7`).
+    pub fn new(layout: &Layout, mover: Color, block_bits: u32) -> ChunkScheme {
+        assert!(block_bits >= 6 && block_bits <= layout.total_bits - PREFIX_BITS, "block bits out of range");
+        let mut fixed_bits = Vec::new();
+        if mover != Color::Black {
+            fixed_bits.extend_from_slice(&layout.bk_bits);
+        }
+        for p in layout.pieces.iter().filter(|p| p.color != mover) {
+            fixed_bits.extend_from_slice(&p.h_bits);
+        }
+        fixed_bits.retain(|&b| b >= block_bits);
+        fixed_bits.sort_unstable_by(|a, b| b.cmp(a));
+        let fixed_mask = fixed_bits.iter().fold(0, |m, &b| m | (1u64 << b));
+        ChunkScheme { mover, fixed_bits, fixed_mask, block_bits, total_bits: layout.total_bits }
+    }
+
     /// Number of chunk keys (some may be holes).
     pub fn n_keys(&self) -> usize {
-        1 << self.key_bits.len()
+        1 << self.fixed_bits.len()
+    }
+
+    /// Bits of a chunk-local index.
+    pub fn local_bits(&self) -> u32 {
+        self.total_bits - self.fixed_bits.len() as u32
     }
 
     /// Words of a chunk-local buffer (holes included).
     pub fn local_words(&self) -> usize {
-        1 << (self.local_bits - 6)
+        1 << (self.local_bits() - 6)
+    }
+
+    /// The fixed bits of chunk `key`, in place.
+    #[inline]
+    pub fn key_bits(&self, key: usize) -> u64 {
+        deposit(key as u64, &self.fixed_bits)
+    }
+
+    /// Mask of the fixed bits.
+    pub fn fixed_mask(&self) -> u64 {
+        self.fixed_mask
+    }
+
+    fn free_mask(&self) -> u64 {
+        !self.fixed_mask & ((1u64 << self.total_bits) - 1)
+    }
+
+    /// Chunk-local index of a global index (or of a contribution to one).
+    #[inline]
+    pub fn to_local(&self, global: u64) -> u64 {
+        extract_mask(global, self.free_mask())
     }
 
     /// Global index of a chunk-local index.
     #[inline]
     pub fn global_index(&self, key: usize, local: u64) -> u64 {
-        deposit(key as u64, &self.key_bits)
-            | deposit(local >> self.low_bits, &self.mover_bits)
-            | (local & ((1 << self.low_bits) - 1))
+        self.key_bits(key) | deposit_mask(local, self.free_mask())
     }
 
-    /// Chunk-local bit position of a mover high bit at global position `pos`.
-    pub fn local_pos(&self, pos: u32) -> Option<u32> {
-        let m = self.mover_bits.len() as u32;
-        self.mover_bits.iter().position(|&p| p == pos).map(|j| self.low_bits + m - 1 - j as u32)
+    /// The chunk holding a storage block.
+    pub fn chunk_of_block(&self, layout: &Layout, block: usize) -> usize {
+        let global = layout.index_of_slot((block as u64) << self.block_bits);
+        extract(global, &self.fixed_bits) as usize
     }
 
-    /// Value of the key bits at `positions` (most significant first) for chunk `key`.
-    pub fn key_value(&self, key: usize, positions: &[u32]) -> u64 {
-        extract(deposit(key as u64, &self.key_bits), positions)
-    }
-
-    /// The stored blocks of a chunk in local order; empty for a chunk made only of holes.
+    /// The stored blocks of a chunk in local (and storage) order; empty for a chunk made
+    /// only of holes.
     pub fn blocks(&self, layout: &Layout, key: usize) -> Vec<Block> {
-        let n = 1usize << (self.local_bits - self.block_bits);
+        let n = 1usize << (self.local_bits() - self.block_bits);
         let words = 1usize << (self.block_bits - 6);
         (0..n)
             .filter_map(|b| {
                 let local = (b as u64) << self.block_bits;
                 let slot = layout.slot(self.global_index(key, local))?;
-                Some(Block { local_word: b * words, slot_word: (slot >> 6) as usize, words })
+                Some(Block {
+                    id: (slot >> self.block_bits) as usize,
+                    local_word: b * words,
+                    slot_word: (slot >> 6) as usize,
+                    words,
+                })
             })
             .collect()
     }
@@ -397,13 +444,14 @@ mod tests {
     fn chunks_partition_the_storage() {
         for sig in ["KQvK", "KQvKR", "KRRvK", "KQRvKR"] {
             let l = Layout::new(&Material::parse(sig).unwrap());
-            for mover in [Color::White, Color::Black] {
-                let cs = l.chunks(mover);
+            for (mover, bb) in [(Color::White, 9), (Color::Black, 9), (Color::White, 12.min(l.total_bits - 7)), (Color::Black, l.total_bits - 7)] {
+                let cs = ChunkScheme::new(&l, mover, bb);
                 let mut seen = vec![false; l.n_words()];
                 for key in 0..cs.n_keys() {
                     for b in cs.blocks(&l, key) {
                         for w in 0..b.words {
                             assert!(!seen[b.slot_word + w]);
+                            assert_eq!(cs.chunk_of_block(&l, b.id), key);
                             seen[b.slot_word + w] = true;
                         }
                     }

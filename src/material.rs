@@ -44,9 +44,10 @@ impl Material {
         }
         let (w, b) = match s.split_once(['v', 'V']) {
             Some((w, b)) => (w, b),
-            None => match s[1..].find('K').map(|i| i + 1) {
-                Some(i) if s.starts_with('K') => (&s[..i], &s[i..]),
-                _ => return Err(MaterialError::Kings(text.to_string())),
+            // Edwards form: split at the second king ('K' is one byte, so slicing is safe).
+            None => match s.strip_prefix('K').and_then(|rest| rest.find('K')).map(|i| i + 1) {
+                Some(i) => (&s[..i], &s[i..]),
+                None => return Err(MaterialError::Kings(text.to_string())),
             },
         };
         let side = |part: &str| -> Result<Vec<Role>, MaterialError> {
@@ -193,6 +194,8 @@ mod tests {
         assert!(matches!(Material::parse("KQvKKR"), Err(MaterialError::Kings(_))));
         assert!(matches!(Material::parse(""), Err(MaterialError::Empty)));
         assert!(matches!(Material::parse("KqvK"), Err(MaterialError::UnknownLetter(..))));
+        assert!(Material::parse("ÄKQK").is_err());
+        assert!(Material::parse("KQÄK").is_err());
     }
 
     #[test]

@@ -22,36 +22,26 @@ pub struct Frame {
 }
 
 impl Frame {
+    /// The frame of chunk `key`: a man's square is valid when its fixed index bits match
+    /// the key's, and its contribution is its global one with the fixed bits taken out.
     pub fn new(layout: &Layout, scheme: &ChunkScheme, key: usize) -> Frame {
-        let local_h = |bits: &[u32]| -> Option<Vec<u32>> { bits.iter().map(|&b| scheme.local_pos(b)).collect() };
-        let deposit = |value: u64, positions: &[u32]| -> u64 {
-            let n = positions.len();
-            positions.iter().enumerate().map(|(i, &p)| ((value >> (n - 1 - i)) & 1) << p).sum()
-        };
-        let piece = layout
-            .pieces
-            .iter()
-            .map(|p| {
-                let mover = local_h(&p.h_bits);
-                let fixed_h = scheme.key_value(key, &p.h_bits);
-                std::array::from_fn(|sq| {
-                    let code = crate::index::square_code(sq as Square) as u64;
-                    let (h, l) = (code >> 3, code & 7);
-                    match &mover {
-                        Some(pos) => deposit(h, pos) | (l << p.l_shift),
-                        None if h == fixed_h => l << p.l_shift,
-                        None => INVALID,
-                    }
-                })
-            })
-            .collect();
-        let bk = match local_h(&layout.bk_bits) {
-            Some(pos) => std::array::from_fn(|c| deposit(c as u64, &pos)),
-            None => {
-                let code = scheme.key_value(key, &layout.bk_bits) as usize;
-                std::array::from_fn(|c| if c == code { 0 } else { INVALID })
+        let key_bits = scheme.key_bits(key);
+        let local = |global: u64, own_mask: u64| -> u64 {
+            if (global ^ key_bits) & scheme.fixed_mask() & own_mask != 0 {
+                INVALID
+            } else {
+                scheme.to_local(global)
             }
         };
+        let mask_of = |bits: &[u32]| bits.iter().fold(0u64, |m, &b| m | (1 << b));
+        let piece = (0..layout.pieces.len())
+            .map(|k| {
+                let own = mask_of(&layout.pieces[k].h_bits);
+                std::array::from_fn(|sq| local(layout.piece_contrib(k, sq as Square), own))
+            })
+            .collect();
+        let own = mask_of(&layout.bk_bits);
+        let bk = std::array::from_fn(|c| local(layout.bk_contrib(c as u8), own));
         Frame {
             piece,
             bk,

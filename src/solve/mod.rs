@@ -38,7 +38,7 @@ pub struct Chunks {
 
 impl Chunks {
     pub fn new(layout: &Layout, mover: Color) -> Chunks {
-        let scheme = layout.chunks(mover);
+        let scheme = ChunkScheme::new(layout, mover, layout.low_bits.min(layout.total_bits - 7));
         let list = (0..scheme.n_keys())
             .map(|key| Chunk { key, blocks: scheme.blocks(layout, key) })
             .filter(|c| !c.blocks.is_empty())
