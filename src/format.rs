@@ -5,7 +5,7 @@ use crate::material::{Color, Material};
 use anyhow::Context;
 use memmap2::Mmap;
 use std::fs::File;
-use std::io::{Read, Seek, SeekFrom, Write};
+use std::io::{Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use xxhash_rust::xxh3::{xxh3_64, Xxh3};
 
@@ -172,11 +172,16 @@ impl Header {
     }
 }
 
-/// Writes one run's table under a temporary name, then publishes it atomically.
+/// Writes one run's table sequentially under a temporary name (`.<RUN>.tbs.tmp` in the
+/// output folder), then publishes it atomically: sections in order, each checksummed as it
+/// is written, the header last, fsync, rename, fsync of the folder.
 pub struct TableWriter {
-    file: tempfile::NamedTempFile,
-    header: Header,
+    file: std::io::BufWriter<File>,
+    tmp_path: PathBuf,
     final_path: PathBuf,
+    header: Header,
+    pos: u64,
+    hasher: Xxh3,
 }
 
 /// Path of a run's table in a folder.
@@ -186,70 +191,77 @@ pub fn table_path(dir: &Path, material: &Material) -> PathBuf {
 
 impl TableWriter {
     pub fn create(dir: &Path, material: &Material, n_slots: u64) -> anyhow::Result<TableWriter> {
-        let file = tempfile::Builder::new()
-            .prefix(&format!(".{material}."))
-            .suffix(".tmp")
-            .tempfile_in(dir)
-            .with_context(|| format!("creating a temporary table file in {}", dir.display()))?;
+        let final_path = table_path(dir, material);
+        let tmp_path = dir.join(format!(".{material}.{EXTENSION}.tmp"));
+        let f = File::create(&tmp_path).with_context(|| format!("creating {}", tmp_path.display()))?;
         let header = Header { material: material.clone(), n_slots, last_step: 0, sections: layout_sections(n_slots) };
-        file.as_file().set_len(header.file_len())?;
-        Ok(TableWriter { file, header, final_path: table_path(dir, material) })
+        let mut w = TableWriter {
+            file: std::io::BufWriter::with_capacity(1 << 20, f),
+            tmp_path,
+            final_path,
+            header,
+            pos: 0,
+            hasher: Xxh3::new(),
+        };
+        w.pad_to(ALIGN)?;
+        Ok(w)
     }
 
-    /// Offset of a section.
-    pub fn section_offset(&self, s: Section) -> u64 {
-        self.header.sections[s as usize].offset
-    }
-
-    /// Writes bytes at an absolute offset.
-    pub fn write_at(&self, offset: u64, bytes: &[u8]) -> anyhow::Result<()> {
-        use std::os::unix::fs::FileExt;
-        self.file
-            .as_file()
-            .write_all_at(bytes, offset)
-            .with_context(|| format!("writing {}", self.final_path.display()))
-    }
-
-    /// Writes a whole bitbase section from words.
-    pub fn write_bitbase(&self, stm: Color, words: &[u64]) -> anyhow::Result<()> {
-        let mut f = self.file.as_file();
-        f.seek(SeekFrom::Start(self.section_offset(Section::bitbase(stm))))?;
-        let mut w = std::io::BufWriter::with_capacity(1 << 20, f);
-        for chunk in words.chunks(1 << 14) {
-            let bytes: Vec<u8> = chunk.iter().flat_map(|x| x.to_le_bytes()).collect();
-            w.write_all(&bytes)?;
+    fn pad_to(&mut self, offset: u64) -> anyhow::Result<()> {
+        const ZEROS: [u8; 4096] = [0; 4096];
+        while self.pos < offset {
+            let n = (offset - self.pos).min(4096) as usize;
+            self.file.write_all(&ZEROS[..n]).with_context(|| format!("writing {}", self.tmp_path.display()))?;
+            self.pos += n as u64;
         }
-        w.flush()?;
         Ok(())
     }
 
-    /// Checksums the sections, writes the header, syncs and renames into place.
+    /// Starts a section (sections must be written in order).
+    pub fn begin(&mut self, s: Section) -> anyhow::Result<()> {
+        let e = self.header.sections[s as usize];
+        anyhow::ensure!(self.pos <= e.offset, "sections written out of order");
+        self.pad_to(e.offset)?;
+        self.hasher = Xxh3::new();
+        Ok(())
+    }
+
+    /// Appends bytes to the current section.
+    pub fn write(&mut self, bytes: &[u8]) -> anyhow::Result<()> {
+        self.file.write_all(bytes).with_context(|| format!("writing {}", self.tmp_path.display()))?;
+        self.hasher.update(bytes);
+        self.pos += bytes.len() as u64;
+        Ok(())
+    }
+
+    /// Ends a section, recording its checksum.
+    pub fn end(&mut self, s: Section) -> anyhow::Result<()> {
+        let e = &mut self.header.sections[s as usize];
+        anyhow::ensure!(self.pos == e.offset + e.length, "section {s:?} has the wrong length");
+        e.checksum = self.hasher.digest();
+        Ok(())
+    }
+
+    /// Bytes written so far.
+    pub fn written(&self) -> u64 {
+        self.pos
+    }
+
+    /// Writes the header, syncs and renames into place.
     pub fn finish(mut self, last_step: u8) -> anyhow::Result<PathBuf> {
         self.header.last_step = last_step;
-        let mut f = self.file.as_file();
-        let mut buf = vec![0u8; 1 << 20];
-        for s in self.header.sections.iter_mut() {
-            f.seek(SeekFrom::Start(s.offset))?;
-            let mut h = Xxh3::new();
-            let mut left = s.length;
-            while left > 0 {
-                let n = left.min(buf.len() as u64) as usize;
-                f.read_exact(&mut buf[..n])?;
-                h.update(&buf[..n]);
-                left -= n as u64;
-            }
-            s.checksum = h.digest();
-        }
+        anyhow::ensure!(self.pos == self.header.file_len(), "table incomplete");
+        let mut f = self.file.into_inner().map_err(|e| e.into_error()).context("flushing the table")?;
         f.seek(SeekFrom::Start(0))?;
-        f.write_all(&self.header.encode())?;
-        // Temporary files are created private; a finished table is readable by everyone.
+        f.write_all(&self.header.encode()).with_context(|| format!("writing {}", self.tmp_path.display()))?;
+        // Finished tables are readable by everyone.
         use std::os::unix::fs::PermissionsExt;
         f.set_permissions(std::fs::Permissions::from_mode(0o644))?;
-        f.sync_all()?;
-        let path = self.final_path.clone();
-        self.file.persist(&path).with_context(|| format!("renaming into {}", path.display()))?;
-        sync_dir(path.parent().unwrap_or(Path::new(".")))?;
-        Ok(path)
+        f.sync_all().with_context(|| format!("syncing {}", self.tmp_path.display()))?;
+        std::fs::rename(&self.tmp_path, &self.final_path)
+            .with_context(|| format!("renaming into {}", self.final_path.display()))?;
+        sync_dir(self.final_path.parent().unwrap_or(Path::new(".")))?;
+        Ok(self.final_path)
     }
 }
 

@@ -444,7 +444,12 @@ mod tests {
     fn chunks_partition_the_storage() {
         for sig in ["KQvK", "KQvKR", "KRRvK", "KQRvKR"] {
             let l = Layout::new(&Material::parse(sig).unwrap());
-            for (mover, bb) in [(Color::White, 9), (Color::Black, 9), (Color::White, 12.min(l.total_bits - 7)), (Color::Black, l.total_bits - 7)] {
+            for (mover, bb) in [
+                (Color::White, 9),
+                (Color::Black, 9),
+                (Color::White, 12.min(l.total_bits - 7)),
+                (Color::Black, l.total_bits - 7),
+            ] {
                 let cs = ChunkScheme::new(&l, mover, bb);
                 let mut seen = vec![false; l.n_words()];
                 for key in 0..cs.n_keys() {

@@ -15,16 +15,23 @@
 
 pub mod attacks;
 pub mod delta;
+pub mod deltalog;
 pub mod format;
 pub mod gen;
 pub mod index;
+pub mod job;
 pub mod material;
+pub mod merge;
+pub mod plan;
 pub mod position;
 pub mod probe;
 pub mod progress;
 pub mod solve;
 pub mod square;
 pub mod stats;
+pub mod status;
+pub mod store;
+pub mod verify;
 
 pub use material::{Color, Material};
 pub use position::{Move, Position};

@@ -4,7 +4,8 @@ use anyhow::Context;
 use clap::{Parser, Subcommand};
 use std::io::{BufRead, Write};
 use std::path::PathBuf;
-use tbstream::gen::{generate, GenOptions};
+use tbstream::gen::{describe_plan, generate, GenOptions};
+use tbstream::plan::{parse_size, Budget};
 use tbstream::progress::Progress;
 use tbstream::{Material, Position, Tablebase};
 
@@ -28,6 +29,37 @@ enum Command {
         /// Worker threads (default: the number of cores).
         #[arg(long)]
         threads: Option<usize>,
+        /// RAM budget, e.g. 16MiB, 4GiB.
+        #[arg(long, default_value = "1GiB")]
+        mem: String,
+        /// Folder of intermediate files (default: DIR/.work).
+        #[arg(long)]
+        work: Option<PathBuf>,
+        /// I/O block size, 256KiB to 8MiB.
+        #[arg(long, default_value = "512KiB")]
+        block: String,
+    },
+    /// Show what an interrupted or running job in a work folder has done.
+    Status {
+        /// The work folder (default: tables/.work).
+        #[arg(long, default_value = "tables/.work")]
+        work: PathBuf,
+    },
+    /// Estimate chunks, RAM, disk and I/O of a job before running it.
+    Plan {
+        /// Endgames such as KQRvKR.
+        #[arg(required = true)]
+        signatures: Vec<String>,
+        #[arg(long, default_value = "tables")]
+        out: PathBuf,
+        #[arg(long)]
+        work: Option<PathBuf>,
+        #[arg(long)]
+        threads: Option<usize>,
+        #[arg(long, default_value = "1GiB")]
+        mem: String,
+        #[arg(long, default_value = "512KiB")]
+        block: String,
     },
     /// Probe positions: prints FEN, WDL, DTZ and a best move per line.
     Probe {
@@ -48,7 +80,13 @@ const DEFAULT_SIGNATURE: &str = "KQvKR";
 fn main() {
     let cli = Cli::parse();
     let result = match cli.command {
-        Command::Gen { signatures, out, threads } => run_gen(signatures, out, threads),
+        Command::Gen { signatures, out, threads, mem, work, block } => {
+            gen_options(out, work, threads, &mem, &block).and_then(|o| run_gen(signatures, o))
+        }
+        Command::Status { work } => run_status(work),
+        Command::Plan { signatures, out, work, threads, mem, block } => {
+            gen_options(out, work, threads, &mem, &block).and_then(|o| run_plan(signatures, o))
+        }
         Command::Probe { tables, json, fens } => run_probe(tables, json, fens),
     };
     match result {
@@ -60,16 +98,53 @@ fn main() {
     }
 }
 
-fn run_gen(signatures: Vec<String>, out: PathBuf, threads: Option<usize>) -> anyhow::Result<i32> {
-    let names = if signatures.is_empty() { vec![DEFAULT_SIGNATURE.to_string()] } else { signatures };
-    let materials = names.iter().map(|s| Material::parse(s)).collect::<Result<Vec<_>, _>>()?;
+/// Validates the job options in one place.
+fn gen_options(
+    out: PathBuf,
+    work: Option<PathBuf>,
+    threads: Option<usize>,
+    mem: &str,
+    block: &str,
+) -> anyhow::Result<GenOptions> {
     let threads = match threads {
         Some(0) => anyhow::bail!("--threads must be at least 1"),
         Some(n) => n,
         None => std::thread::available_parallelism().map_or(1, |n| n.get()),
     };
+    let mem = parse_size(mem).map_err(|e| anyhow::anyhow!("--mem: {e}"))?;
+    let block_bytes = parse_size(block).map_err(|e| anyhow::anyhow!("--block: {e}"))?;
+    anyhow::ensure!(
+        ((256 << 10)..=(8 << 20)).contains(&block_bytes) && block_bytes.is_power_of_two(),
+        "--block must be a power of two from 256KiB to 8MiB"
+    );
+    anyhow::ensure!(mem > 0, "--mem must be positive");
+    Ok(GenOptions { out, work, budget: Budget { mem, threads, block_bytes } })
+}
+
+fn parse_materials(signatures: Vec<String>) -> anyhow::Result<Vec<Material>> {
+    let names = if signatures.is_empty() { vec![DEFAULT_SIGNATURE.to_string()] } else { signatures };
+    Ok(names.iter().map(|s| Material::parse(s)).collect::<Result<Vec<_>, _>>()?)
+}
+
+fn run_gen(signatures: Vec<String>, opts: GenOptions) -> anyhow::Result<i32> {
+    let materials = parse_materials(signatures)?;
     let progress = Progress::auto();
-    generate(&materials, &GenOptions { out, threads }, &progress)?;
+    generate(&materials, &opts, &progress)?;
+    Ok(0)
+}
+
+fn run_plan(signatures: Vec<String>, opts: GenOptions) -> anyhow::Result<i32> {
+    let materials = parse_materials(signatures)?;
+    for line in describe_plan(&materials, &opts)? {
+        println!("{line}");
+    }
+    Ok(0)
+}
+
+fn run_status(work: PathBuf) -> anyhow::Result<i32> {
+    for line in tbstream::status::describe(&work)? {
+        println!("{line}");
+    }
     Ok(0)
 }
 

@@ -16,7 +16,7 @@ pub struct Piece {
 /// Why a FEN was refused.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum FenError {
-    #[error("FEN needs at least the board and the side to move")]
+    #[error("FEN needs 2 to 6 fields (board, side to move, castling, en passant, clocks)")]
     Fields,
     #[error("bad board field: {0}")]
     Board(String),

@@ -3,7 +3,6 @@
 
 use super::captures::{Captures, SubRun};
 use super::frame::{Config, Frame};
-use super::kernels::black_moves;
 use crate::attacks::{attacks, between, king_attacks};
 use crate::material::Color;
 use crate::square::Square;
@@ -81,13 +80,12 @@ pub fn init_white(frame: &Frame, caps: &Captures, illegal: &mut [u64], c: &mut [
     });
 }
 
-/// Fills `d` and `t0` for every configuration of a black chunk; `illegal_wtm` is the
-/// chunk-local illegal-wtm table (to find black's legal non-capturing moves). `d` and `t0`
-/// must start as zeros.
-pub fn init_black(frame: &Frame, caps: &Captures, illegal_wtm: &[u64], d: &mut [u64], t0: &mut [u64]) {
-    // no_quiet[w] bit set: every non-capturing black move is illegal.
-    let mut no_quiet = vec![!0u64; illegal_wtm.len()];
-    black_moves(frame, illegal_wtm, &mut no_quiet);
+/// Fills `d` and `t0` for every configuration of a black chunk. On entry `d` holds, per
+/// word, the positions where every non-capturing black move is illegal (the black kernel
+/// applied to the illegal-wtm table); it is replaced in place. `t0` must start as zeros.
+pub fn init_black(frame: &Frame, caps: &Captures, d: &mut [u64], t0: &mut [u64]) {
+    // Words of configurations with two men on a square stay: they are cleared below.
+    let mut seen = vec![false; d.len()];
     frame.for_each_config(None, false, &mut |cfg| {
         let w = word(cfg);
         let legal = !(cfg.occ | black_attacks(frame, cfg));
@@ -122,10 +120,16 @@ pub fn init_black(frame: &Frame, caps: &Captures, illegal_wtm: &[u64], d: &mut [
                 };
             }
         }
-        let has_move = !no_quiet[w] | legal_capture;
+        let has_move = !d[w] | legal_capture;
+        seen[w] = true;
         t0[w] = legal & in_check & !has_move;
         d[w] = legal & has_move & captures_lose;
     });
+    for (w, s) in d.iter_mut().zip(seen) {
+        if !s {
+            *w = 0;
+        }
+    }
 }
 
 /// Fills the illegal-wtm word of every configuration (`out` starts as all ones).

@@ -1,398 +1,550 @@
-//! One white-wins run: init, the alternating white/black passes over chunks, delta streams,
-//! and the merge into the final table file.
+//! One white-wins run, out of core: the init passes, the alternating white/black passes
+//! over chunks streamed from the work folder, and resumption after a kill.
+//!
+//! Every pass reads whole tables of earlier passes and writes new ones (`t(k)` never
+//! overwrites `t(k-2)`), so a chunk can be recomputed at any time with the same result. A
+//! chunk is finished when its record (block checksums and gap-encoded new positions) is in
+//! the pass's log and its blocks still match; a pass is finished when the run manifest says
+//! so. After pass k the table `t(k-2)` is deleted.
 
 pub mod captures;
 pub mod frame;
 pub mod init;
 pub mod kernels;
 
-use crate::delta::{decode, GapEncoder};
-use crate::format::{step_code, TableWriter, CODE_ILLEGAL, VALUE_WORD_BYTES};
-use crate::index::{Block, ChunkScheme, Layout};
+use crate::delta::GapEncoder;
+use crate::deltalog::{self, BlockEntry, DeltaLog};
+use crate::index::{Block, Layout};
+use crate::job::{self, PassDone, RunManifest, MANIFEST_FORMAT};
 use crate::material::{Color, Material};
+use crate::plan::{Budget, Chunks, Plan};
 use crate::progress::Progress;
+use crate::store::{load_sums, save_sums, BitFile};
 use anyhow::Context;
 use captures::Captures;
 use frame::Frame;
-use std::fs::File;
-use std::io::{BufWriter, Write};
-use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
 /// The last step of the chains: `t100` (btm).
-pub const LAST_STEP: u8 = 100;
+pub const LAST_STEP: i32 = 100;
 
-/// A chunk with its stored blocks.
-pub struct Chunk {
-    pub key: usize,
-    pub blocks: Vec<Block>,
+/// Everything a run's passes share.
+pub struct RunContext<'a> {
+    pub layout: Layout,
+    pub plan: Plan,
+    pub caps: &'a Captures,
+    pub work: PathBuf,
+    pub budget: Budget,
+    pub io_bytes: usize,
+    pub progress: &'a Progress,
 }
 
-/// The chunks of one side's passes.
-pub struct Chunks {
-    pub scheme: ChunkScheme,
-    pub list: Vec<Chunk>,
-}
-
-impl Chunks {
-    pub fn new(layout: &Layout, mover: Color) -> Chunks {
-        let scheme = ChunkScheme::new(layout, mover, layout.low_bits.min(layout.total_bits - 7));
-        let list = (0..scheme.n_keys())
-            .map(|key| Chunk { key, blocks: scheme.blocks(layout, key) })
-            .filter(|c| !c.blocks.is_empty())
-            .collect();
-        Chunks { scheme, list }
+/// Name of the table written by pass `k` (`-1`: illegal wtm positions, the start of the odd
+/// chain).
+pub fn table_name(k: i32) -> String {
+    if k < 0 {
+        "illegal-wtm".to_string()
+    } else {
+        format!("t{k:03}")
     }
 }
 
-/// Copies a chunk's words out of a storage-ordered table.
-pub fn gather(table: &[u64], blocks: &[Block], local: &mut [u64]) {
-    for b in blocks {
-        local[b.local_word..b.local_word + b.words].copy_from_slice(&table[b.slot_word..b.slot_word + b.words]);
+/// Path of a work table.
+pub fn bits_path(work: &Path, name: &str) -> PathBuf {
+    work.join(format!("{name}.bits"))
+}
+
+/// Path of a work table's block checksums.
+pub fn sums_path(work: &Path, name: &str) -> PathBuf {
+    work.join(format!("{name}.sums"))
+}
+
+/// Path of a pass's log.
+pub fn log_path(work: &Path, k: i32) -> PathBuf {
+    if k < 0 {
+        work.join("pass-init.log")
+    } else {
+        work.join(format!("pass-{k:03}.log"))
     }
 }
 
-/// Runs `work` on every chunk with `threads` workers and hands each result to `consume` on
-/// the calling thread (in completion order).
-pub fn for_each_chunk<R: Send>(
-    chunks: &Chunks,
-    threads: usize,
-    work: impl Fn(&Chunk) -> R + Sync,
-    mut consume: impl FnMut(usize, R) -> anyhow::Result<()>,
-) -> anyhow::Result<()> {
-    let next = AtomicUsize::new(0);
-    let (tx, rx) = crossbeam::channel::bounded(threads.max(1));
-    crossbeam::scope(|s| -> anyhow::Result<()> {
-        for _ in 0..threads.max(1) {
-            let tx = tx.clone();
-            let (next, work) = (&next, &work);
-            s.spawn(move |_| loop {
-                let i = next.fetch_add(1, Ordering::Relaxed);
-                if i >= chunks.list.len() || tx.send((i, work(&chunks.list[i]))).is_err() {
+/// The tables a pass reads and writes. Workers compute a chunk from `inputs` alone; the
+/// writer combines their result block by block with `combine` (the previous table of the
+/// chain, and `c` or `d`) so that a worker holds only two chunk buffers.
+pub struct PassSpec {
+    pub id: i32,
+    pub mover: Color,
+    pub inputs: Vec<String>,
+    pub combine: Vec<String>,
+    pub outputs: Vec<String>,
+}
+
+impl PassSpec {
+    pub fn of(k: i32) -> PassSpec {
+        let t = table_name;
+        let names = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let (mover, inputs, combine, outputs) = match k {
+            -1 => (Color::White, vec![], vec![], names(&["illegal-wtm", "c", "illegal-btm"])),
+            0 => (Color::Black, vec![t(-1)], vec![], vec!["d".into(), t(0)]),
+            1 => (Color::White, vec![t(0)], vec![t(-1), "c".into()], vec![t(1)]),
+            k if k % 2 == 1 => (Color::White, vec![t(k - 1)], vec![t(k - 2)], vec![t(k)]),
+            k => (Color::Black, vec![t(k - 1)], vec![t(k - 2), "d".into()], vec![t(k)]),
+        };
+        PassSpec { id: k, mover, inputs, combine, outputs }
+    }
+}
+
+/// Computes one chunk of pass `k` from its chunk-local inputs: the init tables, or the
+/// words that the side to move reaches (white: OR over moves; black: AND over moves).
+fn compute(ctx: &RunContext, k: i32, frame: &Frame, words: usize, mut inputs: Vec<Vec<u64>>) -> Vec<Vec<u64>> {
+    match k {
+        -1 => {
+            let mut illegal = vec![!0u64; words];
+            let mut c = vec![0u64; words];
+            init::init_white(frame, ctx.caps, &mut illegal, &mut c);
+            let mut illegal_btm = vec![!0u64; words];
+            init::illegal_btm(frame, &mut illegal_btm);
+            vec![illegal, c, illegal_btm]
+        }
+        0 => {
+            let illegal_wtm = inputs.pop().expect("input");
+            let mut d = vec![!0u64; words];
+            kernels::black_moves(frame, &illegal_wtm, &mut d);
+            drop(illegal_wtm);
+            let mut t0 = vec![0u64; words];
+            init::init_black(frame, ctx.caps, &mut d, &mut t0);
+            vec![d, t0]
+        }
+        k if k % 2 == 1 => {
+            let mut out = vec![0u64; words];
+            kernels::white_moves(frame, &inputs[0], &mut out);
+            vec![out]
+        }
+        _ => {
+            let mut out = vec![!0u64; words];
+            kernels::black_moves(frame, &inputs[0], &mut out);
+            vec![out]
+        }
+    }
+}
+
+/// Combines a worker's word with the previous table of the chain (`old`) and `c` (step 1)
+/// or `d` (even steps): the pass's table word and its new bits.
+#[inline]
+fn combine(k: i32, out: u64, old: u64, extra: u64) -> (u64, u64) {
+    let reached = match k {
+        1 => out | extra,
+        k if k % 2 == 1 => out,
+        _ => out & extra,
+    };
+    (old | reached, reached & !old)
+}
+
+/// Result of one pass.
+pub struct PassResult {
+    pub new: u64,
+    /// Block checksums of each output table, indexed by block id.
+    pub sums: Vec<Vec<u64>>,
+    pub bytes_read: u64,
+    pub bytes_written: u64,
+}
+
+/// Splits a chunk's blocks into runs that are contiguous in storage, of at most `max_words`.
+fn io_batches(blocks: &[Block], max_words: usize) -> Vec<&[Block]> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    let mut words = 0;
+    for (i, b) in blocks.iter().enumerate() {
+        let contiguous = i > start && blocks[i - 1].slot_word + blocks[i - 1].words == b.slot_word;
+        if i > start && (!contiguous || words + b.words > max_words) {
+            out.push(&blocks[start..i]);
+            start = i;
+            words = 0;
+        }
+        words += b.words;
+    }
+    if start < blocks.len() {
+        out.push(&blocks[start..]);
+    }
+    out
+}
+
+/// The same blocks placed one after the other from local word 0.
+fn rebased(blocks: &[Block]) -> Vec<Block> {
+    let mut at = 0;
+    blocks
+        .iter()
+        .map(|b| {
+            let r = Block { local_word: at, ..*b };
+            at += b.words;
+            r
+        })
+        .collect()
+}
+
+/// Runs (or resumes) one pass over all chunks of its side.
+pub fn run_pass(ctx: &RunContext, spec: &PassSpec) -> anyhow::Result<PassResult> {
+    let chunks: &Chunks = ctx.plan.chunks_of(spec.id);
+    let n_blocks = (ctx.layout.n_slots >> ctx.plan.block_bits) as usize;
+    let words = chunks.buffer_words;
+    let open_checked = |name: &String| -> anyhow::Result<(BitFile, Vec<u64>)> {
+        let file = BitFile::open(&bits_path(&ctx.work, name), ctx.layout.n_words(), ctx.io_bytes)?;
+        let sums = load_sums(&sums_path(&ctx.work, name), n_blocks)?;
+        Ok((file, sums))
+    };
+    let inputs = spec.inputs.iter().map(open_checked).collect::<anyhow::Result<Vec<_>>>()?;
+    let combined = spec.combine.iter().map(open_checked).collect::<anyhow::Result<Vec<_>>>()?;
+    let outputs = spec
+        .outputs
+        .iter()
+        .map(|name| BitFile::open(&bits_path(&ctx.work, name), ctx.layout.n_words(), ctx.io_bytes))
+        .collect::<anyhow::Result<Vec<_>>>()?;
+
+    // Chunks finished before an interruption: records whose blocks and streams still match.
+    let log_file = log_path(&ctx.work, spec.id);
+    let streams_file = deltalog::streams_path(&log_file);
+    let scan = deltalog::scan(&log_file)?;
+    let mut sums = vec![vec![0u64; n_blocks]; outputs.len()];
+    let mut done = vec![false; chunks.list.len()];
+    let mut result = PassResult { new: 0, sums: Vec::new(), bytes_read: 0, bytes_written: 0 };
+    let (mut valid_len, mut streams_len) = (0, 0);
+    let mut damage = scan.damage.clone();
+    for rec in &scan.records {
+        match check_record(chunks, &outputs, &mut sums, rec, words, &streams_file) {
+            Ok(()) => {
+                done[rec.chunk as usize] = true;
+                result.new += rec.new_count;
+                valid_len = rec.end;
+                streams_len = rec.streams_offset + rec.streams_len;
+            }
+            Err(e) => {
+                damage = Some(format!("{e:#}"));
+                break;
+            }
+        }
+    }
+    if let Some(d) = &damage {
+        ctx.progress
+            .log(&format!("{}: pass {}: damaged work data, recomputing from there: {d}", ctx.layout.material, spec.id));
+    }
+    let resumed = done.iter().filter(|&&d| d).count();
+    if resumed > 0 {
+        ctx.progress.log(&format!(
+            "{}: pass {}: resuming after {resumed} of {} finished chunks",
+            ctx.layout.material,
+            spec.id,
+            chunks.list.len()
+        ));
+    }
+    let mut log = DeltaLog::open(&log_file, valid_len)?;
+    let mut streams = deltalog::StreamWriter::open(&streams_file, streams_len)?;
+    let todo: Vec<usize> = (0..chunks.list.len()).filter(|&i| !done[i]).collect();
+    let threads = ctx.plan.pass_threads(spec.id, &ctx.budget).max(1);
+
+    let label = match spec.id {
+        -1 => format!("{} init white", ctx.layout.material),
+        0 => format!("{} init black", ctx.layout.material),
+        k => format!("{} step {k:>3} {}", ctx.layout.material, if k % 2 == 1 { "white" } else { "black" }),
+    };
+    ctx.progress.start(label, chunks.list.len() as u64);
+    for _ in 0..resumed {
+        ctx.progress.inc();
+    }
+    let max_io_words = (ctx.io_bytes / 8).max(1);
+    // Rendezvous channels: a chunk buffer exists only where it is being read, computed or
+    // written, which keeps the pass within `pass_slots` buffers.
+    let (job_tx, job_rx) = crossbeam::channel::bounded::<(usize, anyhow::Result<Vec<Vec<u64>>>)>(0);
+    let (res_tx, res_rx) = crossbeam::channel::bounded::<(usize, Vec<Vec<u64>>)>(0);
+    let outcome = crossbeam::scope(|s| -> anyhow::Result<()> {
+        // Prefetching reader: the next chunk's inputs are read while workers compute.
+        s.spawn(|_| {
+            for &i in &todo {
+                let ch = &chunks.list[i];
+                let bufs = inputs
+                    .iter()
+                    .map(|(file, sums)| {
+                        let mut b = vec![0u64; words];
+                        file.read_blocks(&ch.blocks, &mut b, sums).map(|_| b)
+                    })
+                    .collect::<anyhow::Result<Vec<_>>>();
+                let failed = bufs.is_err();
+                if job_tx.send((i, bufs)).is_err() || failed {
                     break;
+                }
+            }
+            drop(job_tx);
+        });
+        let (err_tx, err_rx) = crossbeam::channel::bounded::<anyhow::Error>(1);
+        for _ in 0..threads {
+            let (job_rx, res_tx, err_tx) = (job_rx.clone(), res_tx.clone(), err_tx.clone());
+            s.spawn(move |_| {
+                for (i, bufs) in job_rx.iter() {
+                    let bufs = match bufs {
+                        Ok(b) => b,
+                        Err(e) => {
+                            err_tx.try_send(e).ok();
+                            break;
+                        }
+                    };
+                    let frame = Frame::new(&ctx.layout, &chunks.scheme, chunks.list[i].key);
+                    let out = compute(ctx, spec.id, &frame, words, bufs);
+                    if res_tx.send((i, out)).is_err() {
+                        break;
+                    }
                 }
             });
         }
-        drop(tx);
-        for (i, r) in rx.iter() {
-            if let Err(e) = consume(i, r) {
-                next.store(usize::MAX / 2, Ordering::Relaxed);
-                drop(rx);
-                return Err(e);
+        drop((job_rx, res_tx, err_tx));
+        // Write-behind on this thread: combine, write the output blocks and the streams,
+        // then the chunk's record.
+        for (i, out) in res_rx.iter() {
+            let ch = &chunks.list[i];
+            let mut entries: Vec<BlockEntry> =
+                ch.blocks.iter().map(|b| BlockEntry { id: b.id as u32, stream_len: 0, sums: Vec::new() }).collect();
+            let first_stream = streams.pos();
+            let mut hasher = xxhash_rust::xxh3::Xxh3::new();
+            let mut new_count = 0;
+            let mut e = 0;
+            for batch in io_batches(&ch.blocks, max_io_words) {
+                let local = rebased(batch);
+                let n: usize = batch.iter().map(|b| b.words).sum();
+                let mut with = vec![vec![0u64; n]; combined.len()];
+                for ((file, sums), buf) in combined.iter().zip(with.iter_mut()) {
+                    file.read_blocks(&local, buf, sums)?;
+                }
+                let mut tables = vec![vec![0u64; n]; outputs.len()];
+                let mut new = vec![0u64; n];
+                for (b, l) in batch.iter().zip(&local) {
+                    let (src, dst) = (b.local_word..b.local_word + b.words, l.local_word..l.local_word + l.words);
+                    if spec.id < 1 {
+                        for (t, o) in tables.iter_mut().zip(&out) {
+                            t[dst.clone()].copy_from_slice(&o[src.clone()]);
+                        }
+                        if spec.id == 0 {
+                            new[dst.clone()].copy_from_slice(&out[1][src.clone()]);
+                        }
+                        continue;
+                    }
+                    let o = &out[0][src];
+                    let old = &with[0][dst.clone()];
+                    let extra = with.get(1).map(|x| &x[dst.clone()]);
+                    for (w, (&o, &old)) in o.iter().zip(old).enumerate() {
+                        let e = extra.map_or(0, |x| x[w]);
+                        let (table, fresh) = combine(spec.id, o, old, e);
+                        tables[0][l.local_word + w] = table;
+                        new[l.local_word + w] = fresh;
+                    }
+                }
+                for (o, file) in outputs.iter().enumerate() {
+                    let block_sums = file.write_blocks(&local, &tables[o])?;
+                    for (j, (b, sum)) in batch.iter().zip(block_sums).enumerate() {
+                        entries[e + j].sums.push(sum);
+                        sums[o][b.id] = sum;
+                    }
+                }
+                for (j, l) in local.iter().enumerate() {
+                    let mut enc = GapEncoder::new();
+                    for w in 0..l.words {
+                        enc.push_word(w, new[l.local_word + w]);
+                    }
+                    new_count += enc.count();
+                    let bytes = enc.finish();
+                    hasher.update(&bytes);
+                    streams.write(&bytes)?;
+                    entries[e + j].stream_len = bytes.len() as u32;
+                }
+                e += batch.len();
+                result.bytes_read += (n * 8 * combined.len()) as u64;
             }
+            streams.flush()?;
+            let streams_len = streams.pos() - first_stream;
+            let record = deltalog::encode(i as u32, new_count, &entries, (first_stream, streams_len, hasher.digest()));
+            log.append(&record)?;
+            result.new += new_count;
+            let chunk_bytes = ch.blocks.iter().map(|b| b.words as u64 * 8).sum::<u64>();
+            result.bytes_read += chunk_bytes * inputs.len() as u64;
+            result.bytes_written += chunk_bytes * outputs.len() as u64 + record.len() as u64 + streams_len;
+            ctx.progress.inc();
+        }
+        if let Ok(e) = err_rx.try_recv() {
+            return Err(e);
         }
         Ok(())
-    })
-    .map_err(|_| anyhow::anyhow!("a worker thread panicked"))?
+    });
+    let outcome = outcome.map_err(|_| anyhow::anyhow!("a worker thread panicked"))?;
+    if let Err(e) = outcome {
+        ctx.progress.finish("failed");
+        return Err(e);
+    }
+    for file in &outputs {
+        file.sync()?;
+    }
+    streams.sync()?;
+    log.sync()?;
+    ctx.progress.finish(&format!("{} new", result.new));
+    result.sums = sums;
+    Ok(result)
+}
+
+/// Accepts a record of an interrupted pass if it names a chunk of this plan with its exact
+/// blocks, and every output block and its streams still match the record's checksums.
+fn check_record(
+    chunks: &Chunks,
+    outputs: &[BitFile],
+    sums: &mut [Vec<u64>],
+    rec: &deltalog::ChunkRecord,
+    words: usize,
+    streams: &Path,
+) -> anyhow::Result<()> {
+    let ch = chunks.list.get(rec.chunk as usize).context("record names an unknown chunk")?;
+    anyhow::ensure!(
+        ch.blocks.len() == rec.blocks.len()
+            && ch.blocks.iter().zip(&rec.blocks).all(|(b, e)| b.id == e.id as usize && e.sums.len() == outputs.len()),
+        "record of chunk {} does not match the plan",
+        rec.chunk
+    );
+    let mut buf = vec![0u64; words];
+    for (o, file) in outputs.iter().enumerate() {
+        for (b, e) in ch.blocks.iter().zip(&rec.blocks) {
+            sums[o][b.id] = e.sums[o];
+        }
+        file.read_blocks(&ch.blocks, &mut buf, &sums[o])?;
+    }
+    let file = std::fs::File::open(streams).with_context(|| format!("opening {}", streams.display()))?;
+    deltalog::check_streams(&file, streams, rec)
 }
 
 /// What a run measured.
 #[derive(Debug, Default, Clone)]
 pub struct RunReport {
-    /// New positions per step (index = step).
-    pub new_per_step: Vec<u64>,
+    pub passes: Vec<PassDone>,
     pub last_step: u8,
-    pub init_secs: f64,
-    pub white_secs: f64,
-    pub black_secs: f64,
+    pub block_bits: u32,
+    pub white_chunks: usize,
+    pub black_chunks: usize,
     pub merge_secs: f64,
-    pub delta_bytes: u64,
+    pub merge_bytes_read: u64,
+    pub merge_bytes_written: u64,
     pub path: PathBuf,
 }
 
-/// Computes one white-wins run and writes its table into `out_dir`.
+impl RunReport {
+    /// Seconds spent in passes of a kind: `Some(-1|0)` init, odd steps, even steps.
+    pub fn secs(&self, pick: impl Fn(i32) -> bool) -> f64 {
+        self.passes.iter().filter(|p| pick(p.pass)).map(|p| p.secs).sum()
+    }
+}
+
+/// Whether the chains are complete: step 100 done, or one odd and one even step in a row
+/// added nothing (every later table is equal).
+pub fn chains_complete(passes: &[PassDone]) -> bool {
+    let steps: Vec<&PassDone> = passes.iter().filter(|p| p.pass >= 1).collect();
+    steps.last().is_some_and(|p| p.pass >= LAST_STEP)
+        || (steps.len() >= 2 && steps[steps.len() - 2..].iter().all(|p| p.new == 0))
+}
+
+/// The last step that added positions.
+pub fn last_step(passes: &[PassDone]) -> u8 {
+    passes.iter().filter(|p| p.pass >= 0 && p.new > 0).map(|p| p.pass as u8).max().unwrap_or(0)
+}
+
+/// Computes (or resumes) one white-wins run and writes its table into `out_dir`.
 pub fn solve_run(
     material: &Material,
     caps: &Captures,
+    caps_bytes: u64,
     out_dir: &Path,
     work_dir: &Path,
-    threads: usize,
+    budget: &Budget,
     progress: &Progress,
 ) -> anyhow::Result<RunReport> {
     let layout = Layout::new(material);
-    let white = Chunks::new(&layout, Color::White);
-    let black = Chunks::new(&layout, Color::Black);
-    let n = layout.n_words();
     std::fs::create_dir_all(work_dir).with_context(|| format!("creating {}", work_dir.display()))?;
-    let mut report = RunReport::default();
-    let t = Instant::now();
-
-    // Init: illegal wtm (the start of the odd chain) and c, then d and t0.
-    let mut t_odd = vec![0u64; n];
-    let mut c = vec![0u64; n];
-    progress.start(format!("{material} init white"), white.list.len() as u64);
-    for_each_chunk(
-        &white,
-        threads,
-        |ch| {
-            let frame = Frame::new(&layout, &white.scheme, ch.key);
-            let mut illegal = vec![!0u64; white.scheme.local_words()];
-            let mut cw = vec![0u64; white.scheme.local_words()];
-            init::init_white(&frame, caps, &mut illegal, &mut cw);
-            (illegal, cw)
-        },
-        |i, (illegal, cw)| {
-            for b in &white.list[i].blocks {
-                t_odd[b.slot_word..][..b.words].copy_from_slice(&illegal[b.local_word..][..b.words]);
-                c[b.slot_word..][..b.words].copy_from_slice(&cw[b.local_word..][..b.words]);
+    let manifest_path = work_dir.join("run.json");
+    // The sub-endgames held in RAM come out of the budget.
+    let chunk_budget = Budget { mem: budget.mem.saturating_sub(caps_bytes), ..*budget };
+    let chosen = Plan::choose(&layout, &chunk_budget)?;
+    let mut manifest: RunManifest = match job::load(&manifest_path)? {
+        Some(m) => {
+            let m: RunManifest = m;
+            anyhow::ensure!(
+                m.run == material.to_string(),
+                "{} belongs to run {}, not {material}",
+                manifest_path.display(),
+                m.run
+            );
+            if m.block_bits != chosen.block_bits {
+                progress.log(&format!(
+                    "{material}: keeping the interrupted run's blocks of {} positions",
+                    1u64 << m.block_bits
+                ));
             }
-            progress.inc();
-            Ok(())
-        },
-    )?;
-    progress.finish("done");
-    let mut d = vec![0u64; n];
-    let mut t_even = vec![0u64; n];
-    let mut streams = vec![Vec::new(); black.list.len()];
-    let mut new_count = 0;
-    progress.start(format!("{material} init black"), black.list.len() as u64);
-    for_each_chunk(
-        &black,
-        threads,
-        |ch| {
-            let frame = Frame::new(&layout, &black.scheme, ch.key);
-            let mut illegal = vec![!0u64; black.scheme.local_words()];
-            gather(&t_odd, &ch.blocks, &mut illegal);
-            let mut dw = vec![0u64; black.scheme.local_words()];
-            let mut t0 = vec![0u64; black.scheme.local_words()];
-            init::init_black(&frame, caps, &illegal, &mut dw, &mut t0);
-            (dw, t0)
-        },
-        |i, (dw, t0)| {
-            let mut enc = GapEncoder::new();
-            for b in &black.list[i].blocks {
-                d[b.slot_word..][..b.words].copy_from_slice(&dw[b.local_word..][..b.words]);
-                t_even[b.slot_word..][..b.words].copy_from_slice(&t0[b.local_word..][..b.words]);
-                for w in 0..b.words {
-                    enc.push_word(b.local_word + w, t0[b.local_word + w]);
-                }
-            }
-            new_count += enc.count();
-            streams[i] = enc.finish();
-            progress.inc();
-            Ok(())
-        },
-    )?;
-    report.delta_bytes += write_step(work_dir, 0, &streams)?;
-    report.new_per_step.push(new_count);
-    progress.finish(&format!("t0: {new_count} checkmates"));
-    report.init_secs = t.elapsed().as_secs_f64();
-
-    // The passes.
-    let mut quiet = 0;
-    let mut c = Some(c);
-    for k in 1..=LAST_STEP {
+            m
+        }
+        None => {
+            let m = RunManifest {
+                format: MANIFEST_FORMAT,
+                run: material.to_string(),
+                block_bits: chosen.block_bits,
+                passes: Vec::new(),
+            };
+            job::save(&manifest_path, &m)?;
+            m
+        }
+    };
+    let plan = if manifest.block_bits == chosen.block_bits { chosen } else { Plan::new(&layout, manifest.block_bits) };
+    let ctx = RunContext {
+        layout,
+        plan,
+        caps,
+        work: work_dir.to_path_buf(),
+        budget: chunk_budget,
+        io_bytes: budget.block_bytes as usize,
+        progress,
+    };
+    while !chains_complete(&manifest.passes) {
+        let k = manifest.passes.len() as i32 - 1;
+        let spec = PassSpec::of(k);
         let t = Instant::now();
-        let (chunks, mover) = if k % 2 == 1 { (&white, Color::White) } else { (&black, Color::Black) };
-        let mut streams = vec![Vec::new(); chunks.list.len()];
-        let mut new_count = 0u64;
-        progress.start(
-            format!("{material} step {k:>3} {}", if k % 2 == 1 { "white" } else { "black" }),
-            chunks.list.len() as u64,
-        );
-        {
-            let (input, target) = if mover == Color::White { (&t_even, &mut t_odd) } else { (&t_odd, &mut t_even) };
-            let (d, c) = (&d, c.as_deref());
-            for_each_chunk(
-                chunks,
-                threads,
-                |ch| {
-                    let frame = Frame::new(&layout, &chunks.scheme, ch.key);
-                    let words = chunks.scheme.local_words();
-                    let mut inp = vec![0u64; words];
-                    gather(input, &ch.blocks, &mut inp);
-                    let mut extra = vec![0u64; words];
-                    if mover == Color::White {
-                        let mut out = vec![0u64; words];
-                        kernels::white_moves(&frame, &inp, &mut out);
-                        if let Some(c) = c {
-                            gather(c, &ch.blocks, &mut extra);
-                            out.iter_mut().zip(&extra).for_each(|(o, e)| *o |= e);
-                        }
-                        out
-                    } else {
-                        let mut out = vec![!0u64; words];
-                        kernels::black_moves(&frame, &inp, &mut out);
-                        gather(d, &ch.blocks, &mut extra);
-                        out.iter_mut().zip(&extra).for_each(|(o, e)| *o &= e);
-                        out
-                    }
-                },
-                |i, out| {
-                    let mut enc = GapEncoder::new();
-                    for b in &chunks.list[i].blocks {
-                        for w in 0..b.words {
-                            let old = target[b.slot_word + w];
-                            let x = out[b.local_word + w];
-                            target[b.slot_word + w] = old | x;
-                            enc.push_word(b.local_word + w, x & !old);
-                        }
-                    }
-                    new_count += enc.count();
-                    streams[i] = enc.finish();
-                    progress.inc();
-                    Ok(())
-                },
-            )?;
+        let r = run_pass(&ctx, &spec)?;
+        for (name, sums) in spec.outputs.iter().zip(&r.sums) {
+            save_sums(&sums_path(&ctx.work, name), sums)?;
         }
+        manifest.passes.push(PassDone {
+            pass: k,
+            new: r.new,
+            secs: t.elapsed().as_secs_f64(),
+            bytes_read: r.bytes_read,
+            bytes_written: r.bytes_written,
+        });
+        job::save(&manifest_path, &manifest)?;
+        // Tables no later pass reads.
+        let mut obsolete = Vec::new();
         if k == 1 {
-            c = None; // c is inside t1 and every later odd table.
+            obsolete.push("c".to_string());
         }
-        report.delta_bytes += write_step(work_dir, k, &streams)?;
-        report.new_per_step.push(new_count);
-        let secs = t.elapsed().as_secs_f64();
-        if mover == Color::White {
-            report.white_secs += secs
-        } else {
-            report.black_secs += secs
+        if k >= 2 {
+            obsolete.push(table_name(k - 2));
         }
-        progress.finish(&format!("{new_count} new"));
-        if new_count > 0 {
-            report.last_step = k;
-            quiet = 0;
-        } else {
-            quiet += 1;
-            if quiet == 2 {
-                break; // one odd and one even step added nothing: every later table is equal
-            }
+        for name in obsolete {
+            std::fs::remove_file(bits_path(&ctx.work, &name)).ok();
+            std::fs::remove_file(sums_path(&ctx.work, &name)).ok();
         }
     }
-
-    // Merge the delta streams into the 6-bit values and write the table.
     let t = Instant::now();
-    let writer = TableWriter::create(out_dir, material, layout.n_slots)?;
-    writer.write_bitbase(Color::White, &t_odd)?;
-    writer.write_bitbase(Color::Black, &t_even)?;
-    drop((t_odd, t_even, d));
-    let steps = report.new_per_step.len() as u8;
-    merge_side(&layout, &white, Color::White, &writer, work_dir, steps, threads, progress)?;
-    merge_side(&layout, &black, Color::Black, &writer, work_dir, steps, threads, progress)?;
-    report.path = writer.finish(report.last_step)?;
-    report.merge_secs = t.elapsed().as_secs_f64();
-    std::fs::remove_dir_all(work_dir).ok();
+    let (path, read, written) = crate::merge::write_table(&ctx, &manifest, out_dir)?;
+    let report = RunReport {
+        last_step: last_step(&manifest.passes),
+        passes: manifest.passes,
+        block_bits: ctx.plan.block_bits,
+        white_chunks: ctx.plan.white.list.len(),
+        black_chunks: ctx.plan.black.list.len(),
+        merge_secs: t.elapsed().as_secs_f64(),
+        merge_bytes_read: read,
+        merge_bytes_written: written,
+        path,
+    };
+    std::fs::remove_dir_all(work_dir).with_context(|| format!("removing {}", work_dir.display()))?;
     Ok(report)
-}
-
-fn step_path(work_dir: &Path, k: u8) -> PathBuf {
-    work_dir.join(format!("step-{k:03}.delta"))
-}
-
-/// Writes one step's per-chunk streams: chunk count, offsets, then the streams.
-fn write_step(work_dir: &Path, k: u8, streams: &[Vec<u8>]) -> anyhow::Result<u64> {
-    let path = step_path(work_dir, k);
-    let mut w = BufWriter::new(File::create(&path).with_context(|| format!("creating {}", path.display()))?);
-    w.write_all(&(streams.len() as u64).to_le_bytes())?;
-    let mut off = 0u64;
-    for s in streams {
-        w.write_all(&off.to_le_bytes())?;
-        off += s.len() as u64;
-    }
-    w.write_all(&off.to_le_bytes())?;
-    for s in streams {
-        w.write_all(s)?;
-    }
-    w.flush().with_context(|| format!("writing {}", path.display()))?;
-    Ok(off)
-}
-
-/// An opened step file: its chunk offsets and the file.
-struct StepFile {
-    step: u8,
-    offsets: Vec<u64>,
-    data_start: u64,
-    file: File,
-}
-
-impl StepFile {
-    fn open(work_dir: &Path, k: u8) -> anyhow::Result<StepFile> {
-        let path = step_path(work_dir, k);
-        let file = File::open(&path).with_context(|| format!("opening {}", path.display()))?;
-        let mut b = [0u8; 8];
-        file.read_exact_at(&mut b, 0)?;
-        let n = u64::from_le_bytes(b) as usize;
-        let mut raw = vec![0u8; 8 * (n + 1)];
-        file.read_exact_at(&mut raw, 8)?;
-        let offsets = raw.chunks_exact(8).map(|c| u64::from_le_bytes(c.try_into().unwrap())).collect();
-        Ok(StepFile { step: k, offsets, data_start: 8 + 8 * (n as u64 + 1), file })
-    }
-
-    fn stream(&self, i: usize) -> anyhow::Result<Vec<u8>> {
-        let (a, b) = (self.offsets[i], self.offsets[i + 1]);
-        let mut buf = vec![0u8; (b - a) as usize];
-        self.file.read_exact_at(&mut buf, self.data_start + a)?;
-        Ok(buf)
-    }
-}
-
-/// Builds one side's 6-bit values chunk by chunk from the delta streams of its steps.
-#[allow(clippy::too_many_arguments)]
-fn merge_side(
-    layout: &Layout,
-    chunks: &Chunks,
-    stm: Color,
-    writer: &TableWriter,
-    work_dir: &Path,
-    steps: u8,
-    threads: usize,
-    progress: &Progress,
-) -> anyhow::Result<()> {
-    let parity = if stm == Color::White { 1 } else { 0 };
-    let files: Vec<StepFile> =
-        (0..steps).filter(|k| k % 2 == parity).map(|k| StepFile::open(work_dir, k)).collect::<Result<_, _>>()?;
-    let base = writer.section_offset(crate::format::Section::values(stm));
-    progress.start(
-        format!("{} merge {}", layout.material, if stm == Color::White { "wtm" } else { "btm" }),
-        chunks.list.len() as u64,
-    );
-    for_each_chunk(
-        chunks,
-        threads,
-        |ch| -> anyhow::Result<Vec<u8>> {
-            let words = chunks.scheme.local_words();
-            let mut planes = vec![0u64; words * 6];
-            let frame = Frame::new(layout, &chunks.scheme, ch.key);
-            let mut illegal = vec![!0u64; words];
-            if stm == Color::White {
-                init::illegal_wtm(&frame, &mut illegal)
-            } else {
-                init::illegal_btm(&frame, &mut illegal)
-            }
-            let i = chunks.list.iter().position(|c| c.key == ch.key).expect("chunk");
-            for f in &files {
-                let code = step_code(f.step);
-                for pos in decode(&f.stream(i)?) {
-                    let pos = pos.with_context(|| format!("delta stream of step {} chunk {i}", f.step))?;
-                    let (w, bit) = ((pos / 64) as usize, pos % 64);
-                    for j in 0..6 {
-                        planes[w * 6 + j] |= (((code >> j) & 1) as u64) << bit;
-                    }
-                }
-            }
-            let mut bytes = Vec::with_capacity(ch.blocks.iter().map(|b| b.words).sum::<usize>() * 48);
-            for b in &ch.blocks {
-                for w in b.local_word..b.local_word + b.words {
-                    for j in 0..6 {
-                        let p = planes[w * 6 + j] | if CODE_ILLEGAL >> j & 1 != 0 { illegal[w] } else { 0 };
-                        bytes.extend_from_slice(&p.to_le_bytes());
-                    }
-                }
-            }
-            Ok(bytes)
-        },
-        |i, bytes| {
-            let bytes = bytes?;
-            let mut off = 0;
-            for b in &chunks.list[i].blocks {
-                let len = b.words * VALUE_WORD_BYTES as usize;
-                writer.write_at(base + b.slot_word as u64 * VALUE_WORD_BYTES, &bytes[off..off + len])?;
-                off += len;
-            }
-            progress.inc();
-            Ok(())
-        },
-    )?;
-    progress.finish("written");
-    Ok(())
 }

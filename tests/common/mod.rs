@@ -21,7 +21,7 @@ pub fn small_tables() -> &'static Path {
     DIR.get_or_init(|| {
         let dir = tempfile::tempdir().unwrap();
         let sigs: Vec<Material> = SMALL.iter().map(|s| Material::parse(s).unwrap()).collect();
-        generate(&sigs, &GenOptions { out: dir.path().to_path_buf(), threads: 2 }, &Progress::silent()).unwrap();
+        generate(&sigs, &GenOptions::new(dir.path(), 2), &Progress::silent()).unwrap();
         dir
     })
     .path()

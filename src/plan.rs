@@ -1,0 +1,241 @@
+//! Choosing chunks and blocks for a RAM budget, and estimating a job's disk and I/O.
+
+use crate::index::{Block, ChunkScheme, Layout};
+use crate::material::Color;
+
+/// Smallest storage block: 512 positions (64 bytes of a bit table).
+pub const MIN_BLOCK_BITS: u32 = 9;
+/// RAM that a run needs besides its chunks: code, tables, allocator slack.
+pub const BASE_MEM: u64 = 12 << 20;
+
+/// What the user allows.
+#[derive(Clone, Copy, Debug)]
+pub struct Budget {
+    /// RAM budget in bytes.
+    pub mem: u64,
+    pub threads: usize,
+    /// Preferred I/O block in bytes.
+    pub block_bytes: u64,
+}
+
+/// A chunk with its stored blocks.
+#[derive(Clone, Debug)]
+pub struct Chunk {
+    pub key: usize,
+    pub blocks: Vec<Block>,
+}
+
+/// The chunks of one side's passes.
+#[derive(Clone, Debug)]
+pub struct Chunks {
+    pub scheme: ChunkScheme,
+    pub list: Vec<Chunk>,
+    /// Words of a chunk buffer: up to the last stored block of any chunk (the black-king
+    /// codes 10..15 at the top of a black chunk need no room).
+    pub buffer_words: usize,
+}
+
+impl Chunks {
+    pub fn new(layout: &Layout, mover: Color, block_bits: u32) -> Chunks {
+        let scheme = ChunkScheme::new(layout, mover, block_bits);
+        let list: Vec<Chunk> = (0..scheme.n_keys())
+            .map(|key| Chunk { key, blocks: scheme.blocks(layout, key) })
+            .filter(|c| !c.blocks.is_empty())
+            .collect();
+        let buffer_words = list.iter().flat_map(|c| c.blocks.last()).map(|b| b.local_word + b.words).max().unwrap_or(0);
+        Chunks { scheme, list, buffer_words }
+    }
+
+    /// Bytes of one chunk buffer.
+    pub fn buffer_bytes(&self) -> u64 {
+        self.buffer_words as u64 * 8
+    }
+}
+
+/// Chunk buffers alive at once in pass `k` with `t` workers: each worker's inputs and
+/// outputs, one chunk prefetched by the reader, one being written (see `solve`).
+pub fn pass_slots(k: i32, t: u64) -> u64 {
+    match k {
+        -1 => 3 * t + 3,
+        0 => 2 * t + 3,
+        _ => 2 * t + 2,
+    }
+}
+
+/// Chunks on each side preferred for load balance, and the chunk buffer size preferred for
+/// cache locality of the move kernels (measured on KQRvKR: larger chunks run slower).
+const CACHE_BUFFER_BYTES: u64 = cache_buffer_bytes();
+
+const fn cache_buffer_bytes() -> u64 {
+    1 << 19
+}
+
+/// Largest merge group: 4M positions (3 MiB of values), plenty for sequential writing.
+const MERGE_GROUP_POSITIONS: u64 = 1 << 22;
+
+/// How a run is cut: one block size, and the chunks of each side's passes.
+pub struct Plan {
+    pub block_bits: u32,
+    pub white: Chunks,
+    pub black: Chunks,
+}
+
+/// Parses a size such as `512KiB`, `16MiB`, `4GiB`, `1G` or `65536`.
+pub fn parse_size(text: &str) -> Result<u64, String> {
+    let t = text.trim();
+    let split = t.find(|c: char| !c.is_ascii_digit() && c != '.').unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let n: f64 = num.parse().map_err(|_| format!("bad size '{text}' (e.g. 512KiB, 16MiB, 4GiB)"))?;
+    let mult: u64 = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 1,
+        "k" | "kb" | "kib" => 1 << 10,
+        "m" | "mb" | "mib" => 1 << 20,
+        "g" | "gb" | "gib" => 1 << 30,
+        "t" | "tb" | "tib" => 1 << 40,
+        _ => return Err(format!("bad size unit in '{text}' (use KiB, MiB, GiB)")),
+    };
+    Ok((n * mult as f64) as u64)
+}
+
+/// Human-readable bytes.
+pub fn show_size(bytes: u64) -> String {
+    let units = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let mut v = bytes as f64;
+    let mut u = 0;
+    while v >= 1024.0 && u + 1 < units.len() {
+        v /= 1024.0;
+        u += 1;
+    }
+    if u == 0 {
+        format!("{bytes} B")
+    } else {
+        format!("{v:.1} {}", units[u])
+    }
+}
+
+impl Plan {
+    /// The plan with storage blocks of `2^block_bits` positions.
+    pub fn new(layout: &Layout, block_bits: u32) -> Plan {
+        Plan {
+            block_bits,
+            white: Chunks::new(layout, Color::White, block_bits),
+            black: Chunks::new(layout, Color::Black, block_bits),
+        }
+    }
+
+    /// The chunks of the side that moves in pass `k`.
+    pub fn chunks_of(&self, k: i32) -> &Chunks {
+        if k < 0 || k % 2 == 1 {
+            &self.white
+        } else {
+            &self.black
+        }
+    }
+
+    /// Workers pass `k` may use within the budget (0: not even one fits).
+    pub fn pass_threads(&self, k: i32, budget: &Budget) -> usize {
+        let bytes = self.chunks_of(k).buffer_bytes();
+        (1..=budget.threads.max(1) as u64).rev().find(|&t| pass_slots(k, t) * bytes <= budget.mem).unwrap_or(0) as usize
+    }
+
+    /// RAM of the chunk buffers at the worst pass, with the workers each pass may use.
+    pub fn chunk_mem(&self, budget: &Budget) -> u64 {
+        [-1, 0, 1, 2]
+            .iter()
+            .map(|&k| pass_slots(k, self.pass_threads(k, budget).max(1) as u64) * self.chunks_of(k).buffer_bytes())
+            .max()
+            .unwrap_or(0)
+    }
+
+    /// Whether every pass fits the budget with at least one worker.
+    pub fn fits(&self, budget: &Budget) -> bool {
+        [-1, 0, 1, 2].iter().all(|&k| self.pass_threads(k, budget) > 0)
+    }
+
+    /// Estimated peak RSS: fixed overhead, the sub-endgames held in RAM (`extra`), and the
+    /// chunk buffers.
+    pub fn estimated_mem(&self, budget: &Budget, extra: u64) -> u64 {
+        BASE_MEM + extra + self.chunk_mem(budget)
+    }
+
+    /// Positions per merge group: six value planes, the illegal mask and the output bytes
+    /// of `threads + 2` groups fit the budget.
+    pub fn merge_group_positions(&self, budget: &Budget) -> u64 {
+        let per_position = 13.0 / 8.0 * (budget.threads as f64 + 2.0);
+        let p = ((budget.mem as f64 / per_position) as u64).min(MERGE_GROUP_POSITIONS);
+        let block = 1u64 << self.block_bits;
+        (p / block).max(1) * block
+    }
+
+    /// The plan with the largest blocks (at most `budget.block_bytes`) whose chunk buffers fit
+    /// the budget and stay cache-sized; failing that, the one with the smallest chunks.
+    pub fn choose(layout: &Layout, budget: &Budget) -> anyhow::Result<Plan> {
+        let max_bits = (budget.block_bytes.max(64) * 8).ilog2().min(layout.total_bits - 7);
+        let mut fitting = None;
+        let mut least = u64::MAX;
+        for bits in (MIN_BLOCK_BITS.min(max_bits)..=max_bits).rev() {
+            let plan = Plan::new(layout, bits);
+            if plan.fits(budget) {
+                let largest = plan.white.buffer_bytes().max(plan.black.buffer_bytes());
+                if largest <= CACHE_BUFFER_BYTES {
+                    return Ok(plan);
+                }
+                // Failing the cache size, the smallest chunks that fit.
+                fitting = Some(plan);
+            } else {
+                least = least.min(plan.chunk_mem(&Budget { threads: 1, ..*budget }));
+            }
+        }
+        fitting.ok_or_else(|| {
+            anyhow::anyhow!(
+                "RAM budget too small for {}: --mem {} but its chunks need at least {} (try a larger --mem)",
+                layout.material,
+                show_size(budget.mem),
+                show_size(least)
+            )
+        })
+    }
+}
+
+/// Disk and I/O needs of one run.
+#[derive(Clone, Debug)]
+pub struct RunNeeds {
+    /// Bytes of one bit table.
+    pub table_bytes: u64,
+    /// Peak bytes in the work folder (live tables plus delta streams).
+    pub work_peak: u64,
+    /// Bytes of the final table file.
+    pub final_bytes: u64,
+    /// Bytes read and written by one pass.
+    pub pass_io: u64,
+}
+
+/// Estimates a run's disk needs: at the peak seven bit tables are alive (`t(k-2)`, `t(k-1)`,
+/// `t(k)`, `c`, `d` and the two illegal-position tables) with the delta streams, estimated at
+/// 10 bits per position per side (the seed's bound).
+pub fn run_needs(layout: &Layout) -> RunNeeds {
+    let table_bytes = layout.n_slots / 8;
+    let deltas = layout.n_slots * 2 * 10 / 8;
+    RunNeeds {
+        table_bytes,
+        work_peak: 7 * table_bytes + deltas,
+        final_bytes: 4096 * 5 + 2 * table_bytes + 2 * layout.n_slots * 6 / 8,
+        pass_io: 4 * table_bytes + layout.n_slots / 8,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_parse() {
+        assert_eq!(parse_size("512KiB"), Ok(512 << 10));
+        assert_eq!(parse_size("16MiB"), Ok(16 << 20));
+        assert_eq!(parse_size("4GiB"), Ok(4 << 30));
+        assert_eq!(parse_size("1g"), Ok(1 << 30));
+        assert_eq!(parse_size("100"), Ok(100));
+        assert!(parse_size("lots").is_err());
+        assert!(parse_size("5 parsecs").is_err());
+    }
+}

@@ -1,0 +1,197 @@
+//! Work tables on disk: one bit per position in storage order (`<name>.bits`), read and
+//! written in whole blocks, each block checked against its XXH3 checksum (`<name>.sums`).
+
+use crate::index::Block;
+use anyhow::Context;
+use std::fs::{File, OpenOptions};
+use std::io::Write;
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+use xxhash_rust::xxh3::xxh3_64;
+
+/// Damage found in a work file.
+#[derive(Debug, thiserror::Error)]
+#[error("{path}: checksum mismatch in block {block} at offset {offset} (file damaged)")]
+pub struct Damaged {
+    pub path: PathBuf,
+    pub block: usize,
+    pub offset: u64,
+}
+
+#[cfg(not(target_endian = "little"))]
+compile_error!("work tables are read and written as little-endian words in place");
+
+/// The bytes of words, little-endian (the machine's order).
+pub fn as_bytes(words: &[u64]) -> &[u8] {
+    // SAFETY: u8 has no alignment or validity requirements; the length covers the words.
+    unsafe { std::slice::from_raw_parts(words.as_ptr() as *const u8, words.len() * 8) }
+}
+
+fn as_bytes_mut(words: &mut [u64]) -> &mut [u8] {
+    // SAFETY: as above; every byte pattern is a valid u64.
+    unsafe { std::slice::from_raw_parts_mut(words.as_mut_ptr() as *mut u8, words.len() * 8) }
+}
+
+/// Checksum of a block's words (as little-endian bytes).
+pub fn block_sum(words: &[u64]) -> u64 {
+    xxh3_64(as_bytes(words))
+}
+
+/// A bit table file of a run.
+pub struct BitFile {
+    pub path: PathBuf,
+    file: File,
+    /// Largest single read or write, in bytes.
+    io_bytes: usize,
+}
+
+impl BitFile {
+    /// Opens (creating if needed) a table of `n_words` words.
+    pub fn open(path: &Path, n_words: usize, io_bytes: usize) -> anyhow::Result<BitFile> {
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(path)
+            .with_context(|| format!("opening work table {}", path.display()))?;
+        let len = n_words as u64 * 8;
+        if file.metadata()?.len() != len {
+            file.set_len(len).with_context(|| format!("sizing {}", path.display()))?;
+        }
+        Ok(BitFile { path: path.to_path_buf(), file, io_bytes: io_bytes.max(4096) })
+    }
+
+    /// Reads the blocks of a chunk into its local buffer, merging storage-contiguous blocks
+    /// into reads of at most the I/O size, and checks each block against `sums`.
+    pub fn read_blocks(&self, blocks: &[Block], local: &mut [u64], sums: &[u64]) -> anyhow::Result<()> {
+        let mut bytes = Vec::new();
+        let mut i = 0;
+        while i < blocks.len() {
+            let mut j = i + 1;
+            let mut len = blocks[i].words * 8;
+            let local_run = |a: &Block, b: &Block| a.local_word + a.words == b.local_word;
+            while j < blocks.len()
+                && blocks[j].slot_word == blocks[j - 1].slot_word + blocks[j - 1].words
+                && len + blocks[j].words * 8 <= self.io_bytes
+            {
+                len += blocks[j].words * 8;
+                j += 1;
+            }
+            let offset = blocks[i].slot_word as u64 * 8;
+            let read = |buf: &mut [u8]| {
+                self.file
+                    .read_exact_at(buf, offset)
+                    .with_context(|| format!("reading {} at offset {offset}", self.path.display()))
+            };
+            // Straight into the chunk buffer when the run is contiguous there too.
+            let direct = blocks[i..j].windows(2).all(|w| local_run(&w[0], &w[1]));
+            if direct {
+                let start = blocks[i].local_word;
+                read(as_bytes_mut(&mut local[start..start + len / 8]))?;
+            } else {
+                bytes.resize(len, 0);
+                read(&mut bytes)?;
+                let mut off = 0;
+                for b in &blocks[i..j] {
+                    as_bytes_mut(&mut local[b.local_word..b.local_word + b.words])
+                        .copy_from_slice(&bytes[off..off + b.words * 8]);
+                    off += b.words * 8;
+                }
+            }
+            for b in &blocks[i..j] {
+                if block_sum(&local[b.local_word..b.local_word + b.words]) != sums[b.id] {
+                    return Err(Damaged { path: self.path.clone(), block: b.id, offset: b.slot_word as u64 * 8 }.into());
+                }
+            }
+            i = j;
+        }
+        Ok(())
+    }
+
+    /// Writes the blocks of a chunk from its local buffer (coalescing contiguous blocks) and
+    /// returns each block's checksum.
+    pub fn write_blocks(&self, blocks: &[Block], local: &[u64]) -> anyhow::Result<Vec<u64>> {
+        let sums = blocks.iter().map(|b| block_sum(&local[b.local_word..b.local_word + b.words])).collect();
+        let mut bytes = Vec::new();
+        let mut i = 0;
+        while i < blocks.len() {
+            let mut j = i + 1;
+            let mut len = blocks[i].words * 8;
+            while j < blocks.len()
+                && blocks[j].slot_word == blocks[j - 1].slot_word + blocks[j - 1].words
+                && len + blocks[j].words * 8 <= self.io_bytes
+            {
+                len += blocks[j].words * 8;
+                j += 1;
+            }
+            let direct = blocks[i..j].windows(2).all(|w| w[0].local_word + w[0].words == w[1].local_word);
+            let data: &[u8] = if direct {
+                as_bytes(&local[blocks[i].local_word..blocks[i].local_word + len / 8])
+            } else {
+                bytes.clear();
+                for b in &blocks[i..j] {
+                    bytes.extend_from_slice(as_bytes(&local[b.local_word..b.local_word + b.words]));
+                }
+                &bytes
+            };
+            let offset = blocks[i].slot_word as u64 * 8;
+            self.file
+                .write_all_at(data, offset)
+                .with_context(|| format!("writing {} at offset {offset}", self.path.display()))?;
+            i = j;
+        }
+        Ok(sums)
+    }
+
+    /// Reads whole storage blocks `first..first+n` (checked) as words.
+    pub fn read_range(&self, first: usize, n: usize, block_words: usize, sums: &[u64]) -> anyhow::Result<Vec<u64>> {
+        let blocks: Vec<Block> = (0..n)
+            .map(|i| Block {
+                id: first + i,
+                local_word: i * block_words,
+                slot_word: (first + i) * block_words,
+                words: block_words,
+            })
+            .collect();
+        let mut out = vec![0u64; n * block_words];
+        self.read_blocks(&blocks, &mut out, sums)?;
+        Ok(out)
+    }
+
+    /// Flushes the file's data to disk.
+    pub fn sync(&self) -> anyhow::Result<()> {
+        self.file.sync_data().with_context(|| format!("syncing {}", self.path.display()))
+    }
+}
+
+/// Writes `bytes` to `path` crash-safely: temporary file, fsync, rename, fsync the folder.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let tmp = path.with_extension("tmp");
+    let mut f = File::create(&tmp).with_context(|| format!("creating {}", tmp.display()))?;
+    f.write_all(bytes).with_context(|| format!("writing {}", tmp.display()))?;
+    f.sync_all().with_context(|| format!("syncing {}", tmp.display()))?;
+    std::fs::rename(&tmp, path).with_context(|| format!("renaming {} into place", path.display()))?;
+    crate::format::sync_dir(dir)
+}
+
+/// Saves the block checksums of a finished table (`<table>.sums`), checksummed itself.
+pub fn save_sums(path: &Path, sums: &[u64]) -> anyhow::Result<()> {
+    let mut bytes: Vec<u8> = Vec::with_capacity(16 + 8 * sums.len());
+    bytes.extend_from_slice(&(sums.len() as u64).to_le_bytes());
+    bytes.extend(sums.iter().flat_map(|s| s.to_le_bytes()));
+    let sum = xxh3_64(&bytes);
+    bytes.extend_from_slice(&sum.to_le_bytes());
+    write_atomic(path, &bytes)
+}
+
+/// Loads the block checksums saved by [`save_sums`].
+pub fn load_sums(path: &Path, n_blocks: usize) -> anyhow::Result<Vec<u64>> {
+    let bytes = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
+    let ok = bytes.len() == 16 + 8 * n_blocks
+        && u64::from_le_bytes(bytes[..8].try_into().unwrap()) == n_blocks as u64
+        && xxh3_64(&bytes[..bytes.len() - 8]) == u64::from_le_bytes(bytes[bytes.len() - 8..].try_into().unwrap());
+    anyhow::ensure!(ok, "{}: block checksum file is damaged", path.display());
+    Ok(bytes[8..bytes.len() - 8].chunks_exact(8).map(|c| u64::from_le_bytes(c.try_into().unwrap())).collect())
+}

@@ -1,0 +1,555 @@
+//! An independent verifier of finished tables.
+//!
+//! Every stored value of a run's table file is re-derived from the stored values of its
+//! successors with the plain one-position-at-a-time move generator of [`Position`]: it shares
+//! no code with the bit-parallel passes of `solve`. Captures probe the final bitbases of the
+//! sub-endgames' files in the same folder. The rules (values for "white wins" in the run of
+//! `W v B`, distances in plies):
+//!
+//! - legal wtm: the least odd `k` in 1..=99 such that some capture leads to a sub-position lost
+//!   for black with a fresh counter (the sub-run's `t100`), giving `k = 1`, or some non-capture
+//!   leads to a btm position of the run with value `k - 1`; otherwise not won (code 0);
+//! - legal btm: 0 if checkmated; otherwise the least even `k` in 2..=100 such that every capture
+//!   leads to a sub-position won for white with a fresh counter (the sub-run's `t99`; a bare
+//!   white king wins nothing) and every non-capture to a wtm position of the run with a value
+//!   of at most `k - 1`; not won (code 0) if there is no such `k` or black is stalemated;
+//! - illegal positions (two men on a square, or the side not to move in check) have code 63,
+//!   `t99 = 1` (wtm) and `t100 = 0` (btm);
+//! - a legal position's bitbase bit is set iff its value code is not 0;
+//! - all 8 symmetric images of a position hold the same value.
+//!
+//! A slot whose position is the image of a smaller slot (the black king on the a1-h8 diagonal
+//! stores both a position and its transpose) is checked against that slot instead of being
+//! derived again; since every value is then locally consistent with its successors, it is the
+//! exact fixpoint of the definitions above (every win bottoms out in a capture or a mate).
+
+use crate::attacks::Role;
+use crate::format::{table_path, TableFile, CODE_ILLEGAL, CODE_NONE};
+use crate::index::Layout;
+use crate::material::{Color, Material};
+use crate::position::{Move, Piece, Position};
+use crate::square::{square_name, triangle_code, Square, Symmetry, TRIANGLE};
+use anyhow::{anyhow, bail, Context};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+/// Largest wtm code the run's chains can hold (distance 99).
+const WTM_MAX_CODE: u8 = 50;
+/// Largest btm code (distance 100).
+const BTM_MAX_CODE: u8 = 51;
+/// Slots a worker takes at a time.
+const BATCH: u64 = 1 << 12;
+/// Non-king pieces of the largest supported material.
+const MAX_PIECES: usize = crate::material::MAX_MEN - 2;
+
+/// What was checked on one side to move of a run.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SideReport {
+    /// Illegal or broken positions (code 63).
+    pub illegal: u64,
+    /// Legal positions won for white (wtm) or lost for black (btm).
+    pub won: u64,
+    /// Legal positions not won for white.
+    pub not_won: u64,
+    /// Legal slots whose value was re-derived from the successors.
+    pub derived: u64,
+    /// Legal slots holding a symmetric image of a smaller slot, checked against it.
+    pub by_symmetry: u64,
+    /// Black checkmated (btm, distance 0).
+    pub mates: u64,
+    /// Black stalemated (btm).
+    pub stalemates: u64,
+    /// Longest stored distance in plies, if any position is won.
+    pub longest: Option<u8>,
+}
+
+impl SideReport {
+    fn add(&mut self, o: &SideReport) {
+        self.illegal += o.illegal;
+        self.won += o.won;
+        self.not_won += o.not_won;
+        self.derived += o.derived;
+        self.by_symmetry += o.by_symmetry;
+        self.mates += o.mates;
+        self.stalemates += o.stalemates;
+        self.longest = self.longest.max(o.longest);
+    }
+
+    /// Slots checked (every stored slot of the side).
+    pub fn slots(&self) -> u64 {
+        self.illegal + self.won + self.not_won
+    }
+}
+
+/// The result of verifying one run's table.
+#[derive(Clone, Debug)]
+pub struct VerifyReport {
+    pub material: Material,
+    pub path: PathBuf,
+    /// Stored positions per side to move.
+    pub n_slots: u64,
+    /// The header's last step.
+    pub last_step: u8,
+    pub wtm: SideReport,
+    pub btm: SideReport,
+    /// Sub-endgame runs probed by captures (bare white kings excluded).
+    pub sub_runs: Vec<Material>,
+    pub secs: f64,
+}
+
+/// A sub-endgame's file, or `None` when white is left with a bare king (no wins).
+type SubTable = Option<TableFile>;
+
+/// One side's men in layout order, plus the kings.
+#[derive(Clone, Copy, Debug)]
+struct Men {
+    wk: Square,
+    bk: Square,
+    n: usize,
+    sq: [Square; MAX_PIECES],
+}
+
+impl Men {
+    fn pieces(&self) -> &[Square] {
+        &self.sq[..self.n]
+    }
+
+    /// The men after a non-capture move `from -> to`.
+    fn moved(&self, from: Square, to: Square) -> Men {
+        let mut m = *self;
+        if m.wk == from {
+            m.wk = to;
+        } else if m.bk == from {
+            m.bk = to;
+        } else {
+            let i = m.pieces().iter().position(|&s| s == from).expect("moving man");
+            m.sq[i] = to;
+        }
+        m
+    }
+
+    /// The men after a capture `from -> to`, with the captured piece (layout index `j`) removed.
+    fn captured(&self, from: Square, to: Square, j: usize) -> Men {
+        let mut m = *self;
+        m.sq.copy_within(j + 1..m.n, j);
+        m.n -= 1;
+        m.moved(from, to)
+    }
+}
+
+/// Storage slot of the canonical image of a position (black king anywhere).
+fn canonical_slot(layout: &Layout, men: &Men) -> u64 {
+    let sym = Symmetry::to_triangle(men.bk);
+    image_slot(layout, men, sym)
+}
+
+/// Storage slot of `sym`'s image of a position whose image has the black king in the triangle.
+fn image_slot(layout: &Layout, men: &Men, sym: Symmetry) -> u64 {
+    let code = triangle_code(sym.apply(men.bk)).expect("black king mapped into the triangle");
+    let mut mapped = [0; MAX_PIECES];
+    for (m, &s) in mapped.iter_mut().zip(men.pieces()) {
+        *m = sym.apply(s);
+    }
+    let idx = layout.index(code, &mapped[..men.n], sym.apply(men.wk));
+    layout.slot(idx).expect("triangle code is stored")
+}
+
+fn bit(file: &TableFile, stm: Color, slot: u64) -> bool {
+    (file.bitbase_word(stm, (slot >> 6) as usize) >> (slot & 63)) & 1 != 0
+}
+
+/// A FEN of men (possibly overlapping: the later man is shown, the overlap named).
+fn describe_men(layout: &Layout, men: &Men, stm: Color) -> String {
+    let mut board: [Option<char>; 64] = [None; 64];
+    let mut overlaps = Vec::new();
+    let mut put = |sq: Square, color: Color, role: Role| {
+        let c = role.letter();
+        let c = if color == Color::White { c } else { c.to_ascii_lowercase() };
+        if board[sq as usize].is_some() {
+            overlaps.push(square_name(sq));
+        }
+        board[sq as usize] = Some(c);
+    };
+    put(men.wk, Color::White, Role::King);
+    put(men.bk, Color::Black, Role::King);
+    for (p, &sq) in layout.pieces.iter().zip(men.pieces()) {
+        put(sq, p.color, p.role);
+    }
+    let mut s = String::new();
+    for rank in (0..8).rev() {
+        let mut empty = 0;
+        for file in 0..8 {
+            match board[rank * 8 + file] {
+                None => empty += 1,
+                Some(c) => {
+                    if empty > 0 {
+                        s.push_str(&empty.to_string());
+                        empty = 0;
+                    }
+                    s.push(c);
+                }
+            }
+        }
+        if empty > 0 {
+            s.push_str(&empty.to_string());
+        }
+        if rank > 0 {
+            s.push('/');
+        }
+    }
+    s.push_str(if stm == Color::White { " w - - 0 1" } else { " b - - 0 1" });
+    if !overlaps.is_empty() {
+        s.push_str(&format!(" (two men on {})", overlaps.join(", ")));
+    }
+    s
+}
+
+/// Human reading of a value code.
+fn describe_code(stm: Color, code: u8) -> String {
+    match (stm, code) {
+        (_, CODE_NONE) => "code 0 (not won)".to_string(),
+        (_, CODE_ILLEGAL) => "code 63 (illegal)".to_string(),
+        (Color::White, c) if c <= WTM_MAX_CODE => format!("code {c} (white wins in {} plies)", 2 * c - 1),
+        (Color::Black, c) if c <= BTM_MAX_CODE => format!("code {c} (black loses in {} plies)", 2 * (c - 1)),
+        (_, c) => format!("code {c} (out of range)"),
+    }
+}
+
+fn side_name(stm: Color) -> &'static str {
+    if stm == Color::White {
+        "wtm"
+    } else {
+        "btm"
+    }
+}
+
+/// Everything the workers of one run read.
+struct Ctx<'a> {
+    material: &'a Material,
+    layout: Layout,
+    file: &'a TableFile,
+    /// Sub-table after the capture of the piece of layout index `j` (indexed by `j`); `None`
+    /// when white is left with a bare king.
+    subs: Vec<Option<(Layout, &'a TableFile)>>,
+}
+
+impl Ctx<'_> {
+    fn men_of_slot(&self, slot: u64) -> Men {
+        let (code, pieces, wk) = self.layout.decode(self.layout.index_of_slot(slot));
+        let mut sq = [0; MAX_PIECES];
+        sq[..pieces.len()].copy_from_slice(&pieces);
+        Men { wk, bk: TRIANGLE[code as usize], n: pieces.len(), sq }
+    }
+
+    fn position(&self, men: &Men, stm: Color) -> Option<Position> {
+        let mut list = vec![
+            (men.wk, Piece { color: Color::White, role: Role::King }),
+            (men.bk, Piece { color: Color::Black, role: Role::King }),
+        ];
+        for (p, &sq) in self.layout.pieces.iter().zip(men.pieces()) {
+            list.push((sq, Piece { color: p.color, role: p.role }));
+        }
+        Position::from_men(&list, stm).ok()
+    }
+
+    /// Checks one slot; `Err` names the wrong position.
+    fn check_slot(&self, stm: Color, slot: u64, rep: &mut SideReport) -> anyhow::Result<()> {
+        let men = self.men_of_slot(slot);
+        let stored = self.file.value_code(stm, slot);
+        let stored_bit = bit(self.file, stm, slot);
+        let here =
+            || format!("{} {} slot {slot}: {}", self.material, side_name(stm), describe_men(&self.layout, &men, stm));
+        let Some(pos) = self.position(&men, stm) else {
+            if stored != CODE_ILLEGAL {
+                bail!("{}: illegal position stored as {}, expected code 63", here(), describe_code(stm, stored));
+            }
+            let want_bit = stm == Color::White;
+            if stored_bit != want_bit {
+                bail!("{}: illegal position has bitbase bit {}, expected {}", here(), stored_bit as u8, want_bit as u8);
+            }
+            rep.illegal += 1;
+            return Ok(());
+        };
+        let fen = || format!("{} {} slot {slot}: {}", self.material, side_name(stm), pos.fen());
+        // Every symmetric image holds the same value.
+        let mut representative = slot;
+        for sym in Symmetry::all() {
+            let img = Men {
+                wk: sym.apply(men.wk),
+                bk: sym.apply(men.bk),
+                n: men.n,
+                sq: std::array::from_fn(|i| sym.apply(men.sq[i])),
+            };
+            let other = canonical_slot(&self.layout, &img);
+            representative = representative.min(other);
+            if other != slot {
+                let code = self.file.value_code(stm, other);
+                if code != stored {
+                    bail!(
+                        "{}: stored {}, but its symmetric image (under {sym:?}) at slot {other}, {}, holds {}",
+                        fen(),
+                        describe_code(stm, stored),
+                        describe_men(&self.layout, &self.men_of_slot(other), stm),
+                        describe_code(stm, code)
+                    );
+                }
+            }
+        }
+        if representative == slot {
+            let (expected, via) = match stm {
+                Color::White => self.derive_wtm(&pos, &men),
+                Color::Black => self.derive_btm(&pos, &men, rep),
+            };
+            if expected != stored {
+                let why = match via {
+                    Some(mv) => format!(" (decided by {mv}, leading to {})", pos.play(mv).fen()),
+                    None => String::new(),
+                };
+                bail!(
+                    "{}: stored {}, expected {}{why}",
+                    fen(),
+                    describe_code(stm, stored),
+                    describe_code(stm, expected)
+                );
+            }
+            rep.derived += 1;
+        } else {
+            rep.by_symmetry += 1;
+        }
+        if stored_bit != (stored != CODE_NONE) {
+            bail!(
+                "{}: value {} but bitbase ({}) bit {}",
+                fen(),
+                describe_code(stm, stored),
+                if stm == Color::White { "t99" } else { "t100" },
+                stored_bit as u8
+            );
+        }
+        if stored == CODE_NONE {
+            rep.not_won += 1;
+        } else {
+            rep.won += 1;
+            let d = if stm == Color::White { 2 * stored - 1 } else { 2 * (stored - 1) };
+            rep.longest = rep.longest.max(Some(d));
+        }
+        Ok(())
+    }
+
+    /// Layout index of the piece on `sq`.
+    fn piece_at(&self, men: &Men, sq: Square) -> usize {
+        men.pieces().iter().position(|&s| s == sq).expect("captured man")
+    }
+
+    /// The expected wtm code of a legal position, and the move that decides it.
+    fn derive_wtm(&self, pos: &Position, men: &Men) -> (u8, Option<Move>) {
+        let mut best = (CODE_NONE, None);
+        for mv in pos.legal_moves() {
+            if mv.capture {
+                let j = self.piece_at(men, mv.to);
+                let child = men.captured(mv.from, mv.to, j);
+                let (sub_layout, sub) = self.subs[j].as_ref().expect("white keeps its pieces when it captures");
+                if bit(sub, Color::Black, canonical_slot(sub_layout, &child)) {
+                    return (1, Some(mv));
+                }
+            } else {
+                let child = men.moved(mv.from, mv.to);
+                let c = self.file.value_code(Color::Black, canonical_slot(&self.layout, &child));
+                // btm code c = distance 2(c-1), so the move wins in 2c-1 plies: wtm code c.
+                if (1..=WTM_MAX_CODE).contains(&c) && (best.0 == CODE_NONE || c < best.0) {
+                    best = (c, Some(mv));
+                }
+            }
+        }
+        best
+    }
+
+    /// The expected btm code of a legal position, and the move that decides it.
+    fn derive_btm(&self, pos: &Position, men: &Men, rep: &mut SideReport) -> (u8, Option<Move>) {
+        let moves = pos.legal_moves();
+        if moves.is_empty() {
+            return if pos.in_check(Color::Black) {
+                rep.mates += 1;
+                (1, None)
+            } else {
+                rep.stalemates += 1;
+                (CODE_NONE, None)
+            };
+        }
+        let mut worst = (1u8, None);
+        for mv in moves {
+            if mv.capture {
+                let j = self.piece_at(men, mv.to);
+                let child = men.captured(mv.from, mv.to, j);
+                match &self.subs[j] {
+                    Some((sub_layout, sub)) if bit(sub, Color::White, canonical_slot(sub_layout, &child)) => {}
+                    _ => return (CODE_NONE, Some(mv)),
+                }
+            } else {
+                let child = men.moved(mv.from, mv.to);
+                let c = self.file.value_code(Color::White, canonical_slot(&self.layout, &child));
+                if !(1..=WTM_MAX_CODE).contains(&c) {
+                    return (CODE_NONE, Some(mv));
+                }
+                if c > worst.0 || worst.1.is_none() {
+                    worst = (worst.0.max(c), Some(mv));
+                }
+            }
+        }
+        // Every move wins for white within 2*worst - 1 plies: black loses in 2*worst, code worst + 1.
+        (worst.0 + 1, worst.1)
+    }
+}
+
+/// Opens a table file and checks its header, length and section checksums.
+fn open_checked(path: &Path, material: &Material) -> anyhow::Result<TableFile> {
+    let file = TableFile::open(path)?;
+    file.verify()?;
+    if &file.header.material != material {
+        bail!("{}: holds {}, expected {material}", path.display(), file.header.material);
+    }
+    Ok(file)
+}
+
+/// Runs `check` over every slot of one side with `threads` workers; returns the merged counts
+/// or the error of the smallest wrong slot.
+fn verify_side(
+    ctx: &Ctx,
+    stm: Color,
+    threads: usize,
+    done_before: u64,
+    total: u64,
+    progress: &mut impl FnMut(u64, u64),
+) -> anyhow::Result<SideReport> {
+    let n = ctx.layout.n_slots;
+    let next = AtomicU64::new(0);
+    let done = AtomicU64::new(0);
+    let first_bad = AtomicU64::new(u64::MAX);
+    let failed: Mutex<Option<(u64, anyhow::Error)>> = Mutex::new(None);
+    let merged = Mutex::new(SideReport::default());
+    let stop = AtomicBool::new(false);
+    std::thread::scope(|s| {
+        let workers: Vec<_> = (0..threads)
+            .map(|_| {
+                s.spawn(|| {
+                    let mut rep = SideReport::default();
+                    loop {
+                        let start = next.fetch_add(BATCH, Ordering::Relaxed);
+                        if start >= n || start > first_bad.load(Ordering::Relaxed) {
+                            break;
+                        }
+                        for slot in start..(start + BATCH).min(n) {
+                            if let Err(e) = ctx.check_slot(stm, slot, &mut rep) {
+                                first_bad.fetch_min(slot, Ordering::Relaxed);
+                                let mut f = failed.lock().unwrap();
+                                if f.as_ref().is_none_or(|(s, _)| slot < *s) {
+                                    *f = Some((slot, e));
+                                }
+                                break;
+                            }
+                        }
+                        done.fetch_add((start + BATCH).min(n) - start, Ordering::Relaxed);
+                    }
+                    merged.lock().unwrap().add(&rep);
+                })
+            })
+            .collect();
+        while !workers.iter().all(|w| w.is_finished()) {
+            progress(done_before + done.load(Ordering::Relaxed), total);
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        for w in workers {
+            if w.join().is_err() {
+                stop.store(true, Ordering::Relaxed);
+            }
+        }
+    });
+    if stop.load(Ordering::Relaxed) {
+        bail!("{} {}: a verifier thread panicked", ctx.material, side_name(stm));
+    }
+    if let Some((_, e)) = failed.into_inner().unwrap() {
+        return Err(e);
+    }
+    progress(done_before + n, total);
+    Ok(merged.into_inner().unwrap())
+}
+
+/// Verifies the table of one white-wins run in `tables_dir` against its successors (the run
+/// itself and the sub-endgames' tables, which must be in the same folder). `threads` workers
+/// (0 = the number of cores); `progress(done, total)` is called now and then with slots
+/// checked so far (both sides to move). Returns the counts, or an error naming the first wrong
+/// position (as a FEN, with its stored and expected values), a damaged or missing file.
+pub fn verify_run(
+    tables_dir: &Path,
+    run: &Material,
+    threads: usize,
+    mut progress: impl FnMut(u64, u64),
+) -> anyhow::Result<VerifyReport> {
+    let t = Instant::now();
+    if run.white_bare() {
+        bail!("{run}: white has a bare king, the run has no table");
+    }
+    let threads = if threads == 0 { std::thread::available_parallelism().map_or(1, |n| n.get()) } else { threads };
+    let path = table_path(tables_dir, run);
+    let file = open_checked(&path, run).with_context(|| format!("verifying {run}"))?;
+    let layout = Layout::new(run);
+    // Sub-tables by captured piece (layout order): white captures black pieces, black captures white ones.
+    let mut opened: BTreeMap<Material, SubTable> = BTreeMap::new();
+    let mut sub_of_piece = Vec::new();
+    for p in &layout.pieces {
+        let sub = if p.color == Color::Black { run.without_black(p.role) } else { run.without_white(p.role) };
+        if !opened.contains_key(&sub) {
+            let table = if sub.white_bare() {
+                None
+            } else {
+                let sub_path = table_path(tables_dir, &sub);
+                Some(
+                    open_checked(&sub_path, &sub)
+                        .with_context(|| format!("verifying {run}: sub-endgame {sub} is needed"))?,
+                )
+            };
+            opened.insert(sub.clone(), table);
+        }
+        sub_of_piece.push(sub);
+    }
+    let subs = sub_of_piece.iter().map(|m| opened[m].as_ref().map(|f| (Layout::new(m), f))).collect();
+    let ctx = Ctx { material: run, layout, file: &file, subs };
+    let total = 2 * ctx.layout.n_slots;
+    progress(0, total);
+    let wtm = verify_side(&ctx, Color::White, threads, 0, total, &mut progress)?;
+    let btm = verify_side(&ctx, Color::Black, threads, ctx.layout.n_slots, total, &mut progress)?;
+    let longest = wtm.longest.max(btm.longest).unwrap_or(0);
+    if file.header.last_step != longest {
+        return Err(anyhow!(
+            "{run}: header's last step is {}, but the longest stored distance is {longest}",
+            file.header.last_step
+        ));
+    }
+    Ok(VerifyReport {
+        material: run.clone(),
+        path,
+        n_slots: ctx.layout.n_slots,
+        last_step: file.header.last_step,
+        wtm,
+        btm,
+        sub_runs: opened.into_iter().filter(|(_, t)| t.is_some()).map(|(m, _)| m).collect(),
+        secs: t.elapsed().as_secs_f64(),
+    })
+}
+
+/// Verifies both runs of a signature (`Material::runs_of_signature`: one for a symmetric
+/// signature, none for a bare white king). `progress(run, done, total)` as in [`verify_run`].
+pub fn verify_signature(
+    tables_dir: &Path,
+    signature: &Material,
+    threads: usize,
+    mut progress: impl FnMut(&Material, u64, u64),
+) -> anyhow::Result<Vec<VerifyReport>> {
+    signature
+        .runs_of_signature()
+        .iter()
+        .map(|run| verify_run(tables_dir, run, threads, |d, t| progress(run, d, t)))
+        .collect()
+}
