@@ -245,14 +245,13 @@ impl Ctx<'_> {
     }
 
     fn position(&self, men: &Men, stm: Color) -> Option<Position> {
-        let mut list = vec![
-            (men.wk, Piece { color: Color::White, role: Role::King }),
-            (men.bk, Piece { color: Color::Black, role: Role::King }),
-        ];
-        for (p, &sq) in self.layout.pieces.iter().zip(men.pieces()) {
-            list.push((sq, Piece { color: p.color, role: p.role }));
+        let king = |color| Piece { color, role: Role::King };
+        let mut list = [(men.wk, king(Color::White)); MAX_PIECES + 2];
+        list[1] = (men.bk, king(Color::Black));
+        for (i, (p, &sq)) in self.layout.pieces.iter().zip(men.pieces()).enumerate() {
+            list[2 + i] = (sq, Piece { color: p.color, role: p.role });
         }
-        Position::from_men(&list, stm).ok()
+        Position::from_men(&list[..2 + men.n], stm).ok()
     }
 
     /// Checks one slot; `Err` names the wrong position.
