@@ -26,6 +26,7 @@ pub mod plan;
 pub mod position;
 pub mod probe;
 pub mod progress;
+pub mod repair;
 pub mod solve;
 pub mod square;
 pub mod stats;

@@ -78,6 +78,11 @@ enum Command {
 const DEFAULT_SIGNATURE: &str = "KQvKR";
 
 fn main() {
+    // A file-size limit then makes writes fail with an error instead of killing us.
+    // SAFETY: setting a signal disposition to SIG_IGN has no preconditions.
+    unsafe {
+        libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
+    }
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Gen { signatures, out, threads, mem, work, block } => {

@@ -63,6 +63,8 @@ fn in_order<R: Send>(
     }
     let (tx, rx) = crossbeam::channel::bounded::<(usize, anyhow::Result<R>)>(window);
     crossbeam::scope(|s| -> anyhow::Result<()> {
+        // Owned here: an early error return drops them, which unblocks the workers.
+        let (rx, tickets_tx) = (rx, tickets_tx);
         for _ in 0..threads.max(1) {
             let (tx, tickets_rx, next, work) = (tx.clone(), tickets_rx.clone(), &next, &work);
             s.spawn(move |_| {

@@ -97,7 +97,13 @@ impl PassSpec {
 
 /// Computes one chunk of pass `k` from its chunk-local inputs: the init tables, or the
 /// words that the side to move reaches (white: OR over moves; black: AND over moves).
-fn compute(ctx: &RunContext, k: i32, frame: &Frame, words: usize, mut inputs: Vec<Vec<u64>>) -> Vec<Vec<u64>> {
+pub fn compute_chunk(
+    ctx: &RunContext,
+    k: i32,
+    frame: &Frame,
+    words: usize,
+    mut inputs: Vec<Vec<u64>>,
+) -> Vec<Vec<u64>> {
     match k {
         -1 => {
             let mut illegal = vec![!0u64; words];
@@ -139,6 +145,21 @@ fn combine(k: i32, out: u64, old: u64, extra: u64) -> (u64, u64) {
         _ => out & extra,
     };
     (old | reached, reached & !old)
+}
+
+/// For tests: `TBSTREAM_STOP_AFTER_CHUNKS=n` makes the process stop with an error after
+/// writing `n` chunks, leaving the work folder exactly as a kill at that moment would.
+fn test_stop_hook() -> anyhow::Result<()> {
+    use std::sync::atomic::{AtomicI64, Ordering};
+    static LEFT: AtomicI64 = AtomicI64::new(i64::MIN);
+    if LEFT.load(Ordering::Relaxed) == i64::MIN {
+        let n = std::env::var("TBSTREAM_STOP_AFTER_CHUNKS").ok().and_then(|v| v.parse().ok()).unwrap_or(-1);
+        LEFT.store(n, Ordering::Relaxed);
+    }
+    if LEFT.load(Ordering::Relaxed) >= 0 && LEFT.fetch_sub(1, Ordering::Relaxed) == 1 {
+        anyhow::bail!("stopped on purpose (TBSTREAM_STOP_AFTER_CHUNKS)");
+    }
+    Ok(())
 }
 
 /// Result of one pass.
@@ -257,6 +278,8 @@ pub fn run_pass(ctx: &RunContext, spec: &PassSpec) -> anyhow::Result<PassResult>
     let (job_tx, job_rx) = crossbeam::channel::bounded::<(usize, anyhow::Result<Vec<Vec<u64>>>)>(0);
     let (res_tx, res_rx) = crossbeam::channel::bounded::<(usize, Vec<Vec<u64>>)>(0);
     let outcome = crossbeam::scope(|s| -> anyhow::Result<()> {
+        // Owned here: an early error return drops the receivers, which unblocks the threads.
+        let res_rx = res_rx;
         // Prefetching reader: the next chunk's inputs are read while workers compute.
         s.spawn(|_| {
             for &i in &todo {
@@ -276,6 +299,7 @@ pub fn run_pass(ctx: &RunContext, spec: &PassSpec) -> anyhow::Result<PassResult>
             drop(job_tx);
         });
         let (err_tx, err_rx) = crossbeam::channel::bounded::<anyhow::Error>(1);
+        let job_rx = job_rx;
         for _ in 0..threads {
             let (job_rx, res_tx, err_tx) = (job_rx.clone(), res_tx.clone(), err_tx.clone());
             s.spawn(move |_| {
@@ -288,7 +312,7 @@ pub fn run_pass(ctx: &RunContext, spec: &PassSpec) -> anyhow::Result<PassResult>
                         }
                     };
                     let frame = Frame::new(&ctx.layout, &chunks.scheme, chunks.list[i].key);
-                    let out = compute(ctx, spec.id, &frame, words, bufs);
+                    let out = compute_chunk(ctx, spec.id, &frame, words, bufs);
                     if res_tx.send((i, out)).is_err() {
                         break;
                     }
@@ -361,6 +385,7 @@ pub fn run_pass(ctx: &RunContext, spec: &PassSpec) -> anyhow::Result<PassResult>
             let streams_len = streams.pos() - first_stream;
             let record = deltalog::encode(i as u32, new_count, &entries, (first_stream, streams_len, hasher.digest()));
             log.append(&record)?;
+            test_stop_hook()?;
             result.new += new_count;
             let chunk_bytes = ch.blocks.iter().map(|b| b.words as u64 * 8).sum::<u64>();
             result.bytes_read += chunk_bytes * inputs.len() as u64;
@@ -465,16 +490,22 @@ pub fn solve_run(
     // The sub-endgames held in RAM come out of the budget.
     let chunk_budget = Budget { mem: budget.mem.saturating_sub(caps_bytes), ..*budget };
     let chosen = Plan::choose(&layout, &chunk_budget)?;
-    let mut manifest: RunManifest = match job::load(&manifest_path)? {
-        Some(m) => {
-            let m: RunManifest = m;
-            anyhow::ensure!(
-                m.run == material.to_string(),
-                "{} belongs to run {}, not {material}",
-                manifest_path.display(),
-                m.run
-            );
-            if m.block_bits != chosen.block_bits {
+    let chosen_bits = chosen.block_bits;
+    let fresh = |progress: &Progress, block_bits: u32| -> anyhow::Result<RunManifest> {
+        let m = RunManifest { format: MANIFEST_FORMAT, run: material.to_string(), block_bits, passes: Vec::new() };
+        job::save(&manifest_path, &m)?;
+        progress.log(&format!("{material}: starting in {}", work_dir.display()));
+        Ok(m)
+    };
+    let restart = |why: String, block_bits: u32| -> anyhow::Result<RunManifest> {
+        progress.log(&format!("{material}: {why}; restarting this run"));
+        std::fs::remove_dir_all(work_dir).with_context(|| format!("removing {}", work_dir.display()))?;
+        std::fs::create_dir_all(work_dir).with_context(|| format!("creating {}", work_dir.display()))?;
+        fresh(progress, block_bits)
+    };
+    let mut manifest: RunManifest = match job::load::<RunManifest>(&manifest_path) {
+        Ok(Some(m)) if m.run == material.to_string() => {
+            if m.block_bits != chosen_bits {
                 progress.log(&format!(
                     "{material}: keeping the interrupted run's blocks of {} positions",
                     1u64 << m.block_bits
@@ -482,16 +513,9 @@ pub fn solve_run(
             }
             m
         }
-        None => {
-            let m = RunManifest {
-                format: MANIFEST_FORMAT,
-                run: material.to_string(),
-                block_bits: chosen.block_bits,
-                passes: Vec::new(),
-            };
-            job::save(&manifest_path, &m)?;
-            m
-        }
+        Ok(Some(m)) => restart(format!("{} belongs to run {}", manifest_path.display(), m.run), chosen_bits)?,
+        Ok(None) => fresh(progress, chosen_bits)?,
+        Err(e) => restart(format!("{e:#}"), chosen_bits)?,
     };
     let plan = if manifest.block_bits == chosen.block_bits { chosen } else { Plan::new(&layout, manifest.block_bits) };
     let ctx = RunContext {
@@ -503,6 +527,16 @@ pub fn solve_run(
         io_bytes: budget.block_bytes as usize,
         progress,
     };
+    if !manifest.passes.is_empty() {
+        progress.log(&format!("{material}: resuming after {} finished passes; checking them", manifest.passes.len()));
+        match crate::repair::check_and_repair(&ctx, &manifest) {
+            Ok(0) => {}
+            Ok(n) => progress.log(&format!("{material}: rebuilt {n} damaged blocks")),
+            Err(e) => {
+                manifest = restart(format!("{e:#}"), ctx.plan.block_bits)?;
+            }
+        }
+    }
     while !chains_complete(&manifest.passes) {
         let k = manifest.passes.len() as i32 - 1;
         let spec = PassSpec::of(k);
