@@ -293,6 +293,12 @@ impl ChunkScheme {
     /// The scheme for passes where `mover` moves, with storage blocks of `2^block_bits`
     /// positions (`6 <= block_bits <= total_bits - 7`).
     pub fn new(layout: &Layout, mover: Color, block_bits: u32) -> ChunkScheme {
+        ChunkScheme::with_fixed_limit(layout, mover, block_bits, usize::MAX)
+    }
+
+    /// Like [`ChunkScheme::new`], but fixing at most the top `limit` bits (fewer, larger
+    /// chunks; any limit gives the same tables).
+    pub fn with_fixed_limit(layout: &Layout, mover: Color, block_bits: u32, limit: usize) -> ChunkScheme {
         assert!(block_bits >= 6 && block_bits <= layout.total_bits - PREFIX_BITS, "block bits out of range");
         let mut fixed_bits = Vec::new();
         if mover != Color::Black {
@@ -303,6 +309,7 @@ impl ChunkScheme {
         }
         fixed_bits.retain(|&b| b >= block_bits);
         fixed_bits.sort_unstable_by(|a, b| b.cmp(a));
+        fixed_bits.truncate(limit);
         let fixed_mask = fixed_bits.iter().fold(0, |m, &b| m | (1u64 << b));
         ChunkScheme { mover, fixed_bits, fixed_mask, block_bits, total_bits: layout.total_bits }
     }

@@ -37,7 +37,9 @@ pub struct Chunks {
 
 impl Chunks {
     pub fn new(layout: &Layout, mover: Color, block_bits: u32) -> Chunks {
-        let scheme = ChunkScheme::new(layout, mover, block_bits);
+        // Tuning and testing knob: fix fewer bits, i.e. use fewer and larger chunks.
+        let limit = std::env::var("TBSTREAM_MAX_FIXED_BITS").ok().and_then(|v| v.parse().ok()).unwrap_or(usize::MAX);
+        let scheme = ChunkScheme::with_fixed_limit(layout, mover, block_bits, limit);
         let list: Vec<Chunk> = (0..scheme.n_keys())
             .map(|key| Chunk { key, blocks: scheme.blocks(layout, key) })
             .filter(|c| !c.blocks.is_empty())

@@ -1,0 +1,236 @@
+//! Out-of-core behaviour of `tbstream gen`: the output does not depend on the chunking,
+//! a killed job resumes to byte-identical output, damage in any kind of file is reported
+//! and recomputed, and a full disk is a clear error that a later run recovers from.
+
+mod common;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+fn bin() -> &'static str {
+    env!("CARGO_BIN_EXE_tbstream")
+}
+
+fn gen(out: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
+    let mut cmd = Command::new(bin());
+    cmd.arg("gen").args(args).arg("--out").arg(out);
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let o = cmd.output().expect("run tbstream");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!err.contains("panicked"), "panic: {err}");
+    o
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// The `.tbs` files of a folder, sorted.
+fn tables(dir: &Path) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "tbs"))
+        .collect();
+    v.sort();
+    v
+}
+
+fn assert_same_tables(a: &Path, b: &Path) {
+    let (ta, tb) = (tables(a), tables(b));
+    assert_eq!(
+        ta.iter().map(|p| p.file_name()).collect::<Vec<_>>(),
+        tb.iter().map(|p| p.file_name()).collect::<Vec<_>>()
+    );
+    assert!(!ta.is_empty());
+    for (x, y) in ta.iter().zip(&tb) {
+        assert!(std::fs::read(x).unwrap() == std::fs::read(y).unwrap(), "{} and {} differ", x.display(), y.display());
+    }
+}
+
+/// A reference build of KQvKR (with KQvK, KRvK, KRvKQ), made once.
+fn reference() -> &'static Path {
+    static DIR: std::sync::OnceLock<tempfile::TempDir> = std::sync::OnceLock::new();
+    DIR.get_or_init(|| {
+        let d = tempfile::tempdir().unwrap();
+        assert!(gen(d.path(), &["KQvKR"], &[]).status.success());
+        d
+    })
+    .path()
+}
+
+/// A fresh folder holding the finished 3-men sub-endgames of KQvKR.
+fn with_subs() -> tempfile::TempDir {
+    let d = tempfile::tempdir().unwrap();
+    for f in ["KQvK.tbs", "KRvK.tbs"] {
+        std::fs::copy(reference().join(f), d.path().join(f)).unwrap();
+    }
+    d
+}
+
+#[test]
+fn output_does_not_depend_on_chunks_memory_or_threads() {
+    let sigs: Vec<&str> = common::SMALL.to_vec();
+    let many = tempfile::tempdir().unwrap();
+    let one = tempfile::tempdir().unwrap();
+    // Default plan: as many chunks as the index allows (10 white, 8 black for 4 men).
+    let o = gen(many.path(), &[&sigs[..], &["--mem", "4GiB", "--threads", "2"]].concat(), &[]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stderr(&o).contains("KQvKR: built") && stderr(&o).contains("10 white / 8 black chunks"), "{}", stderr(&o));
+    // One chunk per side, one thread, a small budget.
+    let o = gen(
+        one.path(),
+        &[&sigs[..], &["--mem", "3MiB", "--threads", "1"]].concat(),
+        &[("TBSTREAM_MAX_FIXED_BITS", "0")],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stderr(&o).contains("1 white / 1 black chunks"), "{}", stderr(&o));
+    assert_same_tables(many.path(), one.path());
+    assert_eq!(tables(one.path()).len(), 30, "every run of the 3- and 4-men closure");
+}
+
+#[test]
+fn a_budget_too_small_is_a_clear_error() {
+    let d = with_subs();
+    let o = gen(d.path(), &["KQvKR", "--mem", "64KiB"], &[]);
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("RAM budget too small for KQvKR"), "{}", stderr(&o));
+    let o = gen(d.path(), &["KQvKR", "--block", "3MiB"], &[]);
+    assert!(!o.status.success() && stderr(&o).contains("--block"), "{}", stderr(&o));
+}
+
+#[test]
+fn killed_runs_resume_to_identical_output() {
+    let d = with_subs();
+    let mut interrupted = 0;
+    let mut resumed = 0;
+    // Kill moments spread over a run (a full KQvKR run takes about a second here); keep
+    // killing, a little later each time, until a run gets to the end.
+    for attempt in 0..60u64 {
+        let mut child = Command::new(bin())
+            .args(["gen", "KQvKR", "--mem", "4MiB", "--out"])
+            .arg(d.path())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let start = Instant::now();
+        let delay = Duration::from_millis(30 + 37 * (attempt % 8) + 11 * attempt);
+        while start.elapsed() < delay && child.try_wait().unwrap().is_none() {
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        if child.try_wait().unwrap().is_none() {
+            child.kill().unwrap(); // SIGKILL
+            interrupted += 1;
+        }
+        let out = child.wait_with_output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!err.contains("panicked"), "{err}");
+        if err.contains("resuming after") {
+            resumed += 1;
+        }
+        if d.path().join("KRvKQ.tbs").exists() && interrupted >= 5 {
+            break;
+        }
+    }
+    let o = gen(d.path(), &["KQvKR", "--mem", "4MiB"], &[]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    println!("{interrupted} kills, {resumed} resumed runs");
+    assert!(interrupted >= 5, "only {interrupted} runs were killed mid-way");
+    assert!(resumed >= 3, "only {resumed} runs resumed an interrupted pass");
+    assert!(!d.path().join(".work").exists(), "work folder left behind");
+    assert_same_tables(d.path(), reference());
+}
+
+/// Stops a run at a chunk boundary of pass 32 of KQvKR and returns its folder.
+fn interrupted_run() -> tempfile::TempDir {
+    let d = with_subs();
+    let o = gen(d.path(), &["KQvKR"], &[("TBSTREAM_STOP_AFTER_CHUNKS", "300")]);
+    assert!(!o.status.success() && stderr(&o).contains("stopped on purpose"), "{}", stderr(&o));
+    d
+}
+
+fn flip_byte(path: &Path, at: u64) {
+    use std::os::unix::fs::FileExt;
+    let f = std::fs::OpenOptions::new().read(true).write(true).open(path).unwrap();
+    let mut b = [0u8];
+    f.read_exact_at(&mut b, at).unwrap();
+    b[0] ^= 0x5a;
+    f.write_all_at(&b, at).unwrap();
+}
+
+#[test]
+fn damaged_files_are_reported_and_recomputed() {
+    // (file to damage, text the resume must report)
+    let cases = [
+        ("t031.bits", "t031.bits: checksum mismatch in block"),
+        ("pass-032.log", "pass-032.log: checksum mismatch in record"),
+        ("pass-010.log", "pass-010.log: checksum mismatch in record"),
+        ("pass-011.streams", "pass-011.streams: checksum mismatch in the streams"),
+        ("run.json", "run.json: manifest is damaged"),
+        ("t030.sums", "rebuilding damaged"),
+    ];
+    for (file, message) in cases {
+        let d = interrupted_run();
+        let path = d.path().join(".work/KQvKR").join(file);
+        let len = std::fs::metadata(&path).unwrap().len();
+        flip_byte(&path, len / 2);
+        let o = gen(d.path(), &["KQvKR"], &[]);
+        assert!(o.status.success(), "{file}: {}", stderr(&o));
+        assert!(stderr(&o).contains(message), "{file}: expected '{message}' in:\n{}", stderr(&o));
+        assert_same_tables(d.path(), reference());
+    }
+}
+
+#[test]
+fn damaged_final_tables_are_reported_by_probe_and_rebuilt_by_gen() {
+    let d = with_subs();
+    assert!(gen(d.path(), &["KQvKR"], &[]).status.success());
+    let table = d.path().join("KQvKR.tbs");
+    flip_byte(&table, std::fs::metadata(&table).unwrap().len() - 100);
+    let o = Command::new(bin())
+        .args(["probe", "--tables"])
+        .arg(d.path())
+        .arg("8/8/8/8/8/2k5/8/KQ4r1 w - - 0 1")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success() && err.contains("KQvKR.tbs") && err.contains("checksum mismatch at offset"), "{err}");
+    let o = gen(d.path(), &["KQvKR"], &[]);
+    assert!(
+        o.status.success() && stderr(&o).contains("KQvKR: existing table is damaged, rebuilding"),
+        "{}",
+        stderr(&o)
+    );
+    assert_same_tables(d.path(), reference());
+}
+
+#[test]
+fn a_full_disk_is_an_error_and_the_run_resumes_afterwards() {
+    let d = with_subs();
+    // A file-size limit of 1 MiB (ulimit counts 1 KiB blocks) stands in for a full disk.
+    let o = Command::new("sh")
+        .arg("-c")
+        .arg(format!("ulimit -f 1024; exec {} gen KQvKR --out {}", bin(), d.path().display()))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success(), "{err}");
+    assert!(err.contains("error:") && err.contains("File too large"), "{err}");
+    let o = gen(d.path(), &["KQvKR"], &[]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_same_tables(d.path(), reference());
+}
+
+#[test]
+fn another_job_in_the_work_folder_is_refused() {
+    let d = interrupted_run();
+    let o = gen(d.path(), &["KRvKR"], &[]);
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("holds an interrupted job for KQvKR"), "{}", stderr(&o));
+    let s = Command::new(bin()).args(["status", "--work"]).arg(d.path().join(".work")).output().unwrap();
+    let text = String::from_utf8_lossy(&s.stdout);
+    assert!(text.contains("KQvKR: step 32 (black), chunk 2/8"), "{text}");
+}
