@@ -145,6 +145,11 @@ pub fn generate(
         if path.exists() {
             match TableFile::open(&path).and_then(|f| Ok(f.verify()?)) {
                 Ok(()) => {
+                    // A kill between publishing the table and cleaning up leaves this behind.
+                    let stale = work.join(m.to_string());
+                    if stale.exists() {
+                        std::fs::remove_dir_all(&stale).with_context(|| format!("removing {}", stale.display()))?;
+                    }
                     progress.log(&format!("{m}: already built ({})", path.display()));
                     outcomes.push((m, RunOutcome::Existing(path)));
                     continue;
@@ -179,7 +184,10 @@ pub fn generate(
         ));
         outcomes.push((m, RunOutcome::Built(report)));
     }
-    std::fs::remove_file(&job_path).ok();
+    if job_path.exists() {
+        std::fs::remove_file(&job_path).with_context(|| format!("removing {}", job_path.display()))?;
+    }
+    std::fs::remove_file(job_path.with_extension("tmp")).ok();
     std::fs::remove_dir(&work).ok();
     Ok(outcomes)
 }
