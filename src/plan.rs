@@ -173,16 +173,19 @@ impl Plan {
     /// the budget and stay cache-sized; failing that, the one with the smallest chunks.
     pub fn choose(layout: &Layout, budget: &Budget) -> anyhow::Result<Plan> {
         let max_bits = (budget.block_bytes.max(64) * 8).ilog2().min(layout.total_bits - 7);
+        let min_bits = MIN_BLOCK_BITS.min(max_bits);
+        // A side whose chunks cannot get cache-sized (one piece against many) aims at its
+        // smallest chunks instead.
+        let smallest = Plan::new(layout, min_bits);
+        let target = |c: &Chunks, s: &Chunks| c.buffer_bytes() <= CACHE_BUFFER_BYTES.max(s.buffer_bytes());
         let mut fitting = None;
         let mut least = u64::MAX;
-        for bits in (MIN_BLOCK_BITS.min(max_bits)..=max_bits).rev() {
+        for bits in (min_bits..=max_bits).rev() {
             let plan = Plan::new(layout, bits);
             if plan.fits(budget) {
-                let largest = plan.white.buffer_bytes().max(plan.black.buffer_bytes());
-                if largest <= CACHE_BUFFER_BYTES {
+                if target(&plan.white, &smallest.white) && target(&plan.black, &smallest.black) {
                     return Ok(plan);
                 }
-                // Failing the cache size, the smallest chunks that fit.
                 fitting = Some(plan);
             } else {
                 least = least.min(plan.chunk_mem(&Budget { threads: 1, ..*budget }));
