@@ -1,0 +1,2 @@
+//! Probe-rate benchmarks (filled in by the probe-API work).
+fn main() {}
