@@ -323,6 +323,13 @@ impl TableFile {
         self.section(Section::bitbase(stm)).chunks_exact(8).map(|c| u64::from_le_bytes(c.try_into().unwrap())).collect()
     }
 
+    /// The six bit planes of values of storage word `w` (bit `j` of a code in plane `j`).
+    #[inline]
+    pub fn value_planes(&self, stm: Color, w: usize) -> [u64; 6] {
+        let b = &self.section(Section::values(stm))[w * VALUE_WORD_BYTES as usize..];
+        std::array::from_fn(|j| u64::from_le_bytes(b[8 * j..8 * j + 8].try_into().unwrap()))
+    }
+
     /// The 6-bit value code of a storage slot.
     #[inline]
     pub fn value_code(&self, stm: Color, slot: u64) -> u8 {

@@ -72,7 +72,7 @@ fn deposit(value: u64, positions: &[u32]) -> u64 {
 
 /// Reads the bits at `positions` (most significant first) into a number.
 #[inline]
-fn extract(index: u64, positions: &[u32]) -> u64 {
+pub fn extract(index: u64, positions: &[u32]) -> u64 {
     positions.iter().fold(0, |acc, &p| (acc << 1) | ((index >> p) & 1))
 }
 

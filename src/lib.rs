@@ -23,6 +23,7 @@ pub mod job;
 pub mod material;
 pub mod merge;
 pub mod plan;
+pub mod plot;
 pub mod position;
 pub mod probe;
 pub mod progress;

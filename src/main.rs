@@ -61,6 +61,35 @@ enum Command {
         #[arg(long, default_value = "512KiB")]
         block: String,
     },
+    /// Re-derive every stored value from its successors with an independent move generator.
+    Verify {
+        /// Folder of tables (the sub-endgames' tables must be there too).
+        #[arg(long, default_value = "tables")]
+        tables: PathBuf,
+        /// Endgames such as KQRvKR (both runs of each are checked).
+        #[arg(required = true)]
+        signatures: Vec<String>,
+        /// Worker threads (default: the number of cores).
+        #[arg(long)]
+        threads: Option<usize>,
+    },
+    /// Positions by result and side to move, stalemates, the distance histogram, longest wins.
+    Stats {
+        /// Folder of tables.
+        #[arg(long, default_value = "tables")]
+        tables: PathBuf,
+        /// Endgame such as KQvKR.
+        signature: String,
+        /// Draw the distance histogram to FILE.svg or FILE.png.
+        #[arg(long, value_name = "FILE")]
+        plot: Option<PathBuf>,
+        /// Print one JSON object instead of text.
+        #[arg(long)]
+        json: bool,
+        /// Worker threads (default: the number of cores).
+        #[arg(long)]
+        threads: Option<usize>,
+    },
     /// Probe positions: prints FEN, WDL, DTZ and a best move per line.
     Probe {
         /// Folder of tables.
@@ -92,6 +121,12 @@ fn main() {
         Command::Plan { signatures, out, work, threads, mem, block } => {
             gen_options(out, work, threads, &mem, &block).and_then(|o| run_plan(signatures, o))
         }
+        Command::Verify { tables, signatures, threads } => {
+            thread_count(threads).and_then(|t| run_verify(tables, signatures, t))
+        }
+        Command::Stats { tables, signature, plot, json, threads } => {
+            thread_count(threads).and_then(|t| run_stats(tables, &signature, plot, json, t))
+        }
         Command::Probe { tables, json, fens } => run_probe(tables, json, fens),
     };
     match result {
@@ -111,11 +146,7 @@ fn gen_options(
     mem: &str,
     block: &str,
 ) -> anyhow::Result<GenOptions> {
-    let threads = match threads {
-        Some(0) => anyhow::bail!("--threads must be at least 1"),
-        Some(n) => n,
-        None => std::thread::available_parallelism().map_or(1, |n| n.get()),
-    };
+    let threads = thread_count(threads)?;
     let mem = parse_size(mem).map_err(|e| anyhow::anyhow!("--mem: {e}"))?;
     let block_bytes = parse_size(block).map_err(|e| anyhow::anyhow!("--block: {e}"))?;
     anyhow::ensure!(
@@ -124,6 +155,15 @@ fn gen_options(
     );
     anyhow::ensure!(mem > 0, "--mem must be positive");
     Ok(GenOptions { out, work, budget: Budget { mem, threads, block_bytes } })
+}
+
+/// `--threads`: at least 1; the number of cores by default.
+fn thread_count(threads: Option<usize>) -> anyhow::Result<usize> {
+    match threads {
+        Some(0) => anyhow::bail!("--threads must be at least 1"),
+        Some(n) => Ok(n),
+        None => Ok(std::thread::available_parallelism().map_or(1, |n| n.get())),
+    }
 }
 
 fn parse_materials(signatures: Vec<String>) -> anyhow::Result<Vec<Material>> {
@@ -149,6 +189,73 @@ fn run_plan(signatures: Vec<String>, opts: GenOptions) -> anyhow::Result<i32> {
 fn run_status(work: PathBuf) -> anyhow::Result<i32> {
     for line in tbstream::status::describe(&work)? {
         println!("{line}");
+    }
+    Ok(0)
+}
+
+fn run_verify(tables: PathBuf, signatures: Vec<String>, threads: usize) -> anyhow::Result<i32> {
+    let materials = signatures.iter().map(|s| Material::parse(s)).collect::<Result<Vec<_>, _>>()?;
+    anyhow::ensure!(tables.is_dir(), "table folder {} does not exist", tables.display());
+    let progress = Progress::auto();
+    for m in &materials {
+        let mut current: Option<Material> = None;
+        let reports = tbstream::verify::verify_signature(&tables, m, threads, |run, done, total| {
+            if current.as_ref() != Some(run) {
+                progress.start_positions(format!("verify {run}"), total);
+                current = Some(run.clone());
+            }
+            progress.set(done);
+        });
+        let reports = match reports {
+            Ok(r) => r,
+            Err(e) => {
+                progress.finish("failed");
+                return Err(e);
+            }
+        };
+        progress.finish("ok");
+        for r in reports {
+            println!(
+                "{}: ok, {} positions per side to move checked in {:.1}s (wtm: {} won, {} not won, {} illegal; \
+                 btm: {} lost, {} not lost, {} illegal, {} checkmated, {} stalemated; longest {} plies)",
+                r.material,
+                r.n_slots,
+                r.secs,
+                r.wtm.won,
+                r.wtm.not_won,
+                r.wtm.illegal,
+                r.btm.won,
+                r.btm.not_won,
+                r.btm.illegal,
+                r.btm.mates,
+                r.btm.stalemates,
+                r.last_step
+            );
+        }
+    }
+    Ok(0)
+}
+
+fn run_stats(
+    tables: PathBuf,
+    signature: &str,
+    plot: Option<PathBuf>,
+    json: bool,
+    threads: usize,
+) -> anyhow::Result<i32> {
+    let material = Material::parse(signature)?;
+    anyhow::ensure!(tables.is_dir(), "table folder {} does not exist", tables.display());
+    let stats = tbstream::stats::signature_stats(&tables, &material, threads)?;
+    if json {
+        println!("{}", tbstream::stats::to_json(&stats));
+    } else {
+        for line in tbstream::stats::describe(&stats) {
+            println!("{line}");
+        }
+    }
+    if let Some(path) = plot {
+        tbstream::plot::histogram(&stats, &path)?;
+        eprintln!("histogram written to {}", path.display());
     }
     Ok(0)
 }

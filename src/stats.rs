@@ -1,9 +1,28 @@
-//! Statistics of a finished run: positions per value, longest wins.
+//! Statistics of finished tables: for a signature, positions by result for each side to move,
+//! stalemates and checkmates, the distance histogram, and the longest wins with an example.
+//!
+//! Positions are counted once up to the board's symmetries: the index stores a position
+//! twice when the black king stands on the a1-h8 diagonal (the position and its transpose)
+//! and once per order of two identical men; only the smallest of those slots counts. Both runs
+//! of a signature then count the same set of positions, which [`SignatureStats::runs`] shows.
 
-use crate::format::{code_to_distance, TableFile, CODE_ILLEGAL, CODE_NONE};
-use crate::material::Color;
+use crate::attacks::{attacks, king_attacks, Role};
+use crate::format::{code_to_distance, table_path, TableFile, CODE_ILLEGAL, CODE_NONE};
+use crate::index::{square_code, Layout};
+use crate::material::{Color, Material};
+use crate::position::{Piece, Position};
+use crate::square::{on_diagonal, Square, Symmetry, TRIANGLE};
+use anyhow::Context;
+use std::path::Path;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
 
-/// Counts of one side to move of a run.
+/// Distances in plies run from 0 (checkmated) to 100.
+pub const MAX_DISTANCE: usize = 100;
+/// Storage words a worker takes at a time.
+const BATCH_WORDS: usize = 1 << 10;
+
+/// Counts of one side of a finished run's table, read by the simple per-slot decoder.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct SideStats {
     /// Stored slots, illegal ones included.
@@ -27,9 +46,9 @@ impl SideStats {
     }
 }
 
-/// Counts the value codes of one side of a run.
+/// Counts the value codes of one side of a run (every stored slot).
 pub fn side_stats(file: &TableFile, stm: Color) -> SideStats {
-    let mut s = SideStats { by_distance: vec![0; 101], ..Default::default() };
+    let mut s = SideStats { by_distance: vec![0; MAX_DISTANCE + 1], ..Default::default() };
     for slot in 0..file.header.n_slots {
         s.slots += 1;
         match file.value_code(stm, slot) {
@@ -44,4 +63,499 @@ pub fn side_stats(file: &TableFile, stm: Color) -> SideStats {
 /// Longest win of a run over both sides to move (plies, chain parity), 0 if none.
 pub fn longest_win(file: &TableFile) -> u8 {
     [Color::White, Color::Black].iter().filter_map(|&c| side_stats(file, c).longest()).max().unwrap_or(0)
+}
+
+/// A longest win: its distance and one position (FEN) that needs it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Longest {
+    pub plies: u8,
+    pub fen: String,
+}
+
+/// One side to move of a signature, in the signature's own colours.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ToMove {
+    pub side: Color,
+    /// Legal positions (up to symmetry).
+    pub legal: u64,
+    pub white_wins: u64,
+    pub black_wins: u64,
+    /// The side to move has no legal move and is not in check.
+    pub stalemates: u64,
+    /// The side to move is checkmated (distance 0, counted among the other side's wins).
+    pub checkmates: u64,
+    /// White's wins by distance in plies (index = plies).
+    pub white_by_distance: Vec<u64>,
+    /// Black's wins by distance in plies.
+    pub black_by_distance: Vec<u64>,
+    pub longest_white: Option<Longest>,
+    pub longest_black: Option<Longest>,
+}
+
+impl ToMove {
+    /// Legal positions that neither side wins under the 50-move rule.
+    pub fn draws(&self) -> u64 {
+        self.legal - self.white_wins - self.black_wins
+    }
+}
+
+/// What one run's table holds, in the run's own colours.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RunSummary {
+    pub run: Material,
+    /// Stored slots per side to move.
+    pub slots: u64,
+    /// Illegal or broken slots, wtm and btm.
+    pub illegal: [u64; 2],
+    /// Legal positions up to symmetry, wtm and btm.
+    pub legal: [u64; 2],
+}
+
+/// Statistics of a signature (both of its runs).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SignatureStats {
+    pub material: Material,
+    pub white_to_move: ToMove,
+    pub black_to_move: ToMove,
+    pub runs: Vec<RunSummary>,
+}
+
+impl SignatureStats {
+    /// The side to move's half.
+    pub fn to_move(&self, side: Color) -> &ToMove {
+        if side == Color::White {
+            &self.white_to_move
+        } else {
+            &self.black_to_move
+        }
+    }
+
+    /// Longest win of a colour over both sides to move (plies), 0 if it never wins.
+    pub fn longest(&self, winner: Color) -> u8 {
+        [&self.white_to_move, &self.black_to_move]
+            .iter()
+            .filter_map(|t| if winner == Color::White { &t.longest_white } else { &t.longest_black }.as_ref())
+            .map(|l| l.plies)
+            .max()
+            .unwrap_or(0)
+    }
+}
+
+/// What a scan of one side to move of a run counted (run colours).
+#[derive(Clone, Debug, Default)]
+struct RunSide {
+    legal: u64,
+    illegal: u64,
+    /// Won for the run's white.
+    won: u64,
+    /// The run's black checkmated (btm, distance 0).
+    mates: u64,
+    stalemates: u64,
+    by_distance: Vec<u64>,
+    /// Longest distance and the first slot that holds it.
+    longest: Option<(u8, u64)>,
+}
+
+impl RunSide {
+    fn new() -> RunSide {
+        RunSide { by_distance: vec![0; MAX_DISTANCE + 1], ..Default::default() }
+    }
+
+    fn add(&mut self, o: &RunSide) {
+        self.legal += o.legal;
+        self.illegal += o.illegal;
+        self.won += o.won;
+        self.mates += o.mates;
+        self.stalemates += o.stalemates;
+        for (a, b) in self.by_distance.iter_mut().zip(&o.by_distance) {
+            *a += b;
+        }
+        // The longest distance; among equals, the smallest slot (deterministic examples).
+        self.longest = match (self.longest, o.longest) {
+            (Some(a), Some(b)) => {
+                Some(if (b.0, std::cmp::Reverse(b.1)) > (a.0, std::cmp::Reverse(a.1)) { b } else { a })
+            }
+            (a, b) => a.or(b),
+        };
+    }
+}
+
+/// The men of one storage word (all but the white king, whose square is the bit number).
+struct WordMen {
+    bk: Square,
+    /// Non-king pieces in layout order.
+    squares: Vec<Square>,
+    /// Index bits of the word (white-king bits zero).
+    base: u64,
+    /// With the black king on the diagonal, index bits of the transposed image (identical
+    /// men in canonical order); the white king's bits are added per position.
+    transposed_base: Option<u64>,
+    /// Identical men stand in canonical (increasing square) order.
+    canonical_order: bool,
+}
+
+/// Scans one run's table.
+struct RunScanner<'a> {
+    layout: Layout,
+    file: &'a TableFile,
+    /// Square of each 6-bit square code.
+    square_of: [Square; 64],
+    /// `same_as_next[k]`: piece `k + 1` is identical to piece `k` (same colour and role).
+    same_as_next: Vec<bool>,
+    count_stalemates: bool,
+}
+
+impl<'a> RunScanner<'a> {
+    fn new(file: &'a TableFile, count_stalemates: bool) -> RunScanner<'a> {
+        let layout = Layout::new(&file.header.material);
+        let mut square_of = [0; 64];
+        for sq in 0..64u8 {
+            square_of[square_code(sq) as usize] = sq;
+        }
+        let same_as_next = layout
+            .pieces
+            .windows(2)
+            .map(|w| w[0].color == w[1].color && w[0].role == w[1].role)
+            .chain(std::iter::once(false))
+            .collect();
+        RunScanner { layout, file, square_of, same_as_next, count_stalemates }
+    }
+
+    /// Index of men given as squares, identical men put in increasing square order.
+    fn canonical_index(&self, bk_code: u8, squares: &mut [Square]) -> u64 {
+        let mut start = 0;
+        for k in 0..squares.len() {
+            if !self.same_as_next[k] {
+                squares[start..=k].sort_unstable();
+                start = k + 1;
+            }
+        }
+        self.layout.index(bk_code, squares, 0)
+    }
+
+    fn word_men(&self, word: u64) -> WordMen {
+        let base = self.layout.index_of_slot(word * 64);
+        let bk_code = crate::index::extract(base, &self.layout.bk_bits) as u8;
+        let bk = TRIANGLE[bk_code as usize];
+        let squares: Vec<Square> = self
+            .layout
+            .pieces
+            .iter()
+            .map(|p| {
+                let h = crate::index::extract(base, &p.h_bits);
+                self.square_of[(h * 8 + ((base >> p.l_shift) & 7)) as usize]
+            })
+            .collect();
+        let canonical_order = squares.windows(2).zip(&self.same_as_next).all(|(w, &same)| !same || w[0] < w[1]);
+        let transposed_base = on_diagonal(bk).then(|| {
+            let mut t: Vec<Square> = squares.iter().map(|&s| Symmetry::TRANSPOSE.apply(s)).collect();
+            self.canonical_index(bk_code, &mut t)
+        });
+        WordMen { bk, squares, base, transposed_base, canonical_order }
+    }
+
+    /// Whether the side to move (run colours) is stalemated in a legal position.
+    fn stalemated(&self, men: &WordMen, wk: Square, stm: Color) -> bool {
+        let occ = men.squares.iter().fold((1u64 << men.bk) | (1u64 << wk), |o, &s| o | (1 << s));
+        let (king, enemy_king) = if stm == Color::White { (wk, men.bk) } else { (men.bk, wk) };
+        let mut own = 1u64 << king;
+        let mut attacked = king_attacks(enemy_king);
+        for (p, &sq) in self.layout.pieces.iter().zip(&men.squares) {
+            if p.color == stm {
+                own |= 1 << sq;
+            } else {
+                attacked |= attacks(p.role, sq, occ);
+            }
+        }
+        if attacked & (1 << king) != 0 || king_attacks(king) & !own & !attacked != 0 {
+            return false;
+        }
+        if own == 1 << king {
+            return true;
+        }
+        // The king is stuck but other men may move: ask the plain move generator.
+        self.position(men, wk, stm).is_some_and(|p| p.legal_moves().is_empty())
+    }
+
+    fn position(&self, men: &WordMen, wk: Square, stm: Color) -> Option<Position> {
+        let king = |color| Piece { color, role: Role::King };
+        let mut list = vec![(wk, king(Color::White)), (men.bk, king(Color::Black))];
+        for (p, &sq) in self.layout.pieces.iter().zip(&men.squares) {
+            list.push((sq, Piece { color: p.color, role: p.role }));
+        }
+        Position::from_men(&list, stm).ok()
+    }
+
+    /// The position of a slot (run colours), if legal.
+    fn position_of_slot(&self, slot: u64, stm: Color) -> Option<Position> {
+        let men = self.word_men(slot / 64);
+        self.position(&men, (slot % 64) as Square, stm)
+    }
+
+    fn scan_words(&self, stm: Color, words: std::ops::Range<u64>, acc: &mut RunSide) {
+        for word in words {
+            let men = self.word_men(word);
+            let planes = self.file.value_planes(stm, word as usize);
+            for wk in 0..64u8 {
+                let code = (0..6).fold(0u8, |c, j| c | ((((planes[j] >> wk) & 1) as u8) << j));
+                if code == CODE_ILLEGAL {
+                    acc.illegal += 1;
+                    continue;
+                }
+                if !men.canonical_order {
+                    continue;
+                }
+                let index = men.base | wk as u64;
+                if men.transposed_base.is_some_and(|t| (t | Symmetry::TRANSPOSE.apply(wk) as u64) < index) {
+                    continue;
+                }
+                acc.legal += 1;
+                match code_to_distance(stm, code) {
+                    None => {
+                        if self.count_stalemates && self.stalemated(&men, wk, stm) {
+                            acc.stalemates += 1;
+                        }
+                    }
+                    Some(d) => {
+                        acc.won += 1;
+                        acc.mates += (d == 0) as u64;
+                        acc.by_distance[d as usize] += 1;
+                        if acc.longest.is_none_or(|(l, _)| d > l) {
+                            acc.longest = Some((d, word * 64 + wk as u64));
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// Scans one side to move with `threads` workers.
+    fn scan(&self, stm: Color, threads: usize) -> RunSide {
+        let n_words = self.file.header.n_slots / 64;
+        let next = AtomicUsize::new(0);
+        let total = Mutex::new(RunSide::new());
+        std::thread::scope(|s| {
+            for _ in 0..threads.max(1) {
+                s.spawn(|| {
+                    let mut acc = RunSide::new();
+                    loop {
+                        let start = next.fetch_add(BATCH_WORDS, Ordering::Relaxed) as u64;
+                        if start >= n_words {
+                            break;
+                        }
+                        self.scan_words(stm, start..(start + BATCH_WORDS as u64).min(n_words), &mut acc);
+                    }
+                    total.lock().unwrap().add(&acc);
+                });
+            }
+        });
+        total.into_inner().unwrap()
+    }
+}
+
+/// One run of a signature, scanned.
+struct ScannedRun {
+    /// The run's white is the signature's black.
+    swapped: bool,
+    summary: RunSummary,
+    /// By the run's side to move: wtm, btm.
+    sides: [RunSide; 2],
+    fens: [Option<String>; 2],
+}
+
+fn side_index(c: Color) -> usize {
+    if c == Color::White {
+        0
+    } else {
+        1
+    }
+}
+
+/// Computes the statistics of a signature from the tables in `dir` (its runs must be built).
+/// `threads` workers (0 = the number of cores).
+pub fn signature_stats(dir: &Path, material: &Material, threads: usize) -> anyhow::Result<SignatureStats> {
+    let threads = if threads == 0 { std::thread::available_parallelism().map_or(1, |n| n.get()) } else { threads };
+    let runs = material.runs_of_signature();
+    anyhow::ensure!(!runs.is_empty(), "{material}: neither side can win, there is no table");
+    let mut scanned = Vec::new();
+    for (i, run) in runs.iter().enumerate() {
+        let path = table_path(dir, run);
+        anyhow::ensure!(path.exists(), "missing table {} (generate it with `tbstream gen {material}`)", path.display());
+        let file = TableFile::open(&path).with_context(|| format!("opening table for {run}"))?;
+        file.verify()?;
+        anyhow::ensure!(&file.header.material == run, "{} holds {}, not {run}", path.display(), file.header.material);
+        // Stalemates are counted on the first run only: both count the same positions.
+        let scanner = RunScanner::new(&file, i == 0);
+        let sides = [scanner.scan(Color::White, threads), scanner.scan(Color::Black, threads)];
+        let fens = [Color::White, Color::Black]
+            .map(|stm| sides[side_index(stm)].longest.and_then(|(_, slot)| scanner.position_of_slot(slot, stm)));
+        let swapped = run != material;
+        let fens = fens.map(|p| p.map(|p| if swapped { p.flipped() } else { p }.fen()));
+        let summary = RunSummary {
+            run: run.clone(),
+            slots: file.header.n_slots,
+            illegal: [sides[0].illegal, sides[1].illegal],
+            legal: [sides[0].legal, sides[1].legal],
+        };
+        scanned.push(ScannedRun { swapped, summary, sides, fens });
+    }
+    let to_move = |side: Color| -> ToMove {
+        let first = &scanned[0];
+        let in_run = |r: &ScannedRun| side_index(if r.swapped { side.other() } else { side });
+        let base = &first.sides[in_run(first)];
+        let mut t = ToMove {
+            side,
+            legal: base.legal,
+            white_wins: 0,
+            black_wins: 0,
+            stalemates: base.stalemates,
+            checkmates: 0,
+            white_by_distance: vec![0; MAX_DISTANCE + 1],
+            black_by_distance: vec![0; MAX_DISTANCE + 1],
+            longest_white: None,
+            longest_black: None,
+        };
+        // Each colour's wins come from the run where it is white; a symmetric signature has
+        // one run, whose black wins are its white wins with the colours swapped.
+        let mut sources: Vec<(Color, &ScannedRun, usize, bool)> = scanned
+            .iter()
+            .map(|r| (if r.swapped { Color::Black } else { Color::White }, r, in_run(r), false))
+            .collect();
+        if material.is_symmetric() {
+            sources.push((Color::Black, first, side_index(side.other()), true));
+        }
+        for (winner, r, s, flip) in sources {
+            let side_stats = &r.sides[s];
+            let longest = side_stats.longest.map(|(plies, _)| Longest {
+                plies,
+                fen: r.fens[s].as_deref().map(|f| if flip { flip_fen(f) } else { f.to_string() }).unwrap_or_default(),
+            });
+            // Checkmates: distance 0 of a win for the side not to move.
+            if winner != side {
+                t.checkmates += side_stats.mates;
+            }
+            if winner == Color::White {
+                t.white_wins = side_stats.won;
+                t.white_by_distance = side_stats.by_distance.clone();
+                t.longest_white = longest;
+            } else {
+                t.black_wins = side_stats.won;
+                t.black_by_distance = side_stats.by_distance.clone();
+                t.longest_black = longest;
+            }
+        }
+        t
+    };
+    Ok(SignatureStats {
+        material: material.clone(),
+        white_to_move: to_move(Color::White),
+        black_to_move: to_move(Color::Black),
+        runs: scanned.into_iter().map(|r| r.summary).collect(),
+    })
+}
+
+/// The FEN of the colour-swapped position.
+fn flip_fen(fen: &str) -> String {
+    Position::from_fen(fen).map(|p| p.flipped().fen()).unwrap_or_else(|_| fen.to_string())
+}
+
+/// Formats a count with thousands separators.
+pub fn thousands(n: u64) -> String {
+    let s = n.to_string();
+    let mut out = String::new();
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// The report `tbstream stats` prints.
+pub fn describe(s: &SignatureStats) -> Vec<String> {
+    let mut out = vec![format!(
+        "{}: positions counted once up to symmetry (runs: {})",
+        s.material,
+        s.runs.iter().map(|r| r.run.to_string()).collect::<Vec<_>>().join(", ")
+    )];
+    let pct = |n: u64, of: u64| if of == 0 { 0.0 } else { 100.0 * n as f64 / of as f64 };
+    for t in [&s.white_to_move, &s.black_to_move] {
+        let side = if t.side == Color::White { "white" } else { "black" };
+        out.push(format!(
+            "{side} to move: {} legal; white wins {} ({:.2}%), draws {} ({:.2}%), black wins {} ({:.2}%); \
+             stalemated {}, checkmated {}",
+            thousands(t.legal),
+            thousands(t.white_wins),
+            pct(t.white_wins, t.legal),
+            thousands(t.draws()),
+            pct(t.draws(), t.legal),
+            thousands(t.black_wins),
+            pct(t.black_wins, t.legal),
+            thousands(t.stalemates),
+            thousands(t.checkmates),
+        ));
+        for (who, l) in [("white", &t.longest_white), ("black", &t.longest_black)] {
+            if let Some(l) = l {
+                out.push(format!("  longest {who} win: {} plies, e.g. {}", l.plies, l.fen));
+            }
+        }
+    }
+    out.push("distance histogram (plies: positions; odd = winner to move, even = loser to move):".to_string());
+    for (who, winner) in [("white", Color::White), ("black", Color::Black)] {
+        let mut cells = Vec::new();
+        for d in 0..=MAX_DISTANCE {
+            let n: u64 = [&s.white_to_move, &s.black_to_move]
+                .iter()
+                .map(|t| if winner == Color::White { t.white_by_distance[d] } else { t.black_by_distance[d] })
+                .sum();
+            if n > 0 {
+                cells.push(format!("{d}:{}", thousands(n)));
+            }
+        }
+        out.push(format!("  {who} wins: {}", if cells.is_empty() { "none".to_string() } else { cells.join(" ") }));
+    }
+    out.push(format!("longest wins: white {}, black {} (plies)", s.longest(Color::White), s.longest(Color::Black)));
+    for r in &s.runs {
+        out.push(format!(
+            "run {}: {} slots per side to move; illegal slots wtm {}, btm {}",
+            r.run,
+            thousands(r.slots),
+            thousands(r.illegal[0]),
+            thousands(r.illegal[1])
+        ));
+    }
+    out
+}
+
+/// The statistics as one JSON object (`tbstream stats --json`).
+pub fn to_json(s: &SignatureStats) -> serde_json::Value {
+    let longest = |l: &Option<Longest>| l.as_ref().map(|l| serde_json::json!({ "plies": l.plies, "fen": l.fen }));
+    let side = |t: &ToMove| {
+        serde_json::json!({
+            "legal": t.legal,
+            "white_wins": t.white_wins,
+            "draws": t.draws(),
+            "black_wins": t.black_wins,
+            "stalemates": t.stalemates,
+            "checkmates": t.checkmates,
+            "white_wins_by_distance": t.white_by_distance,
+            "black_wins_by_distance": t.black_by_distance,
+            "longest_white_win": longest(&t.longest_white),
+            "longest_black_win": longest(&t.longest_black),
+        })
+    };
+    serde_json::json!({
+        "signature": s.material.to_string(),
+        "white_to_move": side(&s.white_to_move),
+        "black_to_move": side(&s.black_to_move),
+        "longest_white_win": s.longest(Color::White),
+        "longest_black_win": s.longest(Color::Black),
+        "runs": s.runs.iter().map(|r| serde_json::json!({
+            "run": r.run.to_string(),
+            "slots_per_side": r.slots,
+            "illegal_slots": { "wtm": r.illegal[0], "btm": r.illegal[1] },
+            "legal": { "wtm": r.legal[0], "btm": r.legal[1] },
+        })).collect::<Vec<_>>(),
+    })
 }

@@ -204,3 +204,42 @@ fn rejects_damaged_truncated_and_missing_files() {
     // A bare white king has no table.
     assert!(verify_run(dir, &m("KvKQ"), 2, |_, _| {}).is_err());
 }
+
+/// `tbstream verify`: exit 0 with a summary on good tables; exit 2 naming the position (FEN)
+/// on a changed value, and naming the file on a truncated one.
+#[test]
+fn verify_command_passes_good_tables_and_names_the_wrong_position() {
+    let bin = env!("CARGO_BIN_EXE_tbstream");
+    let verify = |dir: &Path, sig: &str| {
+        let out = std::process::Command::new(bin)
+            .args(["verify", "--tables", dir.to_str().unwrap(), sig, "--threads", "2"])
+            .output()
+            .unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let (code, stdout, stderr) = verify(tables(), "KRvKN");
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(stdout.contains("KRvKN: ok") && stdout.contains("KNvKR: ok"), "{stdout}");
+
+    let copy = copy_tables();
+    let path = table_path(copy.path(), &m("KQvKR"));
+    let (slot, fen, _) = find_slot(&path, Color::White, |c| (2..=50).contains(&c));
+    let values = TableFile::open(&path).unwrap().header.sections[Section::WtmValues as usize].offset;
+    flip_bit(&path, values + (slot >> 6) * VALUE_WORD_BYTES, slot & 63);
+    rewrite_checksums(&path);
+    let (code, _, stderr) = verify(copy.path(), "KQvKR");
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(stderr.contains("error: ") && stderr.contains(&fen), "{fen}: {stderr}");
+
+    let len = std::fs::metadata(&path).unwrap().len();
+    std::fs::OpenOptions::new().write(true).open(&path).unwrap().set_len(len / 2).unwrap();
+    let (code, _, stderr) = verify(copy.path(), "KQvKR");
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(stderr.contains("KQvKR.tbs") && stderr.contains("truncated"), "{stderr}");
+    let (code, _, stderr) = verify(copy.path(), "KQXvK");
+    assert_eq!(code, Some(2), "{stderr}");
+}

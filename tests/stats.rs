@@ -1,0 +1,130 @@
+//! `tbstream stats`: the longest wins of every endgame in the reference folder equal the
+//! reference README's table, the counts are consistent, and the histogram is drawn.
+
+mod common;
+use common::*;
+use std::path::Path;
+use std::process::Command;
+use tbstream::gen::{generate, GenOptions};
+use tbstream::progress::Progress;
+use tbstream::Material;
+
+/// The README's "Longest wins" table: (table, white, black).
+fn readme_longest_wins() -> Vec<(String, u64, u64)> {
+    let text = std::fs::read_to_string(reference_dir().join("README.md")).unwrap();
+    let rows: Vec<(String, u64, u64)> = text
+        .lines()
+        .skip_while(|l| !l.starts_with("## Longest wins"))
+        .filter_map(|l| {
+            let cells: Vec<&str> = l.trim().trim_matches('|').split('|').map(str::trim).collect();
+            match cells.as_slice() {
+                [t, w, b] => Some((t.to_string(), w.parse().ok()?, b.parse().ok()?)),
+                _ => None,
+            }
+        })
+        .collect();
+    assert!(rows.len() >= 24, "README table not found: {rows:?}");
+    rows
+}
+
+fn stats_json(dir: &Path, sig: &str) -> serde_json::Value {
+    let out = Command::new(env!("CARGO_BIN_EXE_tbstream"))
+        .args(["stats", "--tables", dir.to_str().unwrap(), sig, "--json"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "stats {sig}: {}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+#[test]
+fn longest_wins_match_the_reference_and_counts_add_up() {
+    let rows = readme_longest_wins();
+    // The 3- and 4-men tables are shared; the larger ones (KQRvKR) are built here.
+    let big = tempfile::tempdir().unwrap();
+    let larger: Vec<Material> = rows.iter().map(|r| Material::parse(&r.0).unwrap()).filter(|m| m.men() > 4).collect();
+    generate(&larger, &GenOptions::new(big.path(), 2), &Progress::silent()).unwrap();
+    for (table, white, black) in &rows {
+        let dir = if Material::parse(table).unwrap().men() > 4 { big.path() } else { small_tables() };
+        let s = stats_json(dir, table);
+        let got = (s["longest_white_win"].as_u64().unwrap(), s["longest_black_win"].as_u64().unwrap());
+        println!("{table}: longest wins white {} black {} (reference {white} {black})", got.0, got.1);
+        assert_eq!(got, (*white, *black), "{table}");
+        for side in ["white_to_move", "black_to_move"] {
+            let t = &s[side];
+            let n = |k: &str| t[k].as_u64().unwrap();
+            assert_eq!(n("white_wins") + n("draws") + n("black_wins"), n("legal"), "{table} {side}");
+            let hist = |k: &str| t[k].as_array().unwrap().iter().map(|v| v.as_u64().unwrap()).sum::<u64>();
+            assert_eq!(hist("white_wins_by_distance"), n("white_wins"), "{table} {side}");
+            assert_eq!(hist("black_wins_by_distance"), n("black_wins"), "{table} {side}");
+            assert!(n("stalemates") <= n("draws"), "{table} {side}");
+        }
+        // Both runs count the same positions (once up to symmetry), with the colours swapped.
+        let runs = s["runs"].as_array().unwrap();
+        if let [a, b] = runs.as_slice() {
+            assert_eq!(a["legal"]["wtm"], b["legal"]["btm"], "{table}");
+            assert_eq!(a["legal"]["btm"], b["legal"]["wtm"], "{table}");
+        }
+    }
+}
+
+#[test]
+fn known_counts_of_small_endgames() {
+    let dir = small_tables();
+    // KRRvK: with black to move every draw is a stalemate (a capture leaves KRvK, won).
+    let s = stats_json(dir, "KRRvK");
+    let b = &s["black_to_move"];
+    assert!(b["stalemates"].as_u64().unwrap() > 0);
+    assert_eq!(b["stalemates"], b["draws"]);
+    assert_eq!(s["white_to_move"]["draws"], 0);
+    // A symmetric endgame: white to move mirrors black to move.
+    let s = stats_json(dir, "KRvKR");
+    let (w, b) = (&s["white_to_move"], &s["black_to_move"]);
+    assert_eq!(w["white_wins"], b["black_wins"]);
+    assert_eq!(w["white_wins_by_distance"], b["black_wins_by_distance"]);
+    assert_eq!(w["checkmates"], b["checkmates"]);
+    // KQvK: 3 men with the black king in the triangle; every legal wtm position is won.
+    let s = stats_json(dir, "KQvK");
+    assert_eq!(s["white_to_move"]["draws"], 0);
+    assert_eq!(s["longest_white_win"], 20);
+    let fen = s["black_to_move"]["longest_white_win"]["fen"].as_str().unwrap();
+    let probe = Command::new(env!("CARGO_BIN_EXE_tbstream"))
+        .args(["probe", "--tables", dir.to_str().unwrap(), fen])
+        .output()
+        .unwrap();
+    let line = String::from_utf8(probe.stdout).unwrap();
+    assert_eq!(line.split('\t').nth(2), Some("-20"), "{line}");
+}
+
+#[test]
+fn histogram_is_drawn_as_svg_and_png() {
+    let dir = small_tables();
+    let out = tempfile::tempdir().unwrap();
+    for name in ["h.svg", "h.png"] {
+        let path = out.path().join(name);
+        let o = Command::new(env!("CARGO_BIN_EXE_tbstream"))
+            .args(["stats", "--tables", dir.to_str().unwrap(), "KQvKR", "--plot", path.to_str().unwrap()])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let bytes = std::fs::read(&path).unwrap();
+        assert!(bytes.len() > 5000, "{name}: {} bytes", bytes.len());
+        if name.ends_with("svg") {
+            let text = String::from_utf8(bytes).unwrap();
+            assert!(text.starts_with("<svg") && text.contains("KQvKR") && text.contains("<rect"), "{name}");
+        } else {
+            assert_eq!(&bytes[..8], b"\x89PNG\r\n\x1a\n");
+        }
+    }
+    let o = Command::new(env!("CARGO_BIN_EXE_tbstream"))
+        .args(["stats", "--tables", dir.to_str().unwrap(), "KQvKR", "--plot", "x.gif"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    for bad in [vec!["KQvKQQQQ"], vec!["KBvKB", "--tables", "/nonexistent"]] {
+        let mut args = vec!["stats"];
+        args.extend(bad);
+        let o = Command::new(env!("CARGO_BIN_EXE_tbstream")).args(&args).output().unwrap();
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        assert!(String::from_utf8_lossy(&o.stderr).starts_with("error:"));
+    }
+}
