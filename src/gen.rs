@@ -121,7 +121,12 @@ pub fn generate(
     names.dedup();
     let job_path = work.join("job.json");
     let this_job = JobManifest { format: MANIFEST_FORMAT, signatures: names, out: opts.out.display().to_string() };
-    if let Some(existing) = job::load::<JobManifest>(&job_path)? {
+    let existing = job::load::<JobManifest>(&job_path).unwrap_or_else(|e| {
+        // Only the job's signatures are lost: each run's own manifest decides what resumes.
+        progress.log(&format!("{e:#}; writing it anew"));
+        None
+    });
+    if let Some(existing) = existing {
         anyhow::ensure!(
             existing.signatures == this_job.signatures,
             "work folder {} holds an interrupted job for {} (this job: {}): finish it with the same \
@@ -204,6 +209,11 @@ fn caps_bytes(caps: &Captures) -> u64 {
         .sum()
 }
 
+/// Context of a budget error: what the sub-endgames' bitbases took out of `--mem`.
+pub fn sub_endgames_note(budget: &Budget, subs: u64) -> String {
+    format!("--mem {}, of which the sub-endgames' bitbases take {}", show_size(budget.mem), show_size(subs))
+}
+
 /// A plan report line per run: chunks, blocks, RAM, disk and I/O.
 pub fn describe_plan(signatures: &[Material], opts: &GenOptions) -> anyhow::Result<Vec<String>> {
     let mut lines = Vec::new();
@@ -216,7 +226,7 @@ pub fn describe_plan(signatures: &[Material], opts: &GenOptions) -> anyhow::Resu
         let subs: u64 = m.capture_runs().iter().filter(|s| !s.white_bare()).map(|s| Layout::new(s).n_slots / 4).sum();
         let built = is_built(&opts.out, &m);
         let budget = Budget { mem: opts.budget.mem.saturating_sub(subs), ..opts.budget };
-        let plan = Plan::choose(&layout, &budget);
+        let plan = Plan::choose(&layout, &budget).with_context(|| sub_endgames_note(&opts.budget, subs));
         finals += needs.final_bytes;
         peak = peak.max(needs.work_peak);
         lines.push(match plan {

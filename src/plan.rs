@@ -193,7 +193,8 @@ impl Plan {
         }
         fitting.ok_or_else(|| {
             anyhow::anyhow!(
-                "RAM budget too small for {}: --mem {} but its chunks need at least {} (try a larger --mem)",
+                "RAM budget too small for {}: {} are left for chunk buffers, but they need at least {} \
+                 (try a larger --mem)",
                 layout.material,
                 show_size(budget.mem),
                 show_size(least)

@@ -6,7 +6,7 @@ use crate::delta::decode;
 use crate::deltalog;
 use crate::job::RunManifest;
 use crate::solve::frame::Frame;
-use crate::solve::{bits_path, compute_chunk, log_path, sums_path, PassSpec, RunContext};
+use crate::solve::{bits_path, compute_chunk, is_obsolete, log_path, sums_path, PassSpec, RunContext};
 use crate::store::{block_sum, load_sums, save_sums, BitFile, Damaged};
 use anyhow::Context;
 use std::fs::File;
@@ -54,14 +54,19 @@ pub fn check_and_repair(ctx: &RunContext, manifest: &RunManifest) -> anyhow::Res
     let block_words = 1usize << (ctx.plan.block_bits - 6);
     let mut streams = Vec::new();
     let mut repaired = 0;
+    let last = manifest.passes.last().map_or(-2, |p| p.pass);
     for done in &manifest.passes {
         let k = done.pass;
         let (ps, sums) = pass_streams(ctx, k, n_blocks)?;
         streams.push((k, ps));
         for (o, name) in PassSpec::of(k).outputs.iter().enumerate() {
             let bits = bits_path(&ctx.work, name);
+            if is_obsolete(name, last) {
+                continue; // deleted (or about to be): no later pass reads it
+            }
             if !bits.exists() {
-                continue; // deleted: no later pass reads it
+                // Opened below as a table of zeros: every block fails its checksum and is rebuilt.
+                ctx.progress.log(&format!("{}: {} is missing; rebuilding it", ctx.layout.material, bits.display()));
             }
             let sums_file = sums_path(&ctx.work, name);
             if load_sums(&sums_file, n_blocks).ok().as_ref() != Some(&sums[o]) {

@@ -15,6 +15,10 @@ fn folder_bytes(dir: &Path) -> u64 {
         .unwrap_or(0)
 }
 
+fn folder_name(dir: &Path) -> String {
+    dir.file_name().map_or_else(|| dir.display().to_string(), |n| n.to_string_lossy().into_owned())
+}
+
 /// Lines describing the job in `work`.
 pub fn describe(work: &Path) -> anyhow::Result<Vec<String>> {
     let job: JobManifest = job::load(&work.join("job.json"))?
@@ -24,12 +28,20 @@ pub fn describe(work: &Path) -> anyhow::Result<Vec<String>> {
     entries.sort_by_key(|e| e.file_name());
     for e in entries {
         let dir = e.path();
-        let Some(run) = job::load::<RunManifest>(&dir.join("run.json"))? else { continue };
+        let run = match job::load::<RunManifest>(&dir.join("run.json")) {
+            Ok(Some(run)) => run,
+            Ok(None) => continue,
+            Err(e) => {
+                lines.push(format!("{}: {e:#} (the next `gen` restarts this run)", folder_name(&dir)));
+                continue;
+            }
+        };
         let material = Material::parse(&run.run)?;
         let layout = Layout::new(&material);
         let plan = Plan::new(&layout, run.block_bits);
         let k = run.passes.len() as i32 - 1;
-        let spent: f64 = run.passes.iter().map(|p| p.secs).sum();
+        // Starts from +0.0: an empty sum of floats is -0.0.
+        let spent = run.passes.iter().fold(0.0, |a, p| a + p.secs);
         let bytes = folder_bytes(&dir);
         if chains_complete(&run.passes) {
             lines.push(format!("{}: all steps done, merging ({} in work files)", run.run, show_size(bytes)));

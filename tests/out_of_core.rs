@@ -97,6 +97,7 @@ fn a_budget_too_small_is_a_clear_error() {
     let o = gen(d.path(), &["KQvKR", "--mem", "64KiB"], &[]);
     assert!(!o.status.success());
     assert!(stderr(&o).contains("RAM budget too small for KQvKR"), "{}", stderr(&o));
+    assert!(stderr(&o).contains("--mem 64.0 KiB"), "names the budget given: {}", stderr(&o));
     let o = gen(d.path(), &["KQvKR", "--block", "3MiB"], &[]);
     assert!(!o.status.success() && stderr(&o).contains("--block"), "{}", stderr(&o));
 }
@@ -182,6 +183,21 @@ fn damaged_files_are_reported_and_recomputed() {
         let path = d.path().join(".work/KQvKR").join(file);
         let len = std::fs::metadata(&path).unwrap().len();
         flip_byte(&path, len / 2);
+        let o = gen(d.path(), &["KQvKR"], &[]);
+        assert!(o.status.success(), "{file}: {}", stderr(&o));
+        assert!(stderr(&o).contains(message), "{file}: expected '{message}' in:\n{}", stderr(&o));
+        assert_same_tables(d.path(), reference());
+    }
+    // A table a later pass needs, deleted; the job manifest, damaged.
+    for (file, message) in [("KQvKR/t030.bits", "t030.bits is missing; rebuilding it"), ("job.json", "writing it anew")]
+    {
+        let d = interrupted_run();
+        let path = d.path().join(".work").join(file);
+        if file.ends_with(".bits") {
+            std::fs::remove_file(&path).unwrap();
+        } else {
+            flip_byte(&path, 3);
+        }
         let o = gen(d.path(), &["KQvKR"], &[]);
         assert!(o.status.success(), "{file}: {}", stderr(&o));
         assert!(stderr(&o).contains(message), "{file}: expected '{message}' in:\n{}", stderr(&o));

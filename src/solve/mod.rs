@@ -461,6 +461,21 @@ impl RunReport {
     }
 }
 
+/// The tables that no pass after pass `k` reads, deleted once it is finished: `c` after
+/// step 1, `t(k-2)` after step `k` (`t(k)` contains it).
+pub fn obsolete_after(k: i32) -> Vec<String> {
+    match k {
+        1 => vec!["c".to_string()],
+        k if k >= 2 => vec![table_name(k - 2)],
+        _ => Vec::new(),
+    }
+}
+
+/// Whether a work table is no longer needed once passes up to `last` are finished.
+pub fn is_obsolete(name: &str, last: i32) -> bool {
+    (-1..=last).any(|k| obsolete_after(k).iter().any(|n| n == name))
+}
+
 /// Whether the chains are complete: step 100 done, or one odd and one even step in a row
 /// added nothing (every later table is equal).
 pub fn chains_complete(passes: &[PassDone]) -> bool {
@@ -489,7 +504,8 @@ pub fn solve_run(
     let manifest_path = work_dir.join("run.json");
     // The sub-endgames held in RAM come out of the budget.
     let chunk_budget = Budget { mem: budget.mem.saturating_sub(caps_bytes), ..*budget };
-    let chosen = Plan::choose(&layout, &chunk_budget)?;
+    let chosen =
+        Plan::choose(&layout, &chunk_budget).with_context(|| crate::gen::sub_endgames_note(budget, caps_bytes))?;
     let chosen_bits = chosen.block_bits;
     let fresh = |progress: &Progress, block_bits: u32| -> anyhow::Result<RunManifest> {
         let m = RunManifest { format: MANIFEST_FORMAT, run: material.to_string(), block_bits, passes: Vec::new() };
@@ -553,15 +569,7 @@ pub fn solve_run(
             bytes_written: r.bytes_written,
         });
         job::save(&manifest_path, &manifest)?;
-        // Tables no later pass reads.
-        let mut obsolete = Vec::new();
-        if k == 1 {
-            obsolete.push("c".to_string());
-        }
-        if k >= 2 {
-            obsolete.push(table_name(k - 2));
-        }
-        for name in obsolete {
+        for name in obsolete_after(k) {
             std::fs::remove_file(bits_path(&ctx.work, &name)).ok();
             std::fs::remove_file(sums_path(&ctx.work, &name)).ok();
         }
