@@ -174,7 +174,8 @@ pub fn generate(
         let report = solve_run(&m, &caps, caps_bytes, &opts.out, &work.join(m.to_string()), &opts.budget, progress)?;
         progress.log(&format!(
             "{m}: built in {:.2}s (init {:.2}s, white passes {:.2}s, black passes {:.2}s, merge {:.2}s), last step {}, \
-             {} white / {} black chunks, blocks of {} positions, read {}, written {}",
+             {} white / {} black chunks, blocks of {} positions, read {}, written {}, delta streams {} \
+             ({:.2} bits/position)",
             report.secs(|_| true) + report.merge_secs,
             report.secs(|k| k <= 0),
             report.secs(|k| k > 0 && k % 2 == 1),
@@ -186,6 +187,8 @@ pub fn generate(
             1u64 << report.block_bits,
             show_size(report.passes.iter().map(|p| p.bytes_read).sum::<u64>() + report.merge_bytes_read),
             show_size(report.passes.iter().map(|p| p.bytes_written).sum::<u64>() + report.merge_bytes_written),
+            show_size(report.stream_bytes()),
+            report.stream_bytes() as f64 * 8.0 / (2 * Layout::new(&m).n_slots) as f64,
         ));
         outcomes.push((m, RunOutcome::Built(report)));
     }

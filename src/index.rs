@@ -29,9 +29,21 @@ pub const fn square_code(sq: Square) -> u8 {
     DIAGRAM[7 - (sq >> 3) as usize][(sq & 7) as usize]
 }
 
+/// The square of each 6-bit code (inverse of the diagram).
+const SQUARE_OF_CODE: [Square; 64] = {
+    let mut t = [0; 64];
+    let mut sq = 0;
+    while sq < 64 {
+        t[square_code(sq) as usize] = sq;
+        sq += 1;
+    }
+    t
+};
+
 /// The square of a 6-bit code `H*8 + L`.
+#[inline]
 pub fn square_of_code(code: u8) -> Square {
-    (0..64u8).find(|&s| square_code(s) == code).expect("diagram is a bijection")
+    SQUARE_OF_CODE[code as usize & 63]
 }
 
 /// Where one non-king piece of a run sits in the index.
@@ -72,7 +84,7 @@ fn deposit(value: u64, positions: &[u32]) -> u64 {
 
 /// Reads the bits at `positions` (most significant first) into a number.
 #[inline]
-pub fn extract(index: u64, positions: &[u32]) -> u64 {
+fn extract(index: u64, positions: &[u32]) -> u64 {
     positions.iter().fold(0, |acc, &p| (acc << 1) | ((index >> p) & 1))
 }
 
@@ -207,17 +219,21 @@ impl Layout {
 
     /// Splits an index into (black-king code, piece squares, white-king square).
     pub fn decode(&self, index: u64) -> (u8, Vec<Square>, Square) {
-        let bk = extract(index, &self.bk_bits) as u8;
-        let squares = self
-            .pieces
-            .iter()
-            .map(|p| {
-                let h = extract(index, &p.h_bits) as u8;
-                let l = ((index >> p.l_shift) & 7) as u8;
-                square_of_code(h * 8 + l)
-            })
-            .collect();
-        (bk, squares, (index & 63) as Square)
+        let mut squares = vec![0; self.pieces.len()];
+        let (bk, wk) = self.decode_into(index, &mut squares);
+        (bk, squares, wk)
+    }
+
+    /// Like [`Layout::decode`] without allocating: the piece squares go to `squares` (at
+    /// least as long as `pieces`); returns (black-king code, white-king square).
+    #[inline]
+    pub fn decode_into(&self, index: u64, squares: &mut [Square]) -> (u8, Square) {
+        for (p, sq) in self.pieces.iter().zip(squares.iter_mut()) {
+            let h = extract(index, &p.h_bits) as u8;
+            let l = ((index >> p.l_shift) & 7) as u8;
+            *sq = square_of_code(h * 8 + l);
+        }
+        (extract(index, &self.bk_bits) as u8, (index & 63) as Square)
     }
 
     /// Canonical index of a position given by plain squares (black king anywhere): maps the

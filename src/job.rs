@@ -30,6 +30,9 @@ pub struct PassDone {
     pub secs: f64,
     pub bytes_read: u64,
     pub bytes_written: u64,
+    /// Bytes of the pass's gap-encoded streams (all chunks, also those of an earlier process).
+    #[serde(default)]
+    pub stream_bytes: u64,
 }
 
 /// Progress of one run.

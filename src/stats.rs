@@ -8,7 +8,7 @@
 
 use crate::attacks::{attacks, king_attacks, Role};
 use crate::format::{code_to_distance, table_path, TableFile, CODE_ILLEGAL, CODE_NONE};
-use crate::index::{square_code, Layout};
+use crate::index::Layout;
 use crate::material::{Color, Material};
 use crate::position::{Piece, Position};
 use crate::square::{on_diagonal, Square, Symmetry, TRIANGLE};
@@ -198,8 +198,6 @@ struct WordMen {
 struct RunScanner<'a> {
     layout: Layout,
     file: &'a TableFile,
-    /// Square of each 6-bit square code.
-    square_of: [Square; 64],
     /// `same_as_next[k]`: piece `k + 1` is identical to piece `k` (same colour and role).
     same_as_next: Vec<bool>,
     count_stalemates: bool,
@@ -208,17 +206,13 @@ struct RunScanner<'a> {
 impl<'a> RunScanner<'a> {
     fn new(file: &'a TableFile, count_stalemates: bool) -> RunScanner<'a> {
         let layout = Layout::new(&file.header.material);
-        let mut square_of = [0; 64];
-        for sq in 0..64u8 {
-            square_of[square_code(sq) as usize] = sq;
-        }
         let same_as_next = layout
             .pieces
             .windows(2)
             .map(|w| w[0].color == w[1].color && w[0].role == w[1].role)
             .chain(std::iter::once(false))
             .collect();
-        RunScanner { layout, file, square_of, same_as_next, count_stalemates }
+        RunScanner { layout, file, same_as_next, count_stalemates }
     }
 
     /// Index of men given as squares, identical men put in increasing square order.
@@ -235,17 +229,9 @@ impl<'a> RunScanner<'a> {
 
     fn word_men(&self, word: u64) -> WordMen {
         let base = self.layout.index_of_slot(word * 64);
-        let bk_code = crate::index::extract(base, &self.layout.bk_bits) as u8;
+        let mut squares = vec![0; self.layout.pieces.len()];
+        let (bk_code, _) = self.layout.decode_into(base, &mut squares);
         let bk = TRIANGLE[bk_code as usize];
-        let squares: Vec<Square> = self
-            .layout
-            .pieces
-            .iter()
-            .map(|p| {
-                let h = crate::index::extract(base, &p.h_bits);
-                self.square_of[(h * 8 + ((base >> p.l_shift) & 7)) as usize]
-            })
-            .collect();
         let canonical_order = squares.windows(2).zip(&self.same_as_next).all(|(w, &same)| !same || w[0] < w[1]);
         let transposed_base = on_diagonal(bk).then(|| {
             let mut t: Vec<Square> = squares.iter().map(|&s| Symmetry::TRANSPOSE.apply(s)).collect();

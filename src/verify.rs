@@ -1,7 +1,8 @@
 //! An independent verifier of finished tables.
 //!
 //! Every stored value of a run's table file is re-derived from the stored values of its
-//! successors with the plain one-position-at-a-time move generator of [`Position`]: it shares
+//! successors with a plain one-position-at-a-time move generator (below, on the attack tables
+//! of [`crate::attacks`]; [`Position`] names the positions in messages): it shares
 //! no code with the bit-parallel passes of `solve`. Captures probe the final bitbases of the
 //! sub-endgames' files in the same folder. The rules (values for "white wins" in the run of
 //! `W v B`, distances in plies):
@@ -23,7 +24,7 @@
 //! derived again; since every value is then locally consistent with its successors, it is the
 //! exact fixpoint of the definitions above (every win bottoms out in a capture or a mate).
 
-use crate::attacks::Role;
+use crate::attacks::{attacks, king_attacks, Role};
 use crate::format::{table_path, TableFile, CODE_ILLEGAL, CODE_NONE};
 use crate::index::Layout;
 use crate::material::{Color, Material};
@@ -226,6 +227,40 @@ fn side_name(stm: Color) -> &'static str {
     }
 }
 
+/// Most legal moves of one side: a king and four queens.
+const MAX_MOVES: usize = 8 + 27 * MAX_PIECES;
+
+/// A legal move of the verifier's generator; `captured` is the layout index of the piece taken.
+#[derive(Clone, Copy, Debug, Default)]
+struct PlainMove {
+    from: Square,
+    to: Square,
+    captured: Option<usize>,
+}
+
+impl PlainMove {
+    fn as_move(&self) -> Move {
+        Move { from: self.from, to: self.to, capture: self.captured.is_some() }
+    }
+}
+
+/// The legal moves of a position, without allocating.
+struct MoveList {
+    len: usize,
+    moves: [PlainMove; MAX_MOVES],
+}
+
+impl MoveList {
+    fn iter(&self) -> impl Iterator<Item = &PlainMove> {
+        self.moves[..self.len].iter()
+    }
+}
+
+/// Occupied squares of the men.
+fn occupancy(men: &Men) -> u64 {
+    men.pieces().iter().fold((1u64 << men.wk) | (1u64 << men.bk), |o, &s| o | (1 << s))
+}
+
 /// Everything the workers of one run read.
 struct Ctx<'a> {
     material: &'a Material,
@@ -238,10 +273,10 @@ struct Ctx<'a> {
 
 impl Ctx<'_> {
     fn men_of_slot(&self, slot: u64) -> Men {
-        let (code, pieces, wk) = self.layout.decode(self.layout.index_of_slot(slot));
         let mut sq = [0; MAX_PIECES];
-        sq[..pieces.len()].copy_from_slice(&pieces);
-        Men { wk, bk: TRIANGLE[code as usize], n: pieces.len(), sq }
+        let n = self.layout.pieces.len();
+        let (code, wk) = self.layout.decode_into(self.layout.index_of_slot(slot), &mut sq[..n]);
+        Men { wk, bk: TRIANGLE[code as usize], n, sq }
     }
 
     fn position(&self, men: &Men, stm: Color) -> Option<Position> {
@@ -261,7 +296,7 @@ impl Ctx<'_> {
         let stored_bit = bit(self.file, stm, slot);
         let here =
             || format!("{} {} slot {slot}: {}", self.material, side_name(stm), describe_men(&self.layout, &men, stm));
-        let Some(pos) = self.position(&men, stm) else {
+        if !self.legal(&men, stm) {
             if stored != CODE_ILLEGAL {
                 bail!("{}: illegal position stored as {}, expected code 63", here(), describe_code(stm, stored));
             }
@@ -271,8 +306,9 @@ impl Ctx<'_> {
             }
             rep.illegal += 1;
             return Ok(());
-        };
-        let fen = || format!("{} {} slot {slot}: {}", self.material, side_name(stm), pos.fen());
+        }
+        let pos = || self.position(&men, stm).expect("legal position");
+        let fen = || format!("{} {} slot {slot}: {}", self.material, side_name(stm), pos().fen());
         // Every symmetric image holds the same value.
         let mut representative = slot;
         for sym in Symmetry::all() {
@@ -299,12 +335,12 @@ impl Ctx<'_> {
         }
         if representative == slot {
             let (expected, via) = match stm {
-                Color::White => self.derive_wtm(&pos, &men),
-                Color::Black => self.derive_btm(&pos, &men, rep),
+                Color::White => self.derive_wtm(&men),
+                Color::Black => self.derive_btm(&men, rep),
             };
             if expected != stored {
                 let why = match via {
-                    Some(mv) => format!(" (decided by {mv}, leading to {})", pos.play(mv).fen()),
+                    Some(mv) => format!(" (decided by {mv}, leading to {})", pos().play(mv).fen()),
                     None => String::new(),
                 };
                 bail!(
@@ -337,23 +373,74 @@ impl Ctx<'_> {
         Ok(())
     }
 
-    /// Layout index of the piece on `sq`.
-    fn piece_at(&self, men: &Men, sq: Square) -> usize {
-        men.pieces().iter().position(|&s| s == sq).expect("captured man")
+    /// Whether `target` is attacked by `by`'s men with occupancy `occ`, the piece of layout
+    /// index `skip` (just captured) left out.
+    fn attacked(&self, men: &Men, target: Square, by: Color, occ: u64, skip: Option<usize>) -> bool {
+        let king = if by == Color::White { men.wk } else { men.bk };
+        let t = 1u64 << target;
+        king_attacks(king) & t != 0
+            || self
+                .layout
+                .pieces
+                .iter()
+                .zip(men.pieces())
+                .enumerate()
+                .any(|(k, (p, &sq))| p.color == by && Some(k) != skip && attacks(p.role, sq, occ) & t != 0)
+    }
+
+    /// Whether the men form a legal position with `stm` to move: no two on a square, the
+    /// side not to move not in check.
+    fn legal(&self, men: &Men, stm: Color) -> bool {
+        let occ = occupancy(men);
+        let other_king = if stm == Color::White { men.bk } else { men.wk };
+        occ.count_ones() as usize == men.n + 2 && !self.attacked(men, other_king, stm, occ, None)
+    }
+
+    /// The legal moves of `stm` in a legal position (captures of the king cannot occur).
+    fn moves(&self, men: &Men, stm: Color) -> MoveList {
+        let occ = occupancy(men);
+        let (king, enemy) = if stm == Color::White { (men.wk, Color::Black) } else { (men.bk, Color::White) };
+        let mut own = 1u64 << king;
+        let mut movers = [(king, Role::King); MAX_PIECES + 1];
+        let mut n = 1;
+        for (p, &sq) in self.layout.pieces.iter().zip(men.pieces()) {
+            if p.color == stm {
+                own |= 1 << sq;
+                movers[n] = (sq, p.role);
+                n += 1;
+            }
+        }
+        let mut list = MoveList { len: 0, moves: [PlainMove::default(); MAX_MOVES] };
+        for &(from, role) in &movers[..n] {
+            let mut targets = attacks(role, from, occ) & !own;
+            while targets != 0 {
+                let to = targets.trailing_zeros() as Square;
+                targets &= targets - 1;
+                let captured = if occ & (1 << to) != 0 { men.pieces().iter().position(|&s| s == to) } else { None };
+                let after = (occ & !(1u64 << from)) | (1 << to);
+                let my_king = if from == king { to } else { king };
+                if !self.attacked(&men.moved(from, to), my_king, enemy, after, captured) {
+                    list.moves[list.len] = PlainMove { from, to, captured };
+                    list.len += 1;
+                }
+            }
+        }
+        list
     }
 
     /// The expected wtm code of a legal position, and the move that decides it.
-    fn derive_wtm(&self, pos: &Position, men: &Men) -> (u8, Option<Move>) {
+    fn derive_wtm(&self, men: &Men) -> (u8, Option<Move>) {
         let mut best = (CODE_NONE, None);
-        for mv in pos.legal_moves() {
-            if mv.capture {
-                let j = self.piece_at(men, mv.to);
+        for mv in self.moves(men, Color::White).iter() {
+            if let Some(j) = mv.captured {
+                let mv = mv.as_move();
                 let child = men.captured(mv.from, mv.to, j);
                 let (sub_layout, sub) = self.subs[j].as_ref().expect("white keeps its pieces when it captures");
                 if bit(sub, Color::Black, canonical_slot(sub_layout, &child)) {
                     return (1, Some(mv));
                 }
             } else {
+                let mv = mv.as_move();
                 let child = men.moved(mv.from, mv.to);
                 let c = self.file.value_code(Color::Black, canonical_slot(&self.layout, &child));
                 // btm code c = distance 2(c-1), so the move wins in 2c-1 plies: wtm code c.
@@ -366,10 +453,10 @@ impl Ctx<'_> {
     }
 
     /// The expected btm code of a legal position, and the move that decides it.
-    fn derive_btm(&self, pos: &Position, men: &Men, rep: &mut SideReport) -> (u8, Option<Move>) {
-        let moves = pos.legal_moves();
-        if moves.is_empty() {
-            return if pos.in_check(Color::Black) {
+    fn derive_btm(&self, men: &Men, rep: &mut SideReport) -> (u8, Option<Move>) {
+        let moves = self.moves(men, Color::Black);
+        if moves.iter().next().is_none() {
+            return if self.attacked(men, men.bk, Color::White, occupancy(men), None) {
                 rep.mates += 1;
                 (1, None)
             } else {
@@ -378,9 +465,9 @@ impl Ctx<'_> {
             };
         }
         let mut worst = (1u8, None);
-        for mv in moves {
-            if mv.capture {
-                let j = self.piece_at(men, mv.to);
+        for mv in moves.iter() {
+            let (captured, mv) = (mv.captured, mv.as_move());
+            if let Some(j) = captured {
                 let child = men.captured(mv.from, mv.to, j);
                 match &self.subs[j] {
                     Some((sub_layout, sub)) if bit(sub, Color::White, canonical_slot(sub_layout, &child)) => {}

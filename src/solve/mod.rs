@@ -169,6 +169,8 @@ pub struct PassResult {
     pub sums: Vec<Vec<u64>>,
     pub bytes_read: u64,
     pub bytes_written: u64,
+    /// Bytes of the pass's delta streams.
+    pub stream_bytes: u64,
 }
 
 /// Splits a chunk's blocks into runs that are contiguous in storage, of at most `max_words`.
@@ -228,7 +230,8 @@ pub fn run_pass(ctx: &RunContext, spec: &PassSpec) -> anyhow::Result<PassResult>
     let scan = deltalog::scan(&log_file)?;
     let mut sums = vec![vec![0u64; n_blocks]; outputs.len()];
     let mut done = vec![false; chunks.list.len()];
-    let mut result = PassResult { new: 0, sums: Vec::new(), bytes_read: 0, bytes_written: 0 };
+    let started = Instant::now();
+    let mut result = PassResult { new: 0, sums: Vec::new(), bytes_read: 0, bytes_written: 0, stream_bytes: 0 };
     let (mut valid_len, mut streams_len) = (0, 0);
     let mut damage = scan.damage.clone();
     for rec in &scan.records {
@@ -236,6 +239,7 @@ pub fn run_pass(ctx: &RunContext, spec: &PassSpec) -> anyhow::Result<PassResult>
             Ok(()) => {
                 done[rec.chunk as usize] = true;
                 result.new += rec.new_count;
+                result.stream_bytes += rec.streams_len;
                 valid_len = rec.end;
                 streams_len = rec.streams_offset + rec.streams_len;
             }
@@ -390,6 +394,7 @@ pub fn run_pass(ctx: &RunContext, spec: &PassSpec) -> anyhow::Result<PassResult>
             let chunk_bytes = ch.blocks.iter().map(|b| b.words as u64 * 8).sum::<u64>();
             result.bytes_read += chunk_bytes * inputs.len() as u64;
             result.bytes_written += chunk_bytes * outputs.len() as u64 + record.len() as u64 + streams_len;
+            result.stream_bytes += streams_len;
             ctx.progress.inc();
         }
         if let Ok(e) = err_rx.try_recv() {
@@ -407,7 +412,14 @@ pub fn run_pass(ctx: &RunContext, spec: &PassSpec) -> anyhow::Result<PassResult>
     }
     streams.sync()?;
     log.sync()?;
-    ctx.progress.finish(&format!("{} new", result.new));
+    let io = result.bytes_read + result.bytes_written;
+    ctx.progress.finish(&format!(
+        "{} new, read {}, written {}, {:.0} MB/s",
+        result.new,
+        crate::plan::show_size(result.bytes_read),
+        crate::plan::show_size(result.bytes_written),
+        io as f64 / 1e6 / started.elapsed().as_secs_f64().max(1e-9)
+    ));
     result.sums = sums;
     Ok(result)
 }
@@ -455,6 +467,11 @@ pub struct RunReport {
 }
 
 impl RunReport {
+    /// Bytes of all delta streams of the run.
+    pub fn stream_bytes(&self) -> u64 {
+        self.passes.iter().map(|p| p.stream_bytes).sum()
+    }
+
     /// Seconds spent in passes of a kind: `Some(-1|0)` init, odd steps, even steps.
     pub fn secs(&self, pick: impl Fn(i32) -> bool) -> f64 {
         self.passes.iter().filter(|p| pick(p.pass)).map(|p| p.secs).sum()
@@ -567,6 +584,7 @@ pub fn solve_run(
             secs: t.elapsed().as_secs_f64(),
             bytes_read: r.bytes_read,
             bytes_written: r.bytes_written,
+            stream_bytes: r.stream_bytes,
         });
         job::save(&manifest_path, &manifest)?;
         for name in obsolete_after(k) {
