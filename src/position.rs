@@ -227,8 +227,9 @@ impl Position {
     /// The position after a move (no legality check).
     pub fn play(&self, mv: Move) -> Position {
         let mut next = self.clone();
-        next.board[mv.to as usize] = next.board[mv.from as usize].take();
-        next.occ = (self.occ & !(1u64 << mv.from)) | (1u64 << mv.to);
+        let man = next.board[mv.from as usize].take();
+        next.board[mv.to as usize] = man;
+        next.occ = self.occ & !(1u64 << mv.from) & !(1u64 << mv.to) | ((man.is_some() as u64) << mv.to);
         next.turn = self.turn.other();
         next.halfmove = if mv.capture { 0 } else { self.halfmove + 1 };
         next
