@@ -46,6 +46,17 @@ pub fn square_of_code(code: u8) -> Square {
     SQUARE_OF_CODE[code as usize & 63]
 }
 
+/// Black-king code of each square of the a1-d1-d4 triangle, `u8::MAX` elsewhere.
+const TRIANGLE_CODE: [u8; 64] = {
+    let mut t = [u8::MAX; 64];
+    let mut i = 0;
+    while i < crate::square::TRIANGLE.len() {
+        t[crate::square::TRIANGLE[i] as usize] = i as u8;
+        i += 1;
+    }
+    t
+};
+
 /// Where one non-king piece of a run sits in the index.
 #[derive(Clone, Debug)]
 pub struct PieceSlot {
@@ -237,12 +248,19 @@ impl Layout {
     }
 
     /// Canonical index of a position given by plain squares (black king anywhere): maps the
-    /// black king into the triangle. Returns the index and the symmetry used.
+    /// black king into the triangle. Returns the index and the symmetry used. Allocates
+    /// nothing.
+    #[inline]
     pub fn canonical_index(&self, bk: Square, piece_squares: &[Square], wk: Square) -> (u64, Symmetry) {
         let sym = Symmetry::to_triangle(bk);
-        let code = crate::square::triangle_code(sym.apply(bk)).expect("in triangle");
-        let mapped: Vec<Square> = piece_squares.iter().map(|&s| sym.apply(s)).collect();
-        (self.index(code, &mapped, sym.apply(wk)), sym)
+        let code = TRIANGLE_CODE[sym.apply(bk) as usize];
+        assert!(code < 10, "the symmetry brings the black king into the triangle");
+        // Without allocating: probes go through here.
+        let mut idx = self.bk_contrib[code as usize] | sym.apply(wk) as u64;
+        for (k, &sq) in piece_squares.iter().enumerate() {
+            idx |= self.piece_contrib[k][sym.apply(sq) as usize];
+        }
+        (idx, sym)
     }
 }
 

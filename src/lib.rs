@@ -37,4 +37,4 @@ pub mod verify;
 
 pub use material::{Color, Material};
 pub use position::{Move, Position};
-pub use probe::{Probe, Tablebase};
+pub use probe::{Probe, Tablebase, Wdl};

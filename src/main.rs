@@ -98,6 +98,9 @@ enum Command {
         /// Print one JSON object per line.
         #[arg(long)]
         json: bool,
+        /// Also print the line to mate or a zeroing move (space-separated UCI moves).
+        #[arg(long)]
+        line: bool,
         /// Positions; read from stdin (one per line) when none is given.
         fens: Vec<String>,
     },
@@ -127,7 +130,7 @@ fn main() {
         Command::Stats { tables, signature, plot, json, threads } => {
             thread_count(threads).and_then(|t| run_stats(tables, &signature, plot, json, t))
         }
-        Command::Probe { tables, json, fens } => run_probe(tables, json, fens),
+        Command::Probe { tables, json, line, fens } => run_probe(tables, json, line, fens),
     };
     match result {
         Ok(code) => std::process::exit(code),
@@ -260,7 +263,10 @@ fn run_stats(
     Ok(0)
 }
 
-fn run_probe(tables: PathBuf, json: bool, fens: Vec<String>) -> anyhow::Result<i32> {
+/// Longest line printed by `probe --line` (a stored distance is at most 100 plies).
+const MAX_LINE_PLIES: usize = 100;
+
+fn run_probe(tables: PathBuf, json: bool, with_line: bool, fens: Vec<String>) -> anyhow::Result<i32> {
     let tb = Tablebase::open(&tables)?;
     let lines: Vec<String> = if fens.is_empty() {
         std::io::stdin().lock().lines().collect::<Result<_, _>>().context("reading stdin")?
@@ -278,15 +284,28 @@ fn run_probe(tables: PathBuf, json: bool, fens: Vec<String>) -> anyhow::Result<i
         let answer = Position::from_fen(fen).map_err(anyhow::Error::from).and_then(|pos| {
             let probe = tb.probe(&pos)?;
             let mv = tb.best_move(&pos)?.map(|(m, _)| m.to_string());
-            Ok((probe, mv))
+            let line: Option<Vec<String>> = if with_line {
+                Some(tb.line(&pos, MAX_LINE_PLIES)?.iter().map(|m| m.to_string()).collect())
+            } else {
+                None
+            };
+            Ok((probe, mv, line))
         });
         match answer {
-            Ok((p, mv)) => {
+            Ok((p, mv, line)) => {
                 if json {
-                    let obj = serde_json::json!({ "fen": fen, "wdl": p.wdl, "dtz": p.dtz, "move": mv });
+                    let mut obj = serde_json::json!({ "fen": fen, "wdl": p.wdl, "dtz": p.dtz, "move": mv });
+                    if let Some(line) = line {
+                        obj["line"] = serde_json::json!(line);
+                    }
                     writeln!(out, "{obj}")?;
                 } else {
-                    writeln!(out, "{fen}\t{}\t{}\t{}", p.wdl, p.dtz, mv.as_deref().unwrap_or("-"))?;
+                    write!(out, "{fen}\t{}\t{}\t{}", p.wdl, p.dtz, mv.as_deref().unwrap_or("-"))?;
+                    if let Some(line) = line {
+                        let text = if line.is_empty() { "-".to_string() } else { line.join(" ") };
+                        write!(out, "\t{text}")?;
+                    }
+                    writeln!(out)?;
                 }
             }
             Err(e) => {

@@ -42,6 +42,8 @@ pub enum FenError {
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Position {
     board: [Option<Piece>; 64],
+    /// The occupied squares of `board`.
+    occ: u64,
     pub turn: Color,
     /// Half-moves since the last capture (the FEN's clock).
     pub halfmove: u32,
@@ -122,7 +124,7 @@ impl Position {
         if let Some(n) = fields.get(5) {
             n.parse::<u32>().map_err(|_| FenError::Clock(n.to_string()))?;
         }
-        let pos = Position { board, turn, halfmove };
+        let pos = Position { board, occ: occupancy(&board), turn, halfmove };
         pos.check()?;
         Ok(pos)
     }
@@ -173,9 +175,24 @@ impl Position {
         format!("{s} {t} - - {} 1", self.halfmove)
     }
 
-    /// Occupied squares with their men.
+    /// Occupied squares with their men, in square order (a1 first).
+    #[inline]
     pub fn pieces(&self) -> impl Iterator<Item = (Square, Piece)> + '_ {
-        self.board.iter().enumerate().filter_map(|(s, p)| p.map(|p| (s as Square, p)))
+        let mut bits = self.occ;
+        std::iter::from_fn(move || {
+            if bits == 0 {
+                return None;
+            }
+            let s = bits.trailing_zeros() as Square;
+            bits &= bits - 1;
+            Some((s, self.board[s as usize].expect("occupied square holds a man")))
+        })
+    }
+
+    /// The occupied squares as a bitboard (bit `s` = square `s`).
+    #[inline]
+    pub fn occupied(&self) -> u64 {
+        self.occ
     }
 
     /// The man on a square.
@@ -186,10 +203,6 @@ impl Position {
     /// Square of a side's king.
     pub fn king(&self, c: Color) -> Square {
         self.pieces().find(|(_, p)| p.color == c && p.role == Role::King).map(|(s, _)| s).expect("king")
-    }
-
-    fn occupied(&self) -> u64 {
-        self.pieces().fold(0, |b, (s, _)| b | (1 << s))
     }
 
     /// Whether `sq` is attacked by side `by`.
@@ -214,7 +227,9 @@ impl Position {
     /// The position after a move (no legality check).
     pub fn play(&self, mv: Move) -> Position {
         let mut next = self.clone();
-        next.board[mv.to as usize] = next.board[mv.from as usize].take();
+        let man = next.board[mv.from as usize].take();
+        next.board[mv.to as usize] = man;
+        next.occ = self.occ & !(1u64 << mv.from) & !(1u64 << mv.to) | ((man.is_some() as u64) << mv.to);
         next.turn = self.turn.other();
         next.halfmove = if mv.capture { 0 } else { self.halfmove + 1 };
         next
@@ -222,8 +237,23 @@ impl Position {
 
     /// Every legal move of the side to move.
     pub fn legal_moves(&self) -> Vec<Move> {
-        let occ = self.occupied();
         let mut out = Vec::new();
+        self.find_legal_move(|mv| {
+            out.push(mv);
+            false
+        });
+        out
+    }
+
+    /// Whether the side to move has a legal move (stops at the first; allocates nothing).
+    pub fn has_legal_move(&self) -> bool {
+        self.find_legal_move(|_| true).is_some()
+    }
+
+    /// Calls `stop` on each legal move in the order of [`Position::legal_moves`] until it
+    /// returns true, and returns that move.
+    fn find_legal_move(&self, mut stop: impl FnMut(Move) -> bool) -> Option<Move> {
+        let occ = self.occ;
         for (from, p) in self.pieces().filter(|(_, p)| p.color == self.turn) {
             let mut targets = attacks(p.role, from, occ);
             while targets != 0 {
@@ -235,12 +265,12 @@ impl Position {
                     None => false,
                 };
                 let mv = Move { from, to, capture };
-                if !self.play(mv).in_check(self.turn) {
-                    out.push(mv);
+                if !self.play(mv).in_check(self.turn) && stop(mv) {
+                    return Some(mv);
                 }
             }
         }
-        out
+        None
     }
 
     /// The same position with colours swapped and the board flipped top to bottom.
@@ -249,7 +279,7 @@ impl Position {
         for (s, p) in self.pieces() {
             board[square(file_of(s), 7 - rank_of(s)) as usize] = Some(Piece { color: p.color.other(), role: p.role });
         }
-        Position { board, turn: self.turn.other(), halfmove: self.halfmove }
+        Position { board, occ: self.occ.swap_bytes(), turn: self.turn.other(), halfmove: self.halfmove }
     }
 
     /// Builds a position from men (for tests and tools); checks legality like a FEN.
@@ -261,7 +291,7 @@ impl Position {
             }
             board[s as usize] = Some(p);
         }
-        let pos = Position { board, turn, halfmove: 0 };
+        let pos = Position { board, occ: occupancy(&board), turn, halfmove: 0 };
         pos.check()?;
         Ok(pos)
     }
@@ -271,6 +301,11 @@ impl Position {
         let (from, to) = (parse_square(uci.get(0..2)?)?, parse_square(uci.get(2..4)?)?);
         self.legal_moves().into_iter().find(|m| m.from == from && m.to == to)
     }
+}
+
+/// The occupied squares of a board.
+fn occupancy(board: &[Option<Piece>; 64]) -> u64 {
+    board.iter().enumerate().fold(0, |b, (s, p)| if p.is_some() { b | (1 << s) } else { b })
 }
 
 #[cfg(test)]
@@ -298,9 +333,15 @@ mod tests {
         // Black king a8, white queen b6, white king c7: stalemate.
         let p = Position::from_fen("k7/2K5/1Q6/8/8/8/8/8 b").unwrap();
         assert!(p.legal_moves().is_empty());
+        assert!(!p.has_legal_move());
         assert!(!p.in_check(Color::Black));
         let p = Position::from_fen("k7/8/8/8/8/8/8/Q1K5 b").unwrap();
         assert!(p.in_check(Color::Black));
         assert_eq!(p.legal_moves().len(), 2); // a7, b8
+        assert!(p.has_legal_move());
+        // The occupancy follows moves and flips.
+        let q = p.play(p.legal_moves()[0]).flipped();
+        assert_eq!(q.occupied(), q.pieces().fold(0, |b, (s, _)| b | (1u64 << s)));
+        assert_eq!(q.occupied().count_ones(), 3);
     }
 }

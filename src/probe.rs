@@ -1,14 +1,42 @@
-//! Probing finished tables: win/draw/loss, distance and a best move for any position.
+//! Probing finished tables: win/draw/loss, distance, a best move and the line for any position.
+//!
+//! A [`Tablebase`] opens a folder of tables once and is shared between threads (it is
+//! `Send + Sync`; wrap it in an `Arc` or borrow it from scoped threads). Tables are memory-mapped
+//! on first use and checked against their section checksums once per process. After that,
+//! [`Tablebase::probe_wdl`] and [`Tablebase::probe`] do no heap allocation and take no lock:
+//! the position's men are gathered into a fixed array, its material into a small number that
+//! selects an already-open run from a fixed table, and the index is computed in place.
+//!
+//! ```
+//! use tbstream::gen::{generate, GenOptions};
+//! use tbstream::progress::Progress;
+//! use tbstream::{Material, Position, Tablebase, Wdl};
+//!
+//! // Build KRvK (a fraction of a second) into a scratch folder and open it.
+//! let dir = tempfile::tempdir()?;
+//! generate(&[Material::parse("KRvK")?], &GenOptions::new(dir.path(), 1), &Progress::silent())?;
+//! let tb = Tablebase::open(dir.path())?;
+//!
+//! let pos = Position::from_fen("8/8/8/8/8/2k5/8/KR6 w - - 0 1")?;
+//! assert_eq!(tb.probe_wdl(&pos)?, Wdl::Win);
+//! let probe = tb.probe(&pos)?;
+//! assert_eq!((probe.wdl, probe.dtz), (1, 27));
+//! let (mv, after) = tb.best_move(&pos)?.expect("a winning move");
+//! assert_eq!((mv.to_string(), after.dtz), ("b1d1".to_string(), -26));
+//! let line = tb.line(&pos, 100)?;
+//! assert_eq!(line.len(), 27); // to checkmate
+//! # Ok::<(), anyhow::Error>(())
+//! ```
 
+use crate::attacks::{attacks, Role};
 use crate::format::{code_to_distance, table_path, TableFile};
 use crate::index::Layout;
 use crate::material::{Color, Material};
 use crate::position::{Move, Position};
 use crate::square::Square;
 use anyhow::Context;
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, RwLock};
+use std::sync::{Arc, Mutex, OnceLock};
 
 /// The result of a probe, from the side to move's point of view.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -18,6 +46,52 @@ pub struct Probe {
     /// Stored distance in plies (odd for the winner to move, even for the loser, 0 when
     /// checkmated), signed like `wdl`; 0 for a draw.
     pub dtz: i32,
+}
+
+/// Win, draw or loss for the side to move under the 50-move rule.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[repr(i8)]
+pub enum Wdl {
+    Loss = -1,
+    Draw = 0,
+    Win = 1,
+}
+
+impl Wdl {
+    /// -1, 0 or 1, like [`Probe::wdl`].
+    pub fn as_i8(self) -> i8 {
+        self as i8
+    }
+
+    /// The result for the other side.
+    pub fn flip(self) -> Wdl {
+        match self {
+            Wdl::Loss => Wdl::Win,
+            Wdl::Draw => Wdl::Draw,
+            Wdl::Win => Wdl::Loss,
+        }
+    }
+
+    fn from_sign(v: i8) -> Wdl {
+        match v.signum() {
+            1 => Wdl::Win,
+            -1 => Wdl::Loss,
+            _ => Wdl::Draw,
+        }
+    }
+}
+
+impl From<Wdl> for i8 {
+    fn from(w: Wdl) -> i8 {
+        w as i8
+    }
+}
+
+impl Probe {
+    /// The result as a [`Wdl`].
+    pub fn outcome(&self) -> Wdl {
+        Wdl::from_sign(self.wdl)
+    }
 }
 
 /// One run's table with its layout.
@@ -30,10 +104,31 @@ impl Run {
     /// Stored distance of a position of this run (white's men are the run's white), or
     /// `None` when the position is not won for white.
     pub fn distance(&self, pos: &Position) -> Option<u8> {
-        let (bk, pieces, wk) = men_in_layout_order(&self.layout, pos);
-        let (idx, _) = self.layout.canonical_index(bk, &pieces, wk);
-        let slot = self.layout.slot(idx).expect("canonical index is not a hole");
-        code_to_distance(pos.turn, self.file.value_code(pos.turn, slot))
+        let men = Men::gather(pos, false);
+        code_to_distance(pos.turn, self.file.value_code(pos.turn, self.slot(&men, false)))
+    }
+
+    /// Storage slot of `men`; with `swap`, of their colour swap flipped top to bottom (black's
+    /// men become this run's white).
+    #[inline]
+    fn slot(&self, men: &Men, swap: bool) -> u64 {
+        let (w, b, flip) = if swap { (1, 0, 56) } else { (0, 1, 0) };
+        let mut squares = [0 as Square; MAX_PIECES];
+        let mut k = 0;
+        for side in [w, b] {
+            for &sq in &men.sq[men.range(side)] {
+                squares[k] = sq ^ flip;
+                k += 1;
+            }
+        }
+        let (idx, _) = self.layout.canonical_index(men.kings[b] ^ flip, &squares[..k], men.kings[w] ^ flip);
+        self.layout.slot(idx).expect("canonical index is not a hole")
+    }
+
+    /// Bit of a slot in the final bitbase of `stm` (`t99` for white, `t100` for black).
+    #[inline]
+    fn bitbase_bit(&self, stm: Color, slot: u64) -> bool {
+        (self.file.bitbase_word(stm, (slot >> 6) as usize) >> (slot & 63)) & 1 != 0
     }
 }
 
@@ -55,23 +150,259 @@ pub fn men_in_layout_order(layout: &Layout, pos: &Position) -> (Square, Vec<Squa
     (pos.king(Color::Black), pieces, pos.king(Color::White))
 }
 
+// ---------------------------------------------------------------------------------------------
+// Material keys: a number per side, a fixed table of runs
+// ---------------------------------------------------------------------------------------------
+
+/// Most non-king pieces a position may hold (6 men).
+const MAX_PIECES: usize = crate::material::MAX_MEN - 2;
+
+/// Number of piece multisets of one side (at most 4 pieces of Q, R, B, N): C(8, 4).
+const SIDES: usize = 70;
+
+/// Index of a side's piece counts `q + 5r + 25b + 125n` among the multisets of at most 4
+/// pieces (0 = bare king); `u8::MAX` for more than 4.
+const SIDE_INDEX: [u8; 625] = {
+    let mut t = [u8::MAX; 625];
+    let mut i = 0;
+    let mut next = 0;
+    while i < 625 {
+        if i % 5 + i / 5 % 5 + i / 25 % 5 + i / 125 <= 4 {
+            t[i] = next;
+            next += 1;
+        }
+        i += 1;
+    }
+    t
+};
+
+/// Weight of a role in a side's count code `q + 5r + 25b + 125n`.
+#[inline]
+fn role_weight(role: Role) -> usize {
+    match role {
+        Role::Queen => 1,
+        Role::Rook => 5,
+        Role::Bishop => 25,
+        Role::Knight => 125,
+        Role::King => 0,
+    }
+}
+
+/// The side index of a list of roles, or `None` with more than 4 pieces.
+fn side_index(roles: &[Role]) -> Option<usize> {
+    if roles.len() > MAX_PIECES || roles.contains(&Role::King) {
+        return None;
+    }
+    Some(SIDE_INDEX[roles.iter().map(|&r| role_weight(r)).sum::<usize>()] as usize)
+}
+
+/// The roles of a side index (inverse of [`side_index`]).
+fn side_roles(index: usize) -> Vec<Role> {
+    let code = SIDE_INDEX.iter().position(|&i| i as usize == index).expect("side index in range");
+    let mut roles = Vec::new();
+    for (role, w) in [(Role::Queen, 1), (Role::Rook, 5), (Role::Bishop, 25), (Role::Knight, 125)] {
+        roles.extend(std::iter::repeat_n(role, code / w % 5));
+    }
+    roles
+}
+
+/// Slot of a run (white's side index, black's) in the table of open runs.
+fn run_key(m: &Material) -> Option<usize> {
+    Some(side_index(&m.white)? * SIDES + side_index(&m.black)?)
+}
+
+// ---------------------------------------------------------------------------------------------
+// The men of a position in a fixed array
+// ---------------------------------------------------------------------------------------------
+
+/// The men of a position, gathered once per probe without allocating: kings apart, the other
+/// pieces sorted white first, each side in the order Q R B N (the layout's order).
+#[derive(Clone, Copy, Debug)]
+struct Men {
+    /// King squares, white's then black's.
+    kings: [Square; 2],
+    sq: [Square; MAX_PIECES],
+    role: [Role; MAX_PIECES],
+    /// Number of non-king pieces and how many of them are white's.
+    n: usize,
+    n_white: usize,
+    /// Occupied squares, and those of each side.
+    occ: u64,
+    by_color: [u64; 2],
+    /// Side index of each side's pieces.
+    side: [usize; 2],
+}
+
+impl Men {
+    /// Gathers a position's men; with `flip`, the colour swap flipped top to bottom (so that
+    /// black's men become white's).
+    #[inline]
+    fn gather(pos: &Position, flip: bool) -> Men {
+        let (xf, swap) = if flip { (56, true) } else { (0, false) };
+        let mut men = Men {
+            kings: [0; 2],
+            sq: [0; MAX_PIECES],
+            role: [Role::King; MAX_PIECES],
+            n: 0,
+            n_white: 0,
+            occ: 0,
+            by_color: [0; 2],
+            side: [0; 2],
+        };
+        let mut code = [0usize; 2];
+        // (colour, role order) of each piece, for the insertion sort.
+        let mut rank = [0u8; MAX_PIECES];
+        for (s, p) in pos.pieces() {
+            let s = s ^ xf;
+            let c = (p.color == Color::Black) != swap;
+            let c = c as usize;
+            men.occ |= 1 << s;
+            men.by_color[c] |= 1 << s;
+            if p.role == Role::King {
+                men.kings[c] = s;
+                continue;
+            }
+            code[c] += role_weight(p.role);
+            if c == 0 {
+                men.n_white += 1;
+            }
+            let key = (c as u8) << 4 | p.role as u8;
+            let mut i = men.n;
+            assert!(i < MAX_PIECES, "a position holds at most {MAX_PIECES} pieces besides the kings");
+            while i > 0 && rank[i - 1] > key {
+                rank[i] = rank[i - 1];
+                men.sq[i] = men.sq[i - 1];
+                men.role[i] = men.role[i - 1];
+                i -= 1;
+            }
+            rank[i] = key;
+            men.sq[i] = s;
+            men.role[i] = p.role;
+            men.n += 1;
+        }
+        men.side = [SIDE_INDEX[code[0]] as usize, SIDE_INDEX[code[1]] as usize];
+        men
+    }
+
+    /// Indices of side `c`'s non-king pieces (0 white, 1 black).
+    #[inline]
+    fn range(&self, c: usize) -> std::ops::Range<usize> {
+        if c == 0 {
+            0..self.n_white
+        } else {
+            self.n_white..self.n
+        }
+    }
+
+    /// Whether side `by` attacks `target` with the board occupied by `occ`, ignoring a man
+    /// on `skip` (a piece just captured).
+    #[inline]
+    fn attacks(&self, by: usize, target: Square, occ: u64, skip: u64) -> bool {
+        let bit = 1u64 << target;
+        if attacks(Role::King, self.kings[by], occ) & bit != 0 {
+            return true;
+        }
+        self.range(by).any(|i| (1u64 << self.sq[i]) & skip == 0 && attacks(self.role[i], self.sq[i], occ) & bit != 0)
+    }
+
+    /// Whether side `c`'s king is attacked.
+    #[inline]
+    fn in_check(&self, c: usize) -> bool {
+        self.attacks(1 - c, self.kings[c], self.occ, 0)
+    }
+
+    /// Whether side `us` has a legal move (stops at the first one found).
+    #[inline]
+    fn has_legal_move(&self, us: usize) -> bool {
+        let them = 1 - us;
+        let barred = self.by_color[us] | (1u64 << self.kings[them]);
+        // Squares the king may not step to: those the other side attacks through it. A man
+        // the king would capture does not attack its own square, and rays to that square
+        // stop there, so capturing it is safe exactly when nothing else guards it.
+        let occ = self.occ & !(1u64 << self.kings[us]);
+        let mut danger = attacks(Role::King, self.kings[them], occ);
+        for i in self.range(them) {
+            danger |= attacks(self.role[i], self.sq[i], occ);
+        }
+        if attacks(Role::King, self.kings[us], occ) & !barred & !danger != 0 {
+            return true;
+        }
+        // The king cannot move: another man must, keeping the king out of check.
+        for i in self.range(us) {
+            let from = self.sq[i];
+            let mut targets = attacks(self.role[i], from, self.occ) & !barred;
+            while targets != 0 {
+                let to = targets.trailing_zeros() as Square;
+                targets &= targets - 1;
+                let occ = (self.occ & !(1u64 << from)) | (1u64 << to);
+                if !self.attacks(them, self.kings[us], occ, 1u64 << to) {
+                    return true;
+                }
+            }
+        }
+        false
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The tablebase
+// ---------------------------------------------------------------------------------------------
+
 /// A folder of tables, opened once and shared between threads.
+///
+/// Runs are mapped and verified on first use; each is then reached through a fixed table
+/// indexed by the material, without locking. See the [module documentation](self) for an
+/// example.
 pub struct Tablebase {
     dir: PathBuf,
-    runs: RwLock<HashMap<Material, Arc<Run>>>,
+    /// Open runs, indexed by [`run_key`].
+    runs: Box<[OnceLock<Arc<Run>>]>,
+    /// Held while a run is being opened, so that each is mapped and verified once.
+    opening: Mutex<()>,
 }
 
 impl Tablebase {
     /// Opens a folder of tables (files are mapped on first use).
     pub fn open(dir: &Path) -> anyhow::Result<Tablebase> {
         anyhow::ensure!(dir.is_dir(), "table folder {} does not exist", dir.display());
-        Ok(Tablebase { dir: dir.to_path_buf(), runs: RwLock::new(HashMap::new()) })
+        Ok(Tablebase {
+            dir: dir.to_path_buf(),
+            runs: (0..SIDES * SIDES).map(|_| OnceLock::new()).collect(),
+            opening: Mutex::new(()),
+        })
     }
 
-    /// The run of a material, mapped on first use.
+    /// The folder of the tables.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// The run of a material, mapped (and its checksums verified) on first use.
     pub fn run(&self, m: &Material) -> anyhow::Result<Arc<Run>> {
-        if let Some(r) = self.runs.read().unwrap().get(m) {
-            return Ok(r.clone());
+        let key = run_key(m).with_context(|| format!("{m} has too many pieces"))?;
+        self.open_run(key, m).cloned()
+    }
+
+    /// The open run at `key`, or opens it.
+    #[inline]
+    fn run_at(&self, key: usize) -> anyhow::Result<&Run> {
+        match self.runs[key].get() {
+            Some(r) => Ok(r),
+            None => {
+                let m = Material::new(side_roles(key / SIDES), side_roles(key % SIDES));
+                self.open_run(key, &m).map(|r| &**r)
+            }
+        }
+    }
+
+    #[cold]
+    fn open_run(&self, key: usize, m: &Material) -> anyhow::Result<&Arc<Run>> {
+        if let Some(r) = self.runs[key].get() {
+            return Ok(r);
+        }
+        let _guard = self.opening.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(r) = self.runs[key].get() {
+            return Ok(r);
         }
         let path = table_path(&self.dir, m);
         anyhow::ensure!(path.exists(), "missing table {} (generate it with `tbstream gen {}`)", path.display(), m);
@@ -80,40 +411,146 @@ impl Tablebase {
         file.verify()?;
         anyhow::ensure!(&file.header.material == m, "{} holds {}, not {m}", path.display(), file.header.material);
         let run = Arc::new(Run { layout: Layout::new(m), file });
-        self.runs.write().unwrap().insert(m.clone(), run.clone());
-        Ok(run)
+        Ok(self.runs[key].get_or_init(|| run))
     }
 
     /// Win/draw/loss and distance of a position for the side to move.
+    ///
+    /// `wdl` is 1, 0 or -1 under the 50-move rule given the position's half-move clock;
+    /// `dtz` is the stored distance in plies to mate or a zeroing move (odd when the winner
+    /// moves, even when the loser moves, 0 when checkmated), signed like `wdl`, 0 for a draw.
+    /// Once the position's tables are open this allocates nothing.
+    ///
+    /// ```
+    /// # use tbstream::gen::{generate, GenOptions};
+    /// # use tbstream::{progress::Progress, Material, Position, Tablebase};
+    /// # let dir = tempfile::tempdir()?;
+    /// # generate(&[Material::parse("KRvK")?], &GenOptions::new(dir.path(), 1), &Progress::silent())?;
+    /// let tb = Tablebase::open(dir.path())?;
+    /// // Black to move loses in 32 plies ...
+    /// let p = tb.probe(&Position::from_fen("8/8/8/8/8/8/1Rk5/K7 b - - 0 1")?)?;
+    /// assert_eq!((p.wdl, p.dtz), (-1, -32));
+    /// // ... unless 69 half-moves have gone by without a capture: then it is a draw.
+    /// let p = tb.probe(&Position::from_fen("8/8/8/8/8/8/1Rk5/K7 b - - 69 1")?)?;
+    /// assert_eq!((p.wdl, p.dtz), (0, 0));
+    /// # Ok::<(), anyhow::Error>(())
+    /// ```
     pub fn probe(&self, pos: &Position) -> anyhow::Result<Probe> {
-        let p = if pos.turn == Color::Black { pos.flipped() } else { pos.clone() };
-        if p.legal_moves().is_empty() {
-            let mated = p.in_check(Color::White);
-            return Ok(Probe { wdl: if mated { -1 } else { 0 }, dtz: 0 });
+        let men = Men::gather(pos, pos.turn == Color::Black);
+        if !men.has_legal_move(0) {
+            return Ok(Probe { wdl: if men.in_check(0) { -1 } else { 0 }, dtz: 0 });
         }
-        let m = p.material();
-        let g50 = 100 - p.halfmove.min(101) as i32;
-        if !m.white_bare() {
-            if let Some(v) = self.run(&m)?.distance(&p) {
-                if v as i32 <= g50 {
-                    return Ok(Probe { wdl: 1, dtz: v as i32 });
-                }
-            }
+        let g50 = 100 - pos.halfmove.min(101) as i32;
+        let within = |stm, code| code_to_distance(stm, code).filter(|&v| v as i32 <= g50);
+        let (white, black) = self.read_runs(
+            &men,
+            |run, stm, slot| run.file.value_code(stm, slot),
+            |code| within(Color::White, code).is_some(),
+        )?;
+        if let Some(v) = white.and_then(|code| within(Color::White, code)) {
+            return Ok(Probe { wdl: 1, dtz: v as i32 });
         }
-        if !m.black.is_empty() {
-            if let Some(v) = self.run(&m.swapped())?.distance(&p.flipped()) {
-                if v as i32 <= g50 {
-                    return Ok(Probe { wdl: -1, dtz: -(v as i32) });
-                }
-            }
+        if let Some(v) = black.and_then(|code| within(Color::Black, code)) {
+            return Ok(Probe { wdl: -1, dtz: -(v as i32) });
         }
         Ok(Probe { wdl: 0, dtz: 0 })
     }
 
+    /// Reads the two runs a position (white to move) needs: white's run with the men as they
+    /// are (`W v B`, white to move), then, unless white's answer `decides`, black's run with
+    /// the colour swap flipped (`B v W`, black to move). A run of a bare side is skipped
+    /// (`None`). Runs are opened as the plain algorithm would: white's first, black's only
+    /// when needed. When both are already open both reads are issued before either is
+    /// looked at, so that their cache misses overlap.
+    #[inline(always)]
+    fn read_runs<T: Copy>(
+        &self,
+        men: &Men,
+        read: impl Fn(&Run, Color, u64) -> T,
+        decides: impl Fn(T) -> bool,
+    ) -> anyhow::Result<(Option<T>, Option<T>)> {
+        let [w, b] = men.side;
+        let white_run = if w != 0 { Some(self.run_at(w * SIDES + b)?) } else { None };
+        let black_key = b * SIDES + w;
+        let early = if b != 0 { self.runs[black_key].get() } else { None };
+        let early = early.map(|run| read(run, Color::Black, run.slot(men, true)));
+        let white = white_run.map(|run| read(run, Color::White, run.slot(men, false)));
+        if b == 0 || white.is_some_and(&decides) {
+            return Ok((white, None));
+        }
+        let black = match early {
+            Some(v) => v,
+            None => {
+                let run = self.run_at(black_key)?;
+                read(run, Color::Black, run.slot(men, true))
+            }
+        };
+        Ok((white, Some(black)))
+    }
+
+    /// Win, draw or loss of a position for the side to move under the 50-move rule (the
+    /// `wdl` of [`Tablebase::probe`], cheaper): with a half-move clock of 0 it reads one bit of
+    /// the final bitbases (`t99`, `t100`) per run instead of a 6-bit value. Once the
+    /// position's tables are open this allocates nothing.
+    ///
+    /// ```
+    /// # use tbstream::gen::{generate, GenOptions};
+    /// # use tbstream::{progress::Progress, Material, Position, Tablebase, Wdl};
+    /// # let dir = tempfile::tempdir()?;
+    /// # generate(&[Material::parse("KRvK")?], &GenOptions::new(dir.path(), 1), &Progress::silent())?;
+    /// let tb = Tablebase::open(dir.path())?;
+    /// let win = Position::from_fen("8/8/8/8/8/2k5/8/KR6 w - - 0 1")?;
+    /// assert_eq!(tb.probe_wdl(&win)?, Wdl::Win);
+    /// // The rook hangs with black to move: black takes it and draws.
+    /// let hanging = Position::from_fen("8/8/8/8/8/1Rk5/8/K7 b - - 0 1")?;
+    /// assert_eq!(tb.probe_wdl(&hanging)?, Wdl::Draw);
+    /// # Ok::<(), anyhow::Error>(())
+    /// ```
+    pub fn probe_wdl(&self, pos: &Position) -> anyhow::Result<Wdl> {
+        if pos.halfmove != 0 {
+            return self.probe(pos).map(|p| Wdl::from_sign(p.wdl));
+        }
+        let men = Men::gather(pos, pos.turn == Color::Black);
+        if !men.has_legal_move(0) {
+            return Ok(if men.in_check(0) { Wdl::Loss } else { Wdl::Draw });
+        }
+        // A fresh clock: a win (at most 99 plies with the winner to move) is a set bit of
+        // t99, a loss (at most 100 plies with the loser to move) a set bit of t100. Legal
+        // positions only, so the bitbases' encoding of illegal positions does not matter.
+        let (white, black) = self.read_runs(&men, |run, stm, slot| run.bitbase_bit(stm, slot), |won| won)?;
+        Ok(if white == Some(true) {
+            Wdl::Win
+        } else if black == Some(true) {
+            Wdl::Loss
+        } else {
+            Wdl::Draw
+        })
+    }
+
     /// A move that keeps the result: for a win the fastest (captures and mates first), for a
     /// loss the longest resistance, for a draw one that keeps the draw. `None` without moves.
+    /// The probe of the position after the move comes with it.
+    ///
+    /// ```
+    /// # use tbstream::gen::{generate, GenOptions};
+    /// # use tbstream::{progress::Progress, Material, Position, Tablebase};
+    /// # let dir = tempfile::tempdir()?;
+    /// # generate(&[Material::parse("KRvK")?], &GenOptions::new(dir.path(), 1), &Progress::silent())?;
+    /// let tb = Tablebase::open(dir.path())?;
+    /// let pos = Position::from_fen("8/8/8/8/8/1Rk5/8/K7 b - - 0 1")?;
+    /// let (mv, after) = tb.best_move(&pos)?.unwrap();
+    /// assert_eq!(mv.to_string(), "c3b3"); // takes the rook
+    /// assert!(mv.capture);
+    /// assert_eq!((after.wdl, after.dtz), (0, 0));
+    /// # Ok::<(), anyhow::Error>(())
+    /// ```
     pub fn best_move(&self, pos: &Position) -> anyhow::Result<Option<(Move, Probe)>> {
         let here = self.probe(pos)?;
+        self.best_move_from(pos, here)
+    }
+
+    /// [`Tablebase::best_move`] given the probe of `pos`.
+    fn best_move_from(&self, pos: &Position, here: Probe) -> anyhow::Result<Option<(Move, Probe)>> {
         let mut best: Option<(i64, Move, Probe)> = None;
         for mv in pos.legal_moves() {
             let child = self.probe(&pos.play(mv))?;
@@ -143,5 +580,151 @@ impl Tablebase {
             }
         }
         Ok(best.map(|(_, m, c)| (m, c)))
+    }
+
+    /// The principal line of a decisive position: the moves of [`Tablebase::best_move`] for
+    /// both sides, until checkmate, a zeroing move (a capture, which ends the line), or
+    /// `max_plies` moves. A drawn position (or one without moves) has an empty line; the line
+    /// also stops early should a position along it be a draw (which a correct table never
+    /// gives). Its length is `|dtz|` when it ends in mate or the winner's capture, and
+    /// `|dtz| - 1` when it ends with a capture the loser is forced to make (distances are
+    /// rounded up to the parity of the side to move).
+    ///
+    /// ```
+    /// # use tbstream::gen::{generate, GenOptions};
+    /// # use tbstream::{progress::Progress, Material, Position, Tablebase};
+    /// # let dir = tempfile::tempdir()?;
+    /// # generate(&[Material::parse("KRvK")?], &GenOptions::new(dir.path(), 1), &Progress::silent())?;
+    /// let tb = Tablebase::open(dir.path())?;
+    /// let mut pos = Position::from_fen("8/8/8/8/8/8/1Rk5/K7 b - - 0 1")?;
+    /// let line = tb.line(&pos, 200)?;
+    /// assert_eq!(line.len(), 32);
+    /// for &mv in &line {
+    ///     pos = pos.play(mv);
+    /// }
+    /// assert!(pos.legal_moves().is_empty() && pos.in_check(pos.turn)); // checkmate
+    /// # Ok::<(), anyhow::Error>(())
+    /// ```
+    pub fn line(&self, pos: &Position, max_plies: usize) -> anyhow::Result<Vec<Move>> {
+        let mut line = Vec::new();
+        let mut here = self.probe(pos)?;
+        if here.wdl == 0 {
+            return Ok(line);
+        }
+        let mut p = pos.clone();
+        while line.len() < max_plies {
+            let Some((mv, child)) = self.best_move_from(&p, here)? else { break };
+            line.push(mv);
+            if mv.capture || child.wdl == 0 {
+                break;
+            }
+            p = p.play(mv);
+            here = child;
+        }
+        Ok(line)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn side_indices_are_dense_and_invert() {
+        let mut seen = [false; SIDES];
+        for &i in &SIDE_INDEX {
+            if i != u8::MAX {
+                assert!(!seen[i as usize]);
+                seen[i as usize] = true;
+                let roles = side_roles(i as usize);
+                assert_eq!(side_index(&roles), Some(i as usize));
+            }
+        }
+        assert!(seen.iter().all(|&s| s));
+        assert_eq!(side_index(&[]), Some(0));
+        let m = Material::parse("KQRvKNN").unwrap();
+        let key = run_key(&m).unwrap();
+        assert_eq!(Material::new(side_roles(key / SIDES), side_roles(key % SIDES)), m);
+    }
+
+    #[test]
+    fn men_agree_with_the_plain_board() {
+        for fen in [
+            "8/8/8/8/8/2k5/8/KQ6 w - - 0 1",
+            "k7/8/1QK5/8/8/8/8/8 b - - 0 1",
+            "k7/1Q6/1K6/8/8/8/8/8 b - - 0 1",
+            "8/8/8/8/8/1Qk5/8/K7 b - - 0 1",
+            "8/8/8/8/8/1Rk5/K7/8 b - - 0 1",
+            "4k3/8/8/8/8/2n5/8/RN2K3 w - - 0 1",
+            "1n2k3/3r4/8/8/8/8/8/RQ2K3 b - - 0 1",
+            "k7/8/1QK5/8/8/8/8/7r b - - 0 1",
+        ] {
+            check_men(&Position::from_fen(fen).unwrap());
+        }
+    }
+
+    /// Random positions of up to 6 men, many of them with few moves (crowded corners).
+    #[test]
+    fn men_agree_with_the_plain_board_on_random_positions() {
+        use crate::position::Piece;
+        let mut state = 0x1234_5678_9abc_def1u64;
+        let mut next = move |n: u64| {
+            state ^= state >> 12;
+            state ^= state << 25;
+            state ^= state >> 27;
+            state.wrapping_mul(0x2545_f491_4f6c_dd1d) % n
+        };
+        let roles = [Role::Queen, Role::Rook, Role::Bishop, Role::Knight];
+        let (mut tested, mut stuck) = (0, 0);
+        while tested < 20_000 {
+            let n_pieces = next(5) as usize;
+            let mut men = vec![
+                (0u8, Piece { color: Color::White, role: Role::King }),
+                (0u8, Piece { color: Color::Black, role: Role::King }),
+            ];
+            for _ in 0..n_pieces {
+                let color = if next(2) == 0 { Color::White } else { Color::Black };
+                men.push((0, Piece { color, role: roles[next(4) as usize] }));
+            }
+            // Half of the time crowd the men into a 3x3 corner area and its surroundings.
+            let span = if next(2) == 0 { 4 } else { 8 };
+            for m in men.iter_mut() {
+                m.0 = (next(span) * 8 + next(span)) as u8;
+            }
+            let turn = if next(2) == 0 { Color::White } else { Color::Black };
+            if let Ok(pos) = Position::from_men(&men, turn) {
+                stuck += !pos.has_legal_move() as usize;
+                check_men(&pos);
+                tested += 1;
+            }
+        }
+        assert!(stuck > 50, "the sample should hold mates and stalemates ({stuck})");
+    }
+
+    fn check_men(pos: &Position) {
+        let fen = pos.fen();
+        for flip in [false, true] {
+            let p = if flip { pos.flipped() } else { pos.clone() };
+            let men = Men::gather(pos, flip);
+            let us = (p.turn == Color::Black) as usize;
+            assert_eq!(men.has_legal_move(us), !p.legal_moves().is_empty(), "{fen} {flip}");
+            assert_eq!(men.has_legal_move(us), p.has_legal_move(), "{fen} {flip}");
+            assert_eq!(men.in_check(us), p.in_check(p.turn), "{fen} {flip}");
+            assert_eq!(men.kings, [p.king(Color::White), p.king(Color::Black)]);
+            let m = p.material();
+            assert_eq!(men.side, [side_index(&m.white).unwrap(), side_index(&m.black).unwrap()]);
+            if !m.white_bare() {
+                let layout = Layout::new(&m);
+                let (bk, pieces, wk) = men_in_layout_order(&layout, &p);
+                let mut sq = men.sq[..men.n].to_vec();
+                sq.sort_unstable();
+                let mut expect = pieces.clone();
+                expect.sort_unstable();
+                assert_eq!((bk, sq, wk), (men.kings[1], expect, men.kings[0]));
+                for (k, slot) in layout.pieces.iter().enumerate() {
+                    assert_eq!((men.role[k], k < men.n_white), (slot.role, slot.color == Color::White));
+                }
+            }
+        }
     }
 }

@@ -843,3 +843,155 @@ fn probe_json_lines_parse_and_match_the_text_output() {
     let v: serde_json::Value = serde_json::from_str(lines[0]).unwrap();
     assert_eq!(v["fen"], "8/8/8/8/8/2k5/8/KQ6 w - - 0 1");
 }
+
+// ---------------------------------------------------------------------------------------
+// probe --line
+// ---------------------------------------------------------------------------------------
+
+/// One answered line of `probe --line`: the usual four fields and the line (5th field).
+fn parse_line_answer(line: &str) -> (Answer, Vec<String>) {
+    let f: Vec<&str> = line.split('\t').collect();
+    assert_eq!(f.len(), 5, "probe --line should print 5 tab-separated fields: {line:?}");
+    let moves = if f[4] == "-" { Vec::new() } else { f[4].split(' ').map(str::to_string).collect() };
+    assert!(moves.iter().all(|m| m.len() == 4), "UCI moves separated by single spaces: {line:?}");
+    (parse_answer(&f[..4].join("\t")), moves)
+}
+
+/// `probe --line` of FENs given as arguments, in order.
+fn probe_lines(dir: &Path, fens: &[&str]) -> Vec<(Answer, Vec<String>)> {
+    let mut args = vec!["probe", "--tables", path_str(dir), "--line"];
+    args.extend_from_slice(fens);
+    let out = run(&args);
+    assert_eq!(out.code, 0, "probe --line failed:\n{}", out.stderr);
+    let answers: Vec<_> = out.stdout.lines().map(parse_line_answer).collect();
+    assert_eq!(answers.len(), fens.len(), "{}", out.stdout);
+    for ((a, _), f) in answers.iter().zip(fens) {
+        assert_eq!(&a.fen, f);
+    }
+    answers
+}
+
+/// Replays UCI moves with the library's board, checking each is legal; returns the final
+/// position and whether each move captured.
+fn replay(fen: &str, moves: &[String]) -> (tbstream::Position, Vec<bool>) {
+    let mut pos = tbstream::Position::from_fen(fen).unwrap();
+    let mut captures = Vec::new();
+    for uci in moves {
+        let mv = pos.parse_uci(uci).unwrap_or_else(|| panic!("{uci} is not legal in {}", pos.fen()));
+        captures.push(mv.capture);
+        pos = pos.play(mv);
+    }
+    (pos, captures)
+}
+
+#[test]
+fn probe_line_of_a_win_ends_in_checkmate_after_dtz_plies() {
+    let dir = shared_tables();
+    let fens = [
+        "8/8/8/8/8/2k5/1R6/K7 w - - 0 1",  // KRvK, white wins in 31
+        "8/8/8/8/8/8/1Rk5/K7 b - - 0 1",   // KRvK, black loses in 32
+        "8/8/8/8/4K3/8/8/k6r b - - 0 1",   // KvKR, black wins
+        "8/8/8/8/8/2k5/8/KQ6 w - - 0 1",   // KQvK
+        "8/8/8/8/8/2k5/1R6/K7 w - - 69 1", // mates exactly on the 100th half-move
+    ];
+    for (a, line) in probe_lines(dir, &fens) {
+        assert_well_formed(&a);
+        assert_ne!(a.wdl, 0, "{a:?}");
+        assert_eq!(line.len() as i32, a.dtz.abs(), "{}: the line to mate takes |dtz| plies: {line:?}", a.fen);
+        assert_eq!(line.first(), a.mv.as_ref(), "{}: the line starts with the printed move", a.fen);
+        let (end, captures) = replay(&a.fen, &line);
+        assert!(captures.iter().all(|&c| !c), "{}: no capture on the way to mate", a.fen);
+        assert!(
+            end.legal_moves().is_empty() && end.in_check(end.turn),
+            "{}: ends in checkmate, not {}",
+            a.fen,
+            end.fen()
+        );
+        assert_eq!(board(&end.fen()).status(), GameStatus::Won, "cozy-chess agrees that {} is mate", end.fen());
+        // The loser is the one mated.
+        let loser_to_move = if a.wdl == 1 { line.len() % 2 == 1 } else { line.len() % 2 == 0 };
+        assert!(loser_to_move, "{}: the side that was losing is mated", a.fen);
+        // Every position along the line gives back the rest of the line.
+        let mut fen = a.fen.clone();
+        for (i, mv) in line.iter().enumerate().take(3) {
+            let (b, rest) = probe_lines(dir, &[fen.as_str()]).pop().unwrap();
+            assert_eq!(rest, line[i..], "{fen}");
+            assert_eq!(b.dtz.abs(), a.dtz.abs() - i as i32);
+            fen = play(&fen, mv);
+        }
+    }
+    assert_eq!(probe_one(dir, fens[0]).dtz, 31);
+}
+
+#[test]
+fn probe_line_ends_with_the_winning_capture() {
+    let dir = fresh_tables(&["KQvKR"]);
+    // The queen wins the rook in 5 plies (a check, then a skewer): KQvK is then a win.
+    let fen = "1K6/8/3k4/7r/8/8/8/5Q2 w - - 0 1";
+    let (a, line) = probe_lines(dir.path(), &[fen]).pop().unwrap();
+    assert_eq!((a.wdl, a.dtz), (1, 5), "{a:?}");
+    assert_eq!(line.len(), 5, "{line:?}");
+    let (end, captures) = replay(fen, &line);
+    assert_eq!(captures, [false, false, false, false, true], "only the last move captures: {line:?}");
+    assert!(is_capture(&play_all(fen, &line[..4]), &line[4]), "cozy-chess sees the capture");
+    assert_eq!(end.halfmove, 0, "the capture resets the clock");
+    let after = probe_one(dir.path(), &end.fen());
+    assert_eq!(after.wdl, -1, "black loses the KQvK that follows: {after:?}");
+    // A win by capturing at once: a line of one move.
+    let (b, line) = probe_lines(dir.path(), &["8/8/2k5/8/8/8/r7/KQ6 w - - 0 1"]).pop().unwrap();
+    assert_eq!((b.dtz, line), (1, vec!["a1a2".to_string()]));
+}
+
+/// Plays UCI moves one after the other with cozy-chess.
+fn play_all(fen: &str, moves: &[String]) -> String {
+    moves.iter().fold(fen.to_string(), |f, m| play(&f, m))
+}
+
+#[test]
+fn probe_line_of_draws_and_mates_is_empty_and_plain_output_is_unchanged() {
+    let dir = shared_tables();
+    let fens = [
+        "k7/8/1QK5/8/8/8/8/8 b - - 0 1",   // stalemate
+        "k7/1Q6/1K6/8/8/8/8/8 b - - 0 1",  // checkmated
+        "8/8/8/8/8/1Qk5/8/K7 b - - 0 1",   // draw by taking the queen
+        "8/8/8/8/8/2k5/8/K7 w - - 0 1",    // bare kings
+        "8/8/8/8/8/2k5/1R6/K7 w - - 80 1", // too late to win
+    ];
+    let with_line = probe_lines(dir, &fens);
+    let plain = probe_all(dir, &fens.iter().map(|s| s.to_string()).collect::<Vec<_>>());
+    for ((a, line), p) in with_line.iter().zip(&plain) {
+        assert_eq!(a, p, "--line keeps the first four fields");
+        assert!(line.is_empty(), "{}: no line, got {line:?}", a.fen);
+    }
+    // Through stdin as well, and the 5th field is '-' for an empty line.
+    let out = run_with_stdin(&["probe", "--tables", path_str(dir), "--line"], Some(&(fens.join("\n") + "\n")));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(out.stdout.lines().all(|l| l.ends_with("\t-")), "{}", out.stdout);
+    // Without --line, the output is the old four fields, byte for byte.
+    let out = run(&["probe", "--tables", path_str(dir), "8/8/8/8/8/2k5/8/KR6 w - - 0 1"]);
+    assert_eq!(out.stdout, "8/8/8/8/8/2k5/8/KR6 w - - 0 1\t1\t27\tb1d1\n");
+}
+
+#[test]
+fn probe_json_line_is_an_array_of_uci_moves() {
+    let dir = shared_tables();
+    let fens = ["8/8/8/8/8/2k5/1R6/K7 w - - 0 1", "k7/8/1QK5/8/8/8/8/8 b - - 0 1"];
+    let text = probe_lines(dir, &fens);
+    let mut args = vec!["probe", "--tables", path_str(dir), "--json", "--line"];
+    args.extend_from_slice(&fens);
+    let out = run(&args);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let lines: Vec<&str> = out.stdout.lines().collect();
+    assert_eq!(lines.len(), 2);
+    for (line, (a, moves)) in lines.iter().zip(&text) {
+        let v: serde_json::Value = serde_json::from_str(line).unwrap();
+        let obj = v.as_object().unwrap();
+        let keys: BTreeSet<&str> = obj.keys().map(|k| k.as_str()).collect();
+        assert_eq!(keys, BTreeSet::from(["fen", "wdl", "dtz", "move", "line"]), "{line}");
+        let got: Vec<&str> = obj["line"].as_array().unwrap().iter().map(|m| m.as_str().unwrap()).collect();
+        assert_eq!(got, moves.iter().map(String::as_str).collect::<Vec<_>>(), "{line}");
+        assert_eq!(obj["dtz"].as_i64(), Some(a.dtz as i64));
+    }
+    assert_eq!(text[0].1.len(), 31);
+    assert!(text[1].1.is_empty());
+}

@@ -1,0 +1,242 @@
+//! The library probe API: the fast paths agree with the plain-board algorithm of
+//! `docs/FORMAT.md`, the bitbases agree with the values, lines end where they should, and a
+//! `Tablebase` is shared between threads.
+
+use std::path::Path;
+use std::sync::OnceLock;
+use tbstream::attacks::Role;
+use tbstream::format::{code_to_distance, table_path, Section, TableFile, CODE_ILLEGAL, CODE_NONE};
+use tbstream::gen::{generate, GenOptions};
+use tbstream::position::Piece;
+use tbstream::probe::men_in_layout_order;
+use tbstream::progress::Progress;
+use tbstream::{Color, Material, Position, Probe, Tablebase, Wdl};
+
+/// KQvKR and its sub-endgames (KQvK, KRvK, KRvKQ), built once per test binary.
+fn tables() -> &'static Path {
+    static DIR: OnceLock<tempfile::TempDir> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let dir = tempfile::tempdir().unwrap();
+        let sigs = [Material::parse("KQvKR").unwrap()];
+        generate(&sigs, &GenOptions::new(dir.path(), 2), &Progress::silent()).unwrap();
+        dir
+    })
+    .path()
+}
+
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+}
+
+/// Random legal positions of KQvKR, KRvKQ, KQvK, KvKR, KvK (and mirrored), with fresh clocks.
+fn random_positions(seed: u64, n: usize) -> Vec<Position> {
+    let mut rng = Rng(seed);
+    let sets: [&[(Color, Role)]; 5] = [
+        &[(Color::White, Role::Queen), (Color::Black, Role::Rook)],
+        &[(Color::Black, Role::Queen), (Color::White, Role::Rook)],
+        &[(Color::White, Role::Queen)],
+        &[(Color::Black, Role::Rook)],
+        &[],
+    ];
+    let mut out = Vec::new();
+    while out.len() < n {
+        let set = sets[rng.below(5) as usize];
+        let mut men = vec![
+            (0u8, Piece { color: Color::White, role: Role::King }),
+            (0u8, Piece { color: Color::Black, role: Role::King }),
+        ];
+        men.extend(set.iter().map(|&(color, role)| (0u8, Piece { color, role })));
+        for m in men.iter_mut() {
+            m.0 = rng.below(64) as u8;
+        }
+        let turn = if rng.below(2) == 0 { Color::White } else { Color::Black };
+        if let Ok(pos) = Position::from_men(&men, turn) {
+            out.push(pos);
+        }
+    }
+    out
+}
+
+/// The probing summary of `docs/FORMAT.md` on the plain board (legal move list, material,
+/// layout order), as `probe` did before its fast path.
+fn plain_probe(tb: &Tablebase, pos: &Position) -> Probe {
+    let p = if pos.turn == Color::Black { pos.flipped() } else { pos.clone() };
+    if p.legal_moves().is_empty() {
+        return Probe { wdl: if p.in_check(Color::White) { -1 } else { 0 }, dtz: 0 };
+    }
+    let m = p.material();
+    let g50 = 100 - p.halfmove.min(101) as i32;
+    let distance = |m: &Material, q: &Position| {
+        let run = tb.run(m).unwrap();
+        let (bk, pieces, wk) = men_in_layout_order(&run.layout, q);
+        let (idx, _) = run.layout.canonical_index(bk, &pieces, wk);
+        code_to_distance(q.turn, run.file.value_code(q.turn, run.layout.slot(idx).unwrap()))
+    };
+    if !m.white_bare() {
+        if let Some(v) = distance(&m, &p).filter(|&v| v as i32 <= g50) {
+            return Probe { wdl: 1, dtz: v as i32 };
+        }
+    }
+    if !m.black.is_empty() {
+        if let Some(v) = distance(&m.swapped(), &p.flipped()).filter(|&v| v as i32 <= g50) {
+            return Probe { wdl: -1, dtz: -(v as i32) };
+        }
+    }
+    Probe { wdl: 0, dtz: 0 }
+}
+
+#[test]
+fn fast_probes_agree_with_the_plain_board_algorithm_at_every_clock() {
+    let tb = Tablebase::open(tables()).unwrap();
+    let mut seen = [0usize; 3];
+    let mut no_moves = 0;
+    for mut pos in random_positions(0x51de_c0de, 6000) {
+        no_moves += pos.legal_moves().is_empty() as usize;
+        for clock in [0, 1, 2, 30, 69, 70, 98, 99, 100, 101, 150] {
+            pos.halfmove = clock;
+            let want = plain_probe(&tb, &pos);
+            let got = tb.probe(&pos).unwrap();
+            assert_eq!(got, want, "{}", pos.fen());
+            assert_eq!(tb.probe_wdl(&pos).unwrap(), got.outcome(), "{}", pos.fen());
+            assert_eq!(tb.probe_wdl(&pos).unwrap().as_i8(), got.wdl);
+            seen[(got.wdl + 1) as usize] += 1;
+        }
+    }
+    assert!(seen.iter().all(|&n| n > 1000), "wins, draws and losses expected: {seen:?}");
+    assert!(no_moves > 0, "the sample should hold mates or stalemates");
+}
+
+/// Every stored slot: the final bitbases say exactly what the values say (t99 = a wtm
+/// distance of at most 99, t100 = a btm distance of at most 100), so `probe_wdl` may read
+/// either.
+#[test]
+fn bitbases_agree_with_values_everywhere() {
+    for run in ["KQvK", "KRvK", "KQvKR", "KRvKQ"] {
+        let m = Material::parse(run).unwrap();
+        let file = TableFile::open(&table_path(tables(), &m)).unwrap();
+        for stm in [Color::White, Color::Black] {
+            let bits = file.section(Section::bitbase(stm));
+            for slot in 0..file.header.n_slots {
+                let bit = (bits[(slot / 8) as usize] >> (slot % 8)) & 1 == 1;
+                let code = file.value_code(stm, slot);
+                let expect = match code {
+                    CODE_ILLEGAL => stm == Color::White,
+                    CODE_NONE => false,
+                    _ => code_to_distance(stm, code).unwrap() <= 100,
+                };
+                assert_eq!(bit, expect, "{run} {stm:?} slot {slot} code {code}");
+            }
+        }
+    }
+}
+
+#[test]
+fn lines_follow_best_moves_to_mate_or_capture() {
+    let tb = Tablebase::open(tables()).unwrap();
+    let (mut mates, mut captures) = (0, 0);
+    for pos in random_positions(0x11fe_5eed, 600) {
+        let here = tb.probe(&pos).unwrap();
+        let line = tb.line(&pos, 200).unwrap();
+        if here.wdl == 0 {
+            assert!(line.is_empty(), "a draw has no line: {}", pos.fen());
+            continue;
+        }
+        if line.is_empty() {
+            assert_eq!(here, Probe { wdl: -1, dtz: 0 }, "only a mated side has an empty decisive line");
+            assert!(pos.legal_moves().is_empty());
+            continue;
+        }
+        assert_eq!(Some(line[0]), tb.best_move(&pos).unwrap().map(|(m, _)| m), "{}", pos.fen());
+        // The stored distance counts the plies, rounded up to the chain's parity: a line
+        // that ends with the loser's forced capture is one ply shorter.
+        let winner_moves_last = (line.len() % 2 == 1) == (here.wdl == 1);
+        let plies = if winner_moves_last { here.dtz.abs() } else { here.dtz.abs() - 1 };
+        assert_eq!(line.len() as i32, plies, "{}: the line takes |dtz| plies", pos.fen());
+        let mut p = pos.clone();
+        let mut expect = here;
+        for (i, &mv) in line.iter().enumerate() {
+            assert!(p.legal_moves().contains(&mv), "{}: {mv} is legal", p.fen());
+            assert_eq!(tb.best_move(&p).unwrap().map(|(m, _)| m), Some(mv), "{}", p.fen());
+            assert_eq!(mv.capture, i + 1 == line.len() && mv.capture, "only the last move may capture");
+            p = p.play(mv);
+            if !mv.capture {
+                let child = tb.probe(&p).unwrap();
+                assert_eq!((child.wdl, child.dtz.abs()), (-expect.wdl, expect.dtz.abs() - 1), "{}", p.fen());
+                expect = child;
+            }
+        }
+        if line.last().unwrap().capture {
+            captures += 1;
+        } else {
+            assert!(p.legal_moves().is_empty() && p.in_check(p.turn), "{}: the line ends in mate", p.fen());
+            mates += 1;
+        }
+    }
+    assert!(mates > 20 && captures > 20, "mates {mates}, captures {captures}");
+    // A cap on the plies shortens the line.
+    let pos = Position::from_fen("8/8/8/8/8/2k5/1R6/K7 w - - 0 1").unwrap();
+    assert_eq!(tb.line(&pos, 5).unwrap().len(), 5);
+    assert_eq!(tb.line(&pos, 0).unwrap(), vec![]);
+}
+
+#[test]
+fn a_tablebase_is_shared_between_threads() {
+    fn send_sync<T: Send + Sync>() {}
+    send_sync::<Tablebase>();
+    let tb = Tablebase::open(tables()).unwrap();
+    let positions = random_positions(0x7472_6561_6473, 4000);
+    let serial: Vec<(Wdl, Probe)> = {
+        let fresh = Tablebase::open(tables()).unwrap();
+        positions.iter().map(|p| (fresh.probe_wdl(p).unwrap(), fresh.probe(p).unwrap())).collect()
+    };
+    // Four threads open the runs concurrently and probe the same positions.
+    std::thread::scope(|s| {
+        let handles: Vec<_> = (0..4)
+            .map(|t| {
+                let (tb, positions) = (&tb, &positions);
+                s.spawn(move || {
+                    let order = positions.iter().enumerate().cycle().skip(t * 1000).take(positions.len());
+                    order.map(|(i, p)| (i, tb.probe_wdl(p).unwrap(), tb.probe(p).unwrap())).collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        for h in handles {
+            for (i, w, p) in h.join().unwrap() {
+                assert_eq!((w, p), serial[i]);
+            }
+        }
+    });
+}
+
+#[test]
+fn missing_tables_are_errors_but_mates_and_bare_kings_need_none() {
+    let empty = tempfile::tempdir().unwrap();
+    let tb = Tablebase::open(empty.path()).unwrap();
+    let err = tb.probe_wdl(&Position::from_fen("8/8/8/8/8/2k5/8/KQ6 w - - 0 1").unwrap()).unwrap_err();
+    assert!(format!("{err:#}").contains("KQvK"), "{err:#}");
+    let err = tb.probe(&Position::from_fen("8/8/8/8/8/2k5/8/KQ6 b - - 0 1").unwrap()).unwrap_err();
+    assert!(format!("{err:#}").contains("KQvK"), "{err:#}");
+    let mated = Position::from_fen("k7/1Q6/1K6/8/8/8/8/8 b - - 0 1").unwrap();
+    assert_eq!(tb.probe(&mated).unwrap(), Probe { wdl: -1, dtz: 0 });
+    assert_eq!(tb.probe_wdl(&mated).unwrap(), Wdl::Loss);
+    let stalemate = Position::from_fen("k7/8/1QK5/8/8/8/8/8 b - - 0 1").unwrap();
+    assert_eq!(tb.probe(&stalemate).unwrap(), Probe { wdl: 0, dtz: 0 });
+    assert_eq!(tb.probe_wdl(&stalemate).unwrap(), Wdl::Draw);
+    let bare = Position::from_fen("8/8/8/8/8/2k5/8/K7 w - - 0 1").unwrap();
+    assert_eq!(tb.probe_wdl(&bare).unwrap(), Wdl::Draw);
+    assert_eq!(tb.line(&bare, 100).unwrap(), vec![]);
+    // Mated even at a clock past 100 (the mate is on the board).
+    let mut late = mated.clone();
+    late.halfmove = 120;
+    assert_eq!(tb.probe_wdl(&late).unwrap(), Wdl::Loss);
+}
