@@ -2,6 +2,8 @@
 //! in fresh temporary folders, with 3-men tables only (they build in milliseconds).
 //! Moves printed by `probe` are replayed and cross-checked with `cozy-chess`.
 
+mod common;
+use common::Rng;
 use cozy_chess::{Board, GameStatus};
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::Write;
@@ -188,21 +190,6 @@ fn play(fen: &str, uci: &str) -> String {
 fn is_capture(fen: &str, uci: &str) -> bool {
     let mv: cozy_chess::Move = uci.parse().unwrap();
     board(fen).piece_on(mv.to).is_some()
-}
-
-/// A small deterministic generator (xorshift64*).
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
 }
 
 /// FEN of men placed on distinct squares (0 = a1 .. 63 = h8).

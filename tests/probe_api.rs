@@ -2,6 +2,8 @@
 //! `docs/FORMAT.md`, the bitbases agree with the values, lines end where they should, and a
 //! `Tablebase` is shared between threads.
 
+mod common;
+use common::Rng;
 use std::path::Path;
 use std::sync::OnceLock;
 use tbstream::attacks::Role;
@@ -22,20 +24,6 @@ fn tables() -> &'static Path {
         dir
     })
     .path()
-}
-
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
 }
 
 /// Random legal positions of KQvKR, KRvKQ, KQvK, KvKR, KvK (and mirrored), with fresh clocks.
