@@ -67,12 +67,16 @@ pub enum FormatError {
     Version(PathBuf, u16),
     #[error("{0}: header checksum mismatch (file damaged)")]
     HeaderChecksum(PathBuf),
+    #[error("{0}: file is {1} bytes, shorter than the {HEADER_LEN}-byte header: truncated or empty")]
+    ShortHeader(PathBuf, u64),
     #[error("{0}: file is {1} bytes, header says {2}: truncated or damaged")]
     Length(PathBuf, u64, u64),
     #[error("{path}: section {section:?} checksum mismatch at offset {offset} (file damaged)")]
     SectionChecksum { path: PathBuf, section: Section, offset: u64 },
     #[error("{0}: header is inconsistent: {1}")]
     Inconsistent(PathBuf, String),
+    #[error("{path}: holds the table of {found}, not {expected} (misnamed file)")]
+    WrongRun { path: PathBuf, found: Material, expected: Material },
 }
 
 /// Where a section lies and its checksum.
@@ -132,8 +136,11 @@ impl Header {
 
     fn decode(path: &Path, h: &[u8]) -> Result<Header, FormatError> {
         let bad = |why: &str| FormatError::Inconsistent(path.to_path_buf(), why.to_string());
-        if h.len() < HEADER_LEN || h[0..8] != MAGIC {
+        if !MAGIC.starts_with(&h[..h.len().min(MAGIC.len())]) {
             return Err(FormatError::BadMagic(path.to_path_buf()));
+        }
+        if h.len() < HEADER_LEN {
+            return Err(FormatError::ShortHeader(path.to_path_buf(), h.len() as u64));
         }
         let u64_at = |o: usize| u64::from_le_bytes(h[o..o + 8].try_into().unwrap());
         let version = u16::from_le_bytes([h[8], h[9]]);
@@ -288,6 +295,23 @@ impl TableFile {
             return Err(FormatError::Length(path.to_path_buf(), map.len() as u64, header.file_len()).into());
         }
         Ok(TableFile { path: path.to_path_buf(), header, map })
+    }
+
+    /// Opens the table of run `material` and checks it: the header must name that run (a
+    /// file of another run under its name is refused, even one of the same size), and every
+    /// section's checksum must match.
+    pub fn open_run(path: &Path, material: &Material) -> anyhow::Result<TableFile> {
+        let file = TableFile::open(path)?;
+        if &file.header.material != material {
+            return Err(FormatError::WrongRun {
+                path: path.to_path_buf(),
+                found: file.header.material.clone(),
+                expected: material.clone(),
+            }
+            .into());
+        }
+        file.verify()?;
+        Ok(file)
     }
 
     /// Checks every section's checksum.

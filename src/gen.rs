@@ -49,8 +49,7 @@ pub enum RunOutcome {
 /// Loads the final bitbases of a finished run, checking its checksums.
 pub fn load_bitbase(dir: &Path, m: &Material) -> anyhow::Result<Bitbase> {
     let path = table_path(dir, m);
-    let file = TableFile::open(&path).with_context(|| format!("sub-endgame {m} is needed"))?;
-    file.verify()?;
+    let file = TableFile::open_run(&path, m).with_context(|| format!("sub-endgame {m} is needed"))?;
     Ok(Bitbase { layout: Layout::new(m), wtm: file.bitbase_words(Color::White), btm: file.bitbase_words(Color::Black) })
 }
 
@@ -64,7 +63,7 @@ pub fn runs_of(signatures: &[Material]) -> Vec<Material> {
 
 /// Whether a finished, undamaged table of a run is in `dir`.
 pub fn is_built(dir: &Path, m: &Material) -> bool {
-    TableFile::open(&table_path(dir, m)).and_then(|f| Ok(f.verify()?)).is_ok()
+    TableFile::open_run(&table_path(dir, m), m).is_ok()
 }
 
 /// Free bytes on the file system holding `path` (or its nearest existing parent).
@@ -148,8 +147,8 @@ pub fn generate(
     for m in runs {
         let path = table_path(&opts.out, &m);
         if path.exists() {
-            match TableFile::open(&path).and_then(|f| Ok(f.verify()?)) {
-                Ok(()) => {
+            match TableFile::open_run(&path, &m) {
+                Ok(_) => {
                     // A kill between publishing the table and cleaning up leaves this behind.
                     let stale = work.join(m.to_string());
                     if stale.exists() {

@@ -231,7 +231,8 @@ impl Position {
         next.board[mv.to as usize] = man;
         next.occ = self.occ & !(1u64 << mv.from) & !(1u64 << mv.to) | ((man.is_some() as u64) << mv.to);
         next.turn = self.turn.other();
-        next.halfmove = if mv.capture { 0 } else { self.halfmove + 1 };
+        // Saturating: a FEN may give any u32 clock, and u32::MAX + 1 must not wrap to a fresh 0.
+        next.halfmove = if mv.capture { 0 } else { self.halfmove.saturating_add(1) };
         next
     }
 
@@ -326,6 +327,14 @@ mod tests {
         assert_eq!(Position::from_fen("k7/8/8/8/8/8/8/Q1K5 w"), Err(FenError::OppositeCheck));
         assert!(matches!(Position::from_fen("8/8/8/8/8/2k5/8/KQ7 w"), Err(FenError::Board(_))));
         assert!(matches!(Position::from_fen("8/8/8/8/8/2k5/8/KQ5 w"), Err(FenError::Board(_))));
+    }
+
+    #[test]
+    fn clock_saturates_instead_of_wrapping() {
+        // Found by tests/fuzz.rs: the clock wrapped to 0 (or overflowed with debug assertions).
+        let p = Position::from_fen("8/8/8/8/8/8/8/K1k5 w - - 4294967295").unwrap();
+        let mv = p.parse_uci("a1a2").unwrap();
+        assert_eq!(p.play(mv).halfmove, u32::MAX);
     }
 
     #[test]

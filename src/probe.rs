@@ -406,10 +406,8 @@ impl Tablebase {
         }
         let path = table_path(&self.dir, m);
         anyhow::ensure!(path.exists(), "missing table {} (generate it with `tbstream gen {}`)", path.display(), m);
-        let file = TableFile::open(&path).with_context(|| format!("opening table for {m}"))?;
         // Checked once per process: damage is reported with the section and offset.
-        file.verify()?;
-        anyhow::ensure!(&file.header.material == m, "{} holds {}, not {m}", path.display(), file.header.material);
+        let file = TableFile::open_run(&path, m).with_context(|| format!("opening table for {m}"))?;
         let run = Arc::new(Run { layout: Layout::new(m), file });
         Ok(self.runs[key].get_or_init(|| run))
     }
