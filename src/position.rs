@@ -13,6 +13,45 @@ pub struct Piece {
     pub role: Role,
 }
 
+impl Piece {
+    /// The FEN letter: upper case for white, lower case for black.
+    pub fn letter(self) -> char {
+        let c = self.role.letter();
+        if self.color == Color::White {
+            c
+        } else {
+            c.to_ascii_lowercase()
+        }
+    }
+}
+
+/// The board field of a FEN from the letters on the squares (a1 first).
+pub fn board_field(cells: &[Option<char>; 64]) -> String {
+    let mut s = String::new();
+    for rank in (0..8).rev() {
+        let mut empty = 0;
+        for file in 0..8 {
+            match cells[square(file, rank) as usize] {
+                None => empty += 1,
+                Some(c) => {
+                    if empty > 0 {
+                        s.push_str(&empty.to_string());
+                        empty = 0;
+                    }
+                    s.push(c);
+                }
+            }
+        }
+        if empty > 0 {
+            s.push_str(&empty.to_string());
+        }
+        if rank > 0 {
+            s.push('/');
+        }
+    }
+    s
+}
+
 /// Why a FEN was refused.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum FenError {
@@ -148,31 +187,9 @@ impl Position {
 
     /// The FEN of the position.
     pub fn fen(&self) -> String {
-        let mut s = String::new();
-        for rank in (0..8).rev() {
-            let mut empty = 0;
-            for file in 0..8 {
-                match self.board[square(file, rank) as usize] {
-                    None => empty += 1,
-                    Some(p) => {
-                        if empty > 0 {
-                            s.push_str(&empty.to_string());
-                            empty = 0;
-                        }
-                        let c = p.role.letter();
-                        s.push(if p.color == Color::White { c } else { c.to_ascii_lowercase() });
-                    }
-                }
-            }
-            if empty > 0 {
-                s.push_str(&empty.to_string());
-            }
-            if rank > 0 {
-                s.push('/');
-            }
-        }
+        let cells = self.board.map(|p| p.map(Piece::letter));
         let t = if self.turn == Color::White { 'w' } else { 'b' };
-        format!("{s} {t} - - {} 1", self.halfmove)
+        format!("{} {t} - - {} 1", board_field(&cells), self.halfmove)
     }
 
     /// Occupied squares with their men, in square order (a1 first).

@@ -167,40 +167,17 @@ fn describe_men(layout: &Layout, men: &Men, stm: Color) -> String {
     let mut board: [Option<char>; 64] = [None; 64];
     let mut overlaps = Vec::new();
     let mut put = |sq: Square, color: Color, role: Role| {
-        let c = role.letter();
-        let c = if color == Color::White { c } else { c.to_ascii_lowercase() };
         if board[sq as usize].is_some() {
             overlaps.push(square_name(sq));
         }
-        board[sq as usize] = Some(c);
+        board[sq as usize] = Some(Piece { color, role }.letter());
     };
     put(men.wk, Color::White, Role::King);
     put(men.bk, Color::Black, Role::King);
     for (p, &sq) in layout.pieces.iter().zip(men.pieces()) {
         put(sq, p.color, p.role);
     }
-    let mut s = String::new();
-    for rank in (0..8).rev() {
-        let mut empty = 0;
-        for file in 0..8 {
-            match board[rank * 8 + file] {
-                None => empty += 1,
-                Some(c) => {
-                    if empty > 0 {
-                        s.push_str(&empty.to_string());
-                        empty = 0;
-                    }
-                    s.push(c);
-                }
-            }
-        }
-        if empty > 0 {
-            s.push_str(&empty.to_string());
-        }
-        if rank > 0 {
-            s.push('/');
-        }
-    }
+    let mut s = crate::position::board_field(&board);
     s.push_str(if stm == Color::White { " w - - 0 1" } else { " b - - 0 1" });
     if !overlaps.is_empty() {
         s.push_str(&format!(" (two men on {})", overlaps.join(", ")));
