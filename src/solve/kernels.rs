@@ -6,8 +6,9 @@
 //! Moves onto occupied squares are captures or illegal and are left to the init tables.
 
 use super::frame::{Config, Frame, INVALID};
-use crate::attacks::{king_dilate, knight_attacks, tables, Role};
-use crate::square::{Symmetry, TRIANGLE};
+use crate::attacks::{king_attacks, king_dilate, knight_attacks, tables, Role};
+use crate::square::{triangle_code, Square, Symmetry, TRIANGLE};
+use std::sync::OnceLock;
 
 #[inline]
 fn word(base: u64, contrib: u64) -> usize {
@@ -116,29 +117,59 @@ fn sweep_black(role: Role, contrib: &[u64; 64], cfg: &Config, input: &[u64], out
     }
 }
 
+/// One black-king step from a triangle square: the target, the symmetry that brings it back
+/// into the triangle, its code there, and the inverse symmetry (to map the word back).
+#[derive(Clone, Copy)]
+struct KingStep {
+    to: Square,
+    sym: Symmetry,
+    to_code: u8,
+    back: Symmetry,
+}
+
+/// The king steps from each triangle square, and the symmetries any of them uses.
+fn king_steps() -> &'static ([Vec<KingStep>; 10], Vec<Symmetry>) {
+    static STEPS: OnceLock<([Vec<KingStep>; 10], Vec<Symmetry>)> = OnceLock::new();
+    STEPS.get_or_init(|| {
+        let steps: [Vec<KingStep>; 10] = std::array::from_fn(|code| {
+            let mut targets = king_attacks(TRIANGLE[code]);
+            let mut v = Vec::new();
+            while targets != 0 {
+                let to = targets.trailing_zeros() as Square;
+                targets &= targets - 1;
+                let sym = Symmetry::to_triangle(to);
+                let to_code = triangle_code(sym.apply(to)).expect("mapped into the triangle");
+                v.push(KingStep { to, sym, to_code, back: sym.inverse() });
+            }
+            v
+        });
+        let used = Symmetry::all().filter(|s| steps.iter().flatten().any(|k| k.sym == *s)).collect();
+        (steps, used)
+    })
+}
+
 /// Black-king moves: a king leaving the triangle is mapped back by a symmetry, which also
 /// moves every other man (L digits only) and permutes the white-king word.
 fn black_king_moves(frame: &Frame, input: &[u64], out: &mut [u64]) {
     let np = frame.n_pieces();
+    let (steps, used) = king_steps();
     let mut sym_base = [0u64; 8];
     frame.for_each_config(None, true, &mut |cfg| {
-        for sym in Symmetry::all() {
+        for &sym in used {
             sym_base[sym.code() as usize] = (0..np).map(|k| frame.piece[k][sym.apply(cfg.sq[k]) as usize]).sum();
         }
-        for (code, &from) in TRIANGLE.iter().enumerate() {
+        for (code, from_steps) in steps.iter().enumerate() {
             let here = frame.bk[code];
-            if here == INVALID || cfg.occ & (1 << from) != 0 {
+            if here == INVALID || cfg.occ & (1 << TRIANGLE[code]) != 0 {
                 continue;
             }
             let mut acc = !0u64;
-            let mut targets = crate::attacks::king_attacks(from) & !cfg.occ;
-            while targets != 0 {
-                let to = targets.trailing_zeros() as u8;
-                targets &= targets - 1;
-                let sym = Symmetry::to_triangle(to);
-                let to_code = crate::square::triangle_code(sym.apply(to)).expect("triangle");
-                let w = input[word(sym_base[sym.code() as usize], frame.bk[to_code as usize])];
-                acc &= sym.inverse().apply_bb(w);
+            for step in from_steps {
+                if cfg.occ & (1 << step.to) != 0 {
+                    continue;
+                }
+                let w = input[word(sym_base[step.sym.code() as usize], frame.bk[step.to_code as usize])];
+                acc &= step.back.apply_bb(w);
             }
             out[word(cfg.base, here)] &= acc;
         }
