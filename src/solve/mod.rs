@@ -69,9 +69,9 @@ pub fn log_path(work: &Path, k: i32) -> PathBuf {
     }
 }
 
-/// The tables a pass reads and writes. Workers compute a chunk from `inputs` alone; the
-/// writer combines their result block by block with `combine` (the previous table of the
-/// chain, and `c` or `d`) so that a worker holds only two chunk buffers.
+/// The tables a pass reads and writes. Workers compute a chunk from `inputs` (prefetched by
+/// the reader), then read the chunk's blocks of `combine` (the previous table of the chain,
+/// and `c` or `d`), combine and gap-encode; the writer thread only writes.
 pub struct PassSpec {
     pub id: i32,
     pub mover: Color,
@@ -173,37 +173,67 @@ pub struct PassResult {
     pub stream_bytes: u64,
 }
 
-/// Splits a chunk's blocks into runs that are contiguous in storage, of at most `max_words`.
-fn io_batches(blocks: &[Block], max_words: usize) -> Vec<&[Block]> {
-    let mut out = Vec::new();
-    let mut start = 0;
-    let mut words = 0;
-    for (i, b) in blocks.iter().enumerate() {
-        let contiguous = i > start && blocks[i - 1].slot_word + blocks[i - 1].words == b.slot_word;
-        if i > start && (!contiguous || words + b.words > max_words) {
-            out.push(&blocks[start..i]);
-            start = i;
-            words = 0;
-        }
-        words += b.words;
-    }
-    if start < blocks.len() {
-        out.push(&blocks[start..]);
-    }
-    out
+/// What a worker hands the writer for one chunk: the output tables (chunk-local words), the
+/// gap-encoded new positions of each block, and how many there are.
+struct ChunkOutput {
+    tables: Vec<Vec<u64>>,
+    streams: Vec<Vec<u8>>,
+    new_count: u64,
 }
 
-/// The same blocks placed one after the other from local word 0.
-fn rebased(blocks: &[Block]) -> Vec<Block> {
-    let mut at = 0;
-    blocks
+/// Completes a computed chunk: for steps, combines the kernel's words with the previous table
+/// of the chain (and `c` or `d`), read here for the chunk's blocks; then gap-encodes each
+/// block's new positions (`t0` for pass 0, none for pass -1).
+fn finish_chunk(
+    k: i32,
+    blocks: &[Block],
+    combined: &[(BitFile, Vec<u64>)],
+    mut out: Vec<Vec<u64>>,
+    words: usize,
+) -> anyhow::Result<ChunkOutput> {
+    let combined_new = if k < 1 {
+        None
+    } else {
+        let mut with = combined
+            .iter()
+            .map(|(file, sums)| {
+                let mut b = vec![0u64; words];
+                file.read_blocks(blocks, &mut b, sums).map(|_| b)
+            })
+            .collect::<anyhow::Result<Vec<_>>>()?;
+        // The previous table's buffer receives the new positions.
+        let (old, extra) = with.split_at_mut(1);
+        let (old, extra) = (&mut old[0], extra.first());
+        let table = &mut out[0];
+        for b in blocks {
+            for w in b.local_word..b.local_word + b.words {
+                let (t, fresh) = combine(k, table[w], old[w], extra.map_or(0, |x| x[w]));
+                table[w] = t;
+                old[w] = fresh;
+            }
+        }
+        Some(with.swap_remove(0))
+    };
+    let new: Option<&[u64]> = match k {
+        -1 => None,
+        0 => Some(&out[1]),
+        _ => combined_new.as_deref(),
+    };
+    let mut new_count = 0;
+    let streams = blocks
         .iter()
         .map(|b| {
-            let r = Block { local_word: at, ..*b };
-            at += b.words;
-            r
+            let mut enc = GapEncoder::new();
+            if let Some(new) = new {
+                for w in 0..b.words {
+                    enc.push_word(w, new[b.local_word + w]);
+                }
+            }
+            new_count += enc.count();
+            enc.finish()
         })
-        .collect()
+        .collect();
+    Ok(ChunkOutput { tables: out, streams, new_count })
 }
 
 /// Runs (or resumes) one pass over all chunks of its side.
@@ -276,11 +306,10 @@ pub fn run_pass(ctx: &RunContext, spec: &PassSpec) -> anyhow::Result<PassResult>
     for _ in 0..resumed {
         ctx.progress.inc();
     }
-    let max_io_words = (ctx.io_bytes / 8).max(1);
     // Rendezvous channels: a chunk buffer exists only where it is being read, computed or
     // written, which keeps the pass within `pass_slots` buffers.
     let (job_tx, job_rx) = crossbeam::channel::bounded::<(usize, anyhow::Result<Vec<Vec<u64>>>)>(0);
-    let (res_tx, res_rx) = crossbeam::channel::bounded::<(usize, Vec<Vec<u64>>)>(0);
+    let (res_tx, res_rx) = crossbeam::channel::bounded::<(usize, ChunkOutput)>(0);
     let outcome = crossbeam::scope(|s| -> anyhow::Result<()> {
         // Owned here: an early error return drops the receivers, which unblocks the threads.
         let res_rx = res_rx;
@@ -305,7 +334,7 @@ pub fn run_pass(ctx: &RunContext, spec: &PassSpec) -> anyhow::Result<PassResult>
         let (err_tx, err_rx) = crossbeam::channel::bounded::<anyhow::Error>(1);
         let job_rx = job_rx;
         for _ in 0..threads {
-            let (job_rx, res_tx, err_tx) = (job_rx.clone(), res_tx.clone(), err_tx.clone());
+            let (job_rx, res_tx, err_tx, combined) = (job_rx.clone(), res_tx.clone(), err_tx.clone(), &combined);
             s.spawn(move |_| {
                 for (i, bufs) in job_rx.iter() {
                     let bufs = match bufs {
@@ -317,74 +346,41 @@ pub fn run_pass(ctx: &RunContext, spec: &PassSpec) -> anyhow::Result<PassResult>
                     };
                     let frame = Frame::new(&ctx.layout, &chunks.scheme, chunks.list[i].key);
                     let out = compute_chunk(ctx, spec.id, &frame, words, bufs);
-                    if res_tx.send((i, out)).is_err() {
-                        break;
+                    match finish_chunk(spec.id, &chunks.list[i].blocks, combined, out, words) {
+                        Ok(done) => {
+                            if res_tx.send((i, done)).is_err() {
+                                break;
+                            }
+                        }
+                        Err(e) => {
+                            err_tx.try_send(e).ok();
+                            break;
+                        }
                     }
                 }
             });
         }
         drop((job_rx, res_tx, err_tx));
-        // Write-behind on this thread: combine, write the output blocks and the streams,
-        // then the chunk's record.
-        for (i, out) in res_rx.iter() {
+        // Write-behind on this thread: the output blocks, the streams, then the chunk's record.
+        for (i, done) in res_rx.iter() {
             let ch = &chunks.list[i];
             let mut entries: Vec<BlockEntry> =
                 ch.blocks.iter().map(|b| BlockEntry { id: b.id as u32, stream_len: 0, sums: Vec::new() }).collect();
             let first_stream = streams.pos();
             let mut hasher = xxhash_rust::xxh3::Xxh3::new();
-            let mut new_count = 0;
-            let mut e = 0;
-            for batch in io_batches(&ch.blocks, max_io_words) {
-                let local = rebased(batch);
-                let n: usize = batch.iter().map(|b| b.words).sum();
-                let mut with = vec![vec![0u64; n]; combined.len()];
-                for ((file, sums), buf) in combined.iter().zip(with.iter_mut()) {
-                    file.read_blocks(&local, buf, sums)?;
+            for (o, file) in outputs.iter().enumerate() {
+                let block_sums = file.write_blocks(&ch.blocks, &done.tables[o])?;
+                for ((b, sum), entry) in ch.blocks.iter().zip(block_sums).zip(entries.iter_mut()) {
+                    entry.sums.push(sum);
+                    sums[o][b.id] = sum;
                 }
-                let mut tables = vec![vec![0u64; n]; outputs.len()];
-                let mut new = vec![0u64; n];
-                for (b, l) in batch.iter().zip(&local) {
-                    let (src, dst) = (b.local_word..b.local_word + b.words, l.local_word..l.local_word + l.words);
-                    if spec.id < 1 {
-                        for (t, o) in tables.iter_mut().zip(&out) {
-                            t[dst.clone()].copy_from_slice(&o[src.clone()]);
-                        }
-                        if spec.id == 0 {
-                            new[dst.clone()].copy_from_slice(&out[1][src.clone()]);
-                        }
-                        continue;
-                    }
-                    let o = &out[0][src];
-                    let old = &with[0][dst.clone()];
-                    let extra = with.get(1).map(|x| &x[dst.clone()]);
-                    for (w, (&o, &old)) in o.iter().zip(old).enumerate() {
-                        let e = extra.map_or(0, |x| x[w]);
-                        let (table, fresh) = combine(spec.id, o, old, e);
-                        tables[0][l.local_word + w] = table;
-                        new[l.local_word + w] = fresh;
-                    }
-                }
-                for (o, file) in outputs.iter().enumerate() {
-                    let block_sums = file.write_blocks(&local, &tables[o])?;
-                    for (j, (b, sum)) in batch.iter().zip(block_sums).enumerate() {
-                        entries[e + j].sums.push(sum);
-                        sums[o][b.id] = sum;
-                    }
-                }
-                for (j, l) in local.iter().enumerate() {
-                    let mut enc = GapEncoder::new();
-                    for w in 0..l.words {
-                        enc.push_word(w, new[l.local_word + w]);
-                    }
-                    new_count += enc.count();
-                    let bytes = enc.finish();
-                    hasher.update(&bytes);
-                    streams.write(&bytes)?;
-                    entries[e + j].stream_len = bytes.len() as u32;
-                }
-                e += batch.len();
-                result.bytes_read += (n * 8 * combined.len()) as u64;
             }
+            for (bytes, entry) in done.streams.iter().zip(entries.iter_mut()) {
+                hasher.update(bytes);
+                streams.write(bytes)?;
+                entry.stream_len = bytes.len() as u32;
+            }
+            let new_count = done.new_count;
             streams.flush()?;
             let streams_len = streams.pos() - first_stream;
             let record = deltalog::encode(i as u32, new_count, &entries, (first_stream, streams_len, hasher.digest()));
@@ -392,7 +388,7 @@ pub fn run_pass(ctx: &RunContext, spec: &PassSpec) -> anyhow::Result<PassResult>
             test_stop_hook()?;
             result.new += new_count;
             let chunk_bytes = ch.blocks.iter().map(|b| b.words as u64 * 8).sum::<u64>();
-            result.bytes_read += chunk_bytes * inputs.len() as u64;
+            result.bytes_read += chunk_bytes * (inputs.len() + combined.len()) as u64;
             result.bytes_written += chunk_bytes * outputs.len() as u64 + record.len() as u64 + streams_len;
             result.stream_bytes += streams_len;
             ctx.progress.inc();
