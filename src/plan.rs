@@ -55,13 +55,13 @@ impl Chunks {
 }
 
 /// Chunk buffers alive at once in pass `k` with `t` workers: each worker's inputs and
-/// outputs (in a step, its output and the two tables it combines with, once its input is
-/// freed), one chunk prefetched by the reader, one being written (see `solve`).
+/// outputs, one chunk prefetched by the reader, one being written (see `solve`; a worker
+/// reads the tables it combines with in I/O-sized batches, not whole chunks).
 pub fn pass_slots(k: i32, t: u64) -> u64 {
     match k {
         -1 => 3 * t + 3,
-        0 => 3 * t + 3,
-        _ => 3 * t + 2,
+        0 => 2 * t + 3,
+        _ => 2 * t + 2,
     }
 }
 

@@ -181,59 +181,90 @@ struct ChunkOutput {
     new_count: u64,
 }
 
-/// Completes a computed chunk: for steps, combines the kernel's words with the previous table
-/// of the chain (and `c` or `d`), read here for the chunk's blocks; then gap-encodes each
-/// block's new positions (`t0` for pass 0, none for pass -1).
+/// Completes a computed chunk: for steps, combines the kernel's words with the previous
+/// table of the chain (and `c` or `d`), read in batches of at most `io_words` words so that
+/// a worker holds no further chunk buffer; then gap-encodes each block's new positions
+/// (`t0` for pass 0, none for pass -1).
 fn finish_chunk(
     k: i32,
     blocks: &[Block],
     combined: &[(BitFile, Vec<u64>)],
     mut out: Vec<Vec<u64>>,
-    words: usize,
+    io_words: usize,
 ) -> anyhow::Result<ChunkOutput> {
-    let combined_new = if k < 1 {
-        None
-    } else {
-        let mut with = combined
-            .iter()
-            .map(|(file, sums)| {
-                let mut b = vec![0u64; words];
-                file.read_blocks(blocks, &mut b, sums).map(|_| b)
-            })
-            .collect::<anyhow::Result<Vec<_>>>()?;
-        // The previous table's buffer receives the new positions.
-        let (old, extra) = with.split_at_mut(1);
-        let (old, extra) = (&mut old[0], extra.first());
-        let table = &mut out[0];
-        for b in blocks {
-            for w in b.local_word..b.local_word + b.words {
-                let (t, fresh) = combine(k, table[w], old[w], extra.map_or(0, |x| x[w]));
-                table[w] = t;
-                old[w] = fresh;
-            }
-        }
-        Some(with.swap_remove(0))
-    };
-    let new: Option<&[u64]> = match k {
-        -1 => None,
-        0 => Some(&out[1]),
-        _ => combined_new.as_deref(),
-    };
+    let mut streams = Vec::with_capacity(blocks.len());
     let mut new_count = 0;
-    let streams = blocks
-        .iter()
-        .map(|b| {
-            let mut enc = GapEncoder::new();
-            if let Some(new) = new {
-                for w in 0..b.words {
-                    enc.push_word(w, new[b.local_word + w]);
+    let mut encode = |new: &[u64]| {
+        let mut enc = GapEncoder::new();
+        for (w, &word) in new.iter().enumerate() {
+            enc.push_word(w, word);
+        }
+        new_count += enc.count();
+        streams.push(enc.finish());
+    };
+    match k {
+        -1 => blocks.iter().for_each(|_| encode(&[])),
+        0 => blocks.iter().for_each(|b| encode(&out[1][b.local_word..b.local_word + b.words])),
+        _ => {
+            for batch in io_batches(blocks, io_words) {
+                let local = rebased(batch);
+                let n = batch.iter().map(|b| b.words).sum();
+                let mut with = combined
+                    .iter()
+                    .map(|(file, sums)| {
+                        let mut buf = vec![0u64; n];
+                        file.read_blocks(&local, &mut buf, sums).map(|_| buf)
+                    })
+                    .collect::<anyhow::Result<Vec<_>>>()?;
+                // The previous table's words are replaced by the new positions.
+                let (old, extra) = with.split_at_mut(1);
+                let (old, extra) = (&mut old[0], extra.first());
+                for (b, l) in batch.iter().zip(&local) {
+                    for w in 0..b.words {
+                        let (t, o) = (b.local_word + w, l.local_word + w);
+                        let (table, fresh) = combine(k, out[0][t], old[o], extra.map_or(0, |x| x[o]));
+                        out[0][t] = table;
+                        old[o] = fresh;
+                    }
+                    encode(&old[l.local_word..l.local_word + l.words]);
                 }
             }
-            new_count += enc.count();
-            enc.finish()
-        })
-        .collect();
+        }
+    }
     Ok(ChunkOutput { tables: out, streams, new_count })
+}
+
+/// Splits a chunk's blocks into runs that are contiguous in storage, of at most `max_words`.
+fn io_batches(blocks: &[Block], max_words: usize) -> Vec<&[Block]> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    let mut words = 0;
+    for (i, b) in blocks.iter().enumerate() {
+        let contiguous = i > start && blocks[i - 1].slot_word + blocks[i - 1].words == b.slot_word;
+        if i > start && (!contiguous || words + b.words > max_words) {
+            out.push(&blocks[start..i]);
+            start = i;
+            words = 0;
+        }
+        words += b.words;
+    }
+    if start < blocks.len() {
+        out.push(&blocks[start..]);
+    }
+    out
+}
+
+/// The same blocks placed one after the other from local word 0.
+fn rebased(blocks: &[Block]) -> Vec<Block> {
+    let mut at = 0;
+    blocks
+        .iter()
+        .map(|b| {
+            let r = Block { local_word: at, ..*b };
+            at += b.words;
+            r
+        })
+        .collect()
 }
 
 /// Runs (or resumes) one pass over all chunks of its side.
@@ -308,6 +339,7 @@ pub fn run_pass(ctx: &RunContext, spec: &PassSpec) -> anyhow::Result<PassResult>
     }
     // Rendezvous channels: a chunk buffer exists only where it is being read, computed or
     // written, which keeps the pass within `pass_slots` buffers.
+    let io_words = (ctx.io_bytes / 8).max(1);
     let (job_tx, job_rx) = crossbeam::channel::bounded::<(usize, anyhow::Result<Vec<Vec<u64>>>)>(0);
     let (res_tx, res_rx) = crossbeam::channel::bounded::<(usize, ChunkOutput)>(0);
     let outcome = crossbeam::scope(|s| -> anyhow::Result<()> {
@@ -346,7 +378,7 @@ pub fn run_pass(ctx: &RunContext, spec: &PassSpec) -> anyhow::Result<PassResult>
                     };
                     let frame = Frame::new(&ctx.layout, &chunks.scheme, chunks.list[i].key);
                     let out = compute_chunk(ctx, spec.id, &frame, words, bufs);
-                    match finish_chunk(spec.id, &chunks.list[i].blocks, combined, out, words) {
+                    match finish_chunk(spec.id, &chunks.list[i].blocks, combined, out, io_words) {
                         Ok(done) => {
                             if res_tx.send((i, done)).is_err() {
                                 break;
