@@ -8,6 +8,8 @@
 //! cargo bench --bench probe
 //! ```
 
+#[path = "../tests/common/mod.rs"]
+mod common;
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use std::hint::black_box;
 use std::path::PathBuf;
@@ -38,13 +40,8 @@ fn tables() -> PathBuf {
 /// Random legal KQRvKR positions (either colour holding the queen, either side to move),
 /// from a fixed seed: random placements, illegal ones rejected.
 fn random_positions(n: usize, halfmove: u32) -> Vec<Position> {
-    let mut state = 0x2545_f491_4f6c_dd1du64;
-    let mut next = move || {
-        state ^= state >> 12;
-        state ^= state << 25;
-        state ^= state >> 27;
-        state.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    };
+    let mut rng = common::Rng(0x2545_f491_4f6c_dd1du64);
+    let mut next = move || rng.next();
     let mut out = Vec::with_capacity(n);
     while out.len() < n {
         let (strong, weak) = if next() % 2 == 0 { (Color::White, Color::Black) } else { (Color::Black, Color::White) };

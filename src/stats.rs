@@ -19,6 +19,8 @@ use std::sync::Mutex;
 
 /// Distances in plies run from 0 (checkmated) to 100.
 pub const MAX_DISTANCE: usize = 100;
+/// Non-king pieces of the largest supported material.
+const MAX_PIECES: usize = crate::material::MAX_MEN - 2;
 /// Storage words a worker takes at a time.
 const BATCH_WORDS: usize = 1 << 10;
 
@@ -184,7 +186,9 @@ impl RunSide {
 struct WordMen {
     bk: Square,
     /// Non-king pieces in layout order.
-    squares: Vec<Square>,
+    /// Non-king pieces in layout order (the first `n`).
+    squares: [Square; MAX_PIECES],
+    n: usize,
     /// Index bits of the word (white-king bits zero).
     base: u64,
     /// With the black king on the diagonal, index bits of the transposed image (identical
@@ -229,20 +233,21 @@ impl<'a> RunScanner<'a> {
 
     fn word_men(&self, word: u64) -> WordMen {
         let base = self.layout.index_of_slot(word * 64);
-        let mut squares = vec![0; self.layout.pieces.len()];
-        let (bk_code, _) = self.layout.decode_into(base, &mut squares);
+        let n = self.layout.pieces.len();
+        let mut squares = [0; MAX_PIECES];
+        let (bk_code, _) = self.layout.decode_into(base, &mut squares[..n]);
         let bk = TRIANGLE[bk_code as usize];
-        let canonical_order = squares.windows(2).zip(&self.same_as_next).all(|(w, &same)| !same || w[0] < w[1]);
+        let canonical_order = squares[..n].windows(2).zip(&self.same_as_next).all(|(w, &same)| !same || w[0] < w[1]);
         let transposed_base = on_diagonal(bk).then(|| {
-            let mut t: Vec<Square> = squares.iter().map(|&s| Symmetry::TRANSPOSE.apply(s)).collect();
-            self.canonical_index(bk_code, &mut t)
+            let mut t = squares.map(|s| Symmetry::TRANSPOSE.apply(s));
+            self.canonical_index(bk_code, &mut t[..n])
         });
-        WordMen { bk, squares, base, transposed_base, canonical_order }
+        WordMen { bk, squares, n, base, transposed_base, canonical_order }
     }
 
     /// Whether the side to move (run colours) is stalemated in a legal position.
     fn stalemated(&self, men: &WordMen, wk: Square, stm: Color) -> bool {
-        let occ = men.squares.iter().fold((1u64 << men.bk) | (1u64 << wk), |o, &s| o | (1 << s));
+        let occ = men.squares[..men.n].iter().fold((1u64 << men.bk) | (1u64 << wk), |o, &s| o | (1 << s));
         let (king, enemy_king) = if stm == Color::White { (wk, men.bk) } else { (men.bk, wk) };
         let mut own = 1u64 << king;
         let mut attacked = king_attacks(enemy_king);
@@ -260,7 +265,7 @@ impl<'a> RunScanner<'a> {
             return true;
         }
         // The king is stuck but other men may move: ask the plain move generator.
-        self.position(men, wk, stm).is_some_and(|p| p.legal_moves().is_empty())
+        self.position(men, wk, stm).is_some_and(|p| !p.has_legal_move())
     }
 
     fn position(&self, men: &WordMen, wk: Square, stm: Color) -> Option<Position> {

@@ -4,6 +4,7 @@
 //! disturb the count) wraps the system allocator; after a warm-up that opens the runs, 10,000
 //! `probe_wdl` and 10,000 `probe` calls over random legal positions must not allocate.
 
+mod common;
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 use tbstream::gen::{generate, GenOptions};
@@ -50,13 +51,8 @@ fn allocations() -> u64 {
 fn random_positions(n: usize) -> Vec<Position> {
     use tbstream::attacks::Role;
     use tbstream::position::Piece;
-    let mut state = 0x9e37_79b9_7f4a_7c15u64;
-    let mut next = move || {
-        state ^= state >> 12;
-        state ^= state << 25;
-        state ^= state >> 27;
-        state.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    };
+    let mut rng = common::Rng(0x9e37_79b9_7f4a_7c15u64);
+    let mut next = move || rng.next();
     let sets: [&[(Color, Role)]; 4] = [
         &[(Color::White, Role::Queen), (Color::Black, Role::Rook)],
         &[(Color::Black, Role::Queen), (Color::White, Role::Rook)],
