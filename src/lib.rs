@@ -10,31 +10,48 @@
 //! let pos = Position::from_fen("8/8/8/8/8/2k5/8/KQ6 w - - 0 1")?;
 //! let probe = tb.probe(&pos)?;
 //! println!("wdl {} dtz {}", probe.wdl, probe.dtz);
-//! # Ok::<(), anyhow::Error>(())
+//! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
+//!
+//! The crate is cut in layers that depend only downward (`docs/ARCHITECTURE.md`):
+//! `chess` (squares, men, attacks, material, positions) -> `index` (Koistinen's layout,
+//! chunks) -> `solve` (one pass over one chunk) -> `work` (the work folder's files) ->
+//! `table` (the final format, probing, verifying, statistics) -> `build` (plans, passes,
+//! resume, merge, the job); `pipeline` and `progress` serve the layers above `solve`.
+//! The modules are private; this page re-exports what users and tools need.
 
-pub mod attacks;
-pub mod delta;
-pub mod deltalog;
-pub mod format;
-pub mod gen;
-pub mod index;
-pub mod job;
-pub mod material;
-pub mod merge;
-pub mod plan;
-pub mod plot;
-pub mod position;
-pub mod probe;
-pub mod progress;
-pub mod repair;
-pub mod solve;
-pub mod square;
-pub mod stats;
-pub mod status;
-pub mod store;
-pub mod verify;
+mod build;
+mod chess;
+mod index;
+mod pipeline;
+mod progress;
+mod solve;
+mod table;
+mod work;
 
-pub use material::{Color, Material};
-pub use position::{Move, Position};
-pub use probe::{Probe, Tablebase, Wdl};
+pub use build::status::{job_status, JobStatus, RunStatus};
+pub use build::{
+    generate, is_built, load_bitbase, plan_job, runs_of, show_size, Budget, GenOptions, JobPlan, RunOutcome, RunPlan,
+    RunReport,
+};
+pub use chess::square::TRIANGLE;
+pub use chess::{Color, FenError, Material, MaterialError, Move, Piece, Position, Role, Square, Symmetry, MAX_MEN};
+pub use index::Layout;
+pub use pipeline::WorkerPanicked;
+pub use progress::{Progress, SilentProgress};
+pub use solve::Pass;
+pub use table::probe::{men_in_layout_order, Probe, Run, Tablebase, Wdl};
+pub use table::stats::{
+    longest_win, side_stats, signature_stats, Longest, RunSummary, SideStats, SignatureStats, ToMove, MAX_DISTANCE,
+};
+pub use table::verify::{verify_run, verify_signature, SideReport, VerifyReport};
+pub use table::TableError;
+pub use work::StorageError;
+
+/// The final table file (`docs/FORMAT.md`), for tools that read it directly.
+pub mod file {
+    pub use crate::table::format::{
+        code_to_distance, step_code, table_path, FormatError, Header, Section, SectionEntry, TableFile, CODE_ILLEGAL,
+        CODE_NONE, EXTENSION, HEADER_LEN, MAGIC, VALUE_WORD_BYTES, VERSION,
+    };
+}

@@ -1,126 +1,29 @@
-//! Progress reporting: a bar with ETA on a terminal, plain log lines otherwise.
+//! Progress reporting, as the library sees it: a small trait the command line implements
+//! (a bar on a terminal, plain lines in a log) and a silent implementation for library use.
 
-use indicatif::{ProgressBar, ProgressStyle};
-use std::io::IsTerminal;
-use std::sync::Mutex;
-use std::time::{Duration, Instant};
-
-/// Reports the stages of a job.
-pub struct Progress {
-    mode: Mode,
-    bar: Mutex<Option<Stage>>,
+/// Receives the stages of a long job. Implementations must be cheap to call from the thread
+/// that drives a stage (once per chunk or batch).
+pub trait Progress: Sync {
+    /// A line of news (a run starts, resumes, repairs something, is built).
+    fn log(&self, msg: &str);
+    /// A stage of `total` units (`unit`: "chunks", "positions") begins.
+    fn start(&self, label: String, total: u64, unit: &str);
+    /// `done` units of the current stage are done (a running total).
+    fn set(&self, done: u64);
+    /// One more unit of the current stage is done.
+    fn inc(&self);
+    /// The current stage ends with a summary.
+    fn finish(&self, summary: &str);
 }
 
-/// Plain progress lines (no terminal) come at most this often.
-const LOG_EVERY: Duration = Duration::from_secs(10);
+/// Reports nothing.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct SilentProgress;
 
-/// The stage being shown.
-struct Stage {
-    bar: ProgressBar,
-    start: Instant,
-    label: String,
-    unit: String,
-    /// When the last plain progress line was printed.
-    logged: Instant,
-}
-
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Mode {
-    Bar,
-    Log,
-    Silent,
-}
-
-impl Progress {
-    /// A bar on a terminal (stderr), plain lines otherwise.
-    pub fn auto() -> Progress {
-        let mode = if std::io::stderr().is_terminal() { Mode::Bar } else { Mode::Log };
-        Progress { mode, bar: Mutex::new(None) }
-    }
-
-    /// Reports nothing (library use, tests).
-    pub fn silent() -> Progress {
-        Progress { mode: Mode::Silent, bar: Mutex::new(None) }
-    }
-
-    /// Prints a line (above the bar on a terminal).
-    pub fn log(&self, msg: &str) {
-        match self.mode {
-            Mode::Silent => {}
-            Mode::Log => eprintln!("{msg}"),
-            Mode::Bar => match &*self.bar.lock().unwrap() {
-                Some(stage) => stage.bar.println(msg),
-                None => eprintln!("{msg}"),
-            },
-        }
-    }
-
-    /// Starts a stage of `total` chunks.
-    pub fn start(&self, label: String, total: u64) {
-        self.start_units(label, total, "chunks");
-    }
-
-    /// Starts a stage of `total` positions.
-    pub fn start_positions(&self, label: String, total: u64) {
-        self.start_units(label, total, "positions");
-    }
-
-    fn start_units(&self, label: String, total: u64, unit: &str) {
-        let bar = if self.mode == Mode::Bar {
-            let bar = ProgressBar::new(total);
-            let template =
-                format!("{{prefix:>22}} [{{bar:30}}] {{human_pos}}/{{human_len}} {unit}, {{elapsed}} (ETA {{eta}})");
-            bar.set_style(ProgressStyle::with_template(&template).expect("valid template").progress_chars("=> "));
-            bar.set_prefix(label.clone());
-            bar
-        } else {
-            ProgressBar::hidden()
-        };
-        bar.set_length(total);
-        let now = Instant::now();
-        *self.bar.lock().unwrap() = Some(Stage { bar, start: now, label, unit: unit.to_string(), logged: now });
-    }
-
-    /// One more chunk done.
-    pub fn inc(&self) {
-        if let Some(stage) = &mut *self.bar.lock().unwrap() {
-            stage.bar.inc(1);
-            self.log_now_and_then(stage);
-        }
-    }
-
-    /// `done` units of the stage are done.
-    pub fn set(&self, done: u64) {
-        if let Some(stage) = &mut *self.bar.lock().unwrap() {
-            stage.bar.set_position(done);
-            self.log_now_and_then(stage);
-        }
-    }
-
-    /// Without a terminal, a plain progress line every [`LOG_EVERY`].
-    fn log_now_and_then(&self, stage: &mut Stage) {
-        if self.mode != Mode::Log || stage.logged.elapsed() < LOG_EVERY {
-            return;
-        }
-        stage.logged = Instant::now();
-        let (pos, len) = (stage.bar.position(), stage.bar.length().unwrap_or(0).max(1));
-        let elapsed = stage.start.elapsed().as_secs_f64();
-        let eta = if pos > 0 { elapsed * (len - pos.min(len)) as f64 / pos as f64 } else { f64::NAN };
-        eprintln!(
-            "{}: {pos}/{len} {} ({:.0}%), {elapsed:.0}s elapsed, ETA {eta:.0}s",
-            stage.label,
-            stage.unit,
-            100.0 * pos as f64 / len as f64
-        );
-    }
-
-    /// Ends the stage with a summary.
-    pub fn finish(&self, summary: &str) {
-        if let Some(Stage { bar, start, label, .. }) = self.bar.lock().unwrap().take() {
-            bar.finish_and_clear();
-            if self.mode != Mode::Silent {
-                eprintln!("{label}: {summary} ({:.2}s)", start.elapsed().as_secs_f64());
-            }
-        }
-    }
+impl Progress for SilentProgress {
+    fn log(&self, _: &str) {}
+    fn start(&self, _: String, _: u64, _: &str) {}
+    fn set(&self, _: u64) {}
+    fn inc(&self) {}
+    fn finish(&self, _: &str) {}
 }

@@ -1,10 +1,9 @@
 //! A chunk seen from inside: where each man's square puts a position in the chunk-local
 //! buffer, and enumeration of the configurations of the men other than the white king.
 
-use crate::attacks::Role;
-use crate::index::{ChunkScheme, Layout};
-use crate::material::Color;
-use crate::square::{Square, TRIANGLE};
+use crate::index::{ChunkKey, ChunkScheme, Layout};
+use crate::chess::square::TRIANGLE;
+use crate::chess::{Role, Square, MAX_PIECES};
 
 /// Marks a square a man cannot stand on inside this chunk.
 pub const INVALID: u64 = u64::MAX;
@@ -16,7 +15,6 @@ pub struct Frame {
     /// Per black-king triangle code: chunk-local contribution, or [`INVALID`].
     pub bk: [u64; 10],
     pub roles: Vec<Role>,
-    pub colors: Vec<Color>,
     /// Number of white pieces (they come first).
     pub n_white: usize,
 }
@@ -24,7 +22,7 @@ pub struct Frame {
 impl Frame {
     /// The frame of chunk `key`: a man's square is valid when its fixed index bits match
     /// the key's, and its contribution is its global one with the fixed bits taken out.
-    pub fn new(layout: &Layout, scheme: &ChunkScheme, key: usize) -> Frame {
+    pub fn new(layout: &Layout, scheme: &ChunkScheme, key: ChunkKey) -> Frame {
         let key_bits = scheme.key_bits(key);
         let local = |global: u64, own_mask: u64| -> u64 {
             if (global ^ key_bits) & scheme.fixed_mask() & own_mask != 0 {
@@ -46,7 +44,6 @@ impl Frame {
             piece,
             bk,
             roles: layout.pieces.iter().map(|p| p.role).collect(),
-            colors: layout.pieces.iter().map(|p| p.color).collect(),
             n_white: layout.material.white.len(),
         }
     }
@@ -60,7 +57,7 @@ impl Frame {
     /// `skip`, if given, and except the black king if `skip_bk`) in which no two of them
     /// share a square. The white king is the word's bit index and is not enumerated.
     pub fn for_each_config(&self, skip: Option<usize>, skip_bk: bool, f: &mut dyn FnMut(&Config)) {
-        let mut cfg = Config { bk_code: 0, bk: 64, sq: [64; 6], occ: 0, base: 0 };
+        let mut cfg = Config { bk_code: 0, bk: 64, sq: [64; MAX_PIECES], occ: 0, base: 0 };
         let codes: Vec<u8> =
             if skip_bk { vec![u8::MAX] } else { (0..10u8).filter(|&c| self.bk[c as usize] != INVALID).collect() };
         for code in codes {
@@ -106,7 +103,7 @@ pub struct Config {
     /// Black king square (64 when skipped).
     pub bk: Square,
     /// Piece squares in layout order (64 when skipped).
-    pub sq: [Square; 6],
+    pub sq: [Square; MAX_PIECES],
     /// Squares occupied by the enumerated men.
     pub occ: u64,
     /// Chunk-local index of the configuration with the white king on a1.

@@ -3,9 +3,8 @@
 
 use super::captures::{Captures, SubRun};
 use super::frame::{Config, Frame};
-use crate::attacks::{attacks, between, king_attacks};
-use crate::material::Color;
-use crate::square::Square;
+use crate::chess::attacks::{attacks, between, king_attacks};
+use crate::chess::{Color, Square, MAX_PIECES};
 
 #[inline]
 fn word(cfg: &Config) -> usize {
@@ -38,8 +37,8 @@ fn black_attacks(frame: &Frame, cfg: &Config) -> u64 {
 /// Squares of the pieces after piece `gone` is captured and the capturer `mover` (if a
 /// piece) lands on `to`: the sub-run's piece order is ours without `gone`.
 #[inline]
-fn after_capture(frame: &Frame, cfg: &Config, gone: usize, mover: Option<usize>, to: Square) -> ([Square; 6], usize) {
-    let mut out = [0u8; 6];
+fn after_capture(frame: &Frame, cfg: &Config, gone: usize, mover: Option<usize>, to: Square) -> ([Square; MAX_PIECES], usize) {
+    let mut out = [0u8; MAX_PIECES];
     let mut n = 0;
     for k in 0..frame.n_pieces() {
         if k != gone {
@@ -130,13 +129,6 @@ pub fn init_black(frame: &Frame, caps: &Captures, d: &mut [u64], t0: &mut [u64])
             *w = 0;
         }
     }
-}
-
-/// Fills the illegal-wtm word of every configuration (`out` starts as all ones).
-pub fn illegal_wtm(frame: &Frame, out: &mut [u64]) {
-    frame.for_each_config(None, false, &mut |cfg| {
-        out[word(cfg)] = cfg.occ | white_attack_mask(frame, &cfg.sq, cfg.bk, None, cfg.occ);
-    });
 }
 
 /// Fills the illegal-btm word of every configuration (`out` starts as all ones).

@@ -6,8 +6,9 @@
 //! Moves onto occupied squares are captures or illegal and are left to the init tables.
 
 use super::frame::{Config, Frame, INVALID};
-use crate::attacks::{king_attacks, king_dilate, knight_attacks, tables, Role};
-use crate::square::{triangle_code, Square, Symmetry, TRIANGLE};
+use crate::chess::attacks::{king_attacks, king_dilate, knight_attacks, tables};
+use crate::chess::square::{triangle_code, TRIANGLE};
+use crate::chess::{Role, Square, Symmetry};
 use std::sync::OnceLock;
 
 #[inline]

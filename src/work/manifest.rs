@@ -1,8 +1,9 @@
 //! Job and run manifests: small checksummed JSON files, replaced atomically, that record
 //! what a job builds and which passes of a run are finished.
 
-use crate::store::write_atomic;
-use anyhow::Context;
+use super::error::{IoContext, StorageError};
+use super::publish::write_atomic;
+use crate::solve::Pass;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 use xxhash_rust::xxh3::xxh3_64;
@@ -23,8 +24,8 @@ pub struct JobManifest {
 /// One finished pass of a run.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct PassDone {
-    /// -1 = init (white chunks), 0 = init (black chunks, `t0`), k = step k.
-    pub pass: i32,
+    /// Written as a number: -1 = init (white chunks), 0 = init (black chunks, `t0`), k = step k.
+    pub pass: Pass,
     /// New positions of the pass.
     pub new: u64,
     pub secs: f64,
@@ -46,31 +47,34 @@ pub struct RunManifest {
 }
 
 /// Writes a manifest as `JSON\nxxh3:<hex>\n`, atomically.
-pub fn save<T: Serialize>(path: &Path, value: &T) -> anyhow::Result<()> {
-    let json = serde_json::to_string_pretty(value)?;
+pub fn save<T: Serialize>(path: &Path, value: &T) -> Result<(), StorageError> {
+    let json = serde_json::to_string_pretty(value).expect("manifests serialise");
     let text = format!("{json}\nxxh3:{:016x}\n", xxh3_64(json.as_bytes()));
     write_atomic(path, text.as_bytes())
 }
 
 /// Reads a manifest written by [`save`]; `None` if the file does not exist.
-pub fn load<T: for<'de> Deserialize<'de>>(path: &Path) -> anyhow::Result<Option<T>> {
+pub fn load<T: for<'de> Deserialize<'de>>(path: &Path) -> Result<Option<T>, StorageError> {
     let text = match std::fs::read_to_string(path) {
         Ok(t) => t,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(e).with_context(|| format!("reading {}", path.display())),
+        Err(e) => return Err(e).doing(|| format!("reading {}", path.display())),
     };
-    let damaged = || anyhow::anyhow!("{}: manifest is damaged (checksum mismatch)", path.display());
+    let damaged =
+        || StorageError::Damaged { path: path.to_path_buf(), what: "manifest is damaged (checksum mismatch)".into() };
     let (json, tail) = text.trim_end().rsplit_once('\n').ok_or_else(damaged)?;
     let sum = tail.strip_prefix("xxh3:").and_then(|h| u64::from_str_radix(h, 16).ok()).ok_or_else(damaged)?;
     if xxh3_64(json.as_bytes()) != sum {
         return Err(damaged());
     }
-    let v: serde_json::Value = serde_json::from_str(json).with_context(|| format!("parsing {}", path.display()))?;
+    let parse = |source| StorageError::Parse { path: path.to_path_buf(), source };
+    let v: serde_json::Value = serde_json::from_str(json).map_err(parse)?;
     let format = v.get("format").and_then(|f| f.as_u64()).unwrap_or(0);
-    anyhow::ensure!(
-        format == MANIFEST_FORMAT as u64,
-        "{}: manifest format {format} is not supported (this build writes {MANIFEST_FORMAT})",
-        path.display()
-    );
-    Ok(Some(serde_json::from_value(v).with_context(|| format!("parsing {}", path.display()))?))
+    if format != MANIFEST_FORMAT as u64 {
+        return Err(StorageError::Damaged {
+            path: path.to_path_buf(),
+            what: format!("manifest format {format} is not supported (this build writes {MANIFEST_FORMAT})"),
+        });
+    }
+    Ok(Some(serde_json::from_value(v).map_err(parse)?))
 }

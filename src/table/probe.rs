@@ -8,13 +8,12 @@
 //! selects an already-open run from a fixed table, and the index is computed in place.
 //!
 //! ```
-//! use tbstream::gen::{generate, GenOptions};
-//! use tbstream::progress::Progress;
+//! use tbstream::{generate, GenOptions, SilentProgress};
 //! use tbstream::{Material, Position, Tablebase, Wdl};
 //!
 //! // Build KRvK (a fraction of a second) into a scratch folder and open it.
 //! let dir = tempfile::tempdir()?;
-//! generate(&[Material::parse("KRvK")?], &GenOptions::new(dir.path(), 1), &Progress::silent())?;
+//! generate(&[Material::parse("KRvK")?], &GenOptions::new(dir.path(), 1), &SilentProgress)?;
 //! let tb = Tablebase::open(dir.path())?;
 //!
 //! let pos = Position::from_fen("8/8/8/8/8/2k5/8/KR6 w - - 0 1")?;
@@ -25,16 +24,14 @@
 //! assert_eq!((mv.to_string(), after.dtz), ("b1d1".to_string(), -26));
 //! let line = tb.line(&pos, 100)?;
 //! assert_eq!(line.len(), 27); // to checkmate
-//! # Ok::<(), anyhow::Error>(())
+//! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
-use crate::attacks::{attacks, Role};
-use crate::format::{code_to_distance, table_path, TableFile};
+use super::error::TableError;
+use super::format::{code_to_distance, table_path, TableFile};
+use crate::chess::attacks::attacks;
 use crate::index::Layout;
-use crate::material::{Color, Material};
-use crate::position::{Move, Position};
-use crate::square::Square;
-use anyhow::Context;
+use crate::chess::{Color, Material, Move, Position, Role, Square, MAX_PIECES};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
 
@@ -154,8 +151,6 @@ pub fn men_in_layout_order(layout: &Layout, pos: &Position) -> (Square, Vec<Squa
 // Material keys: a number per side, a fixed table of runs
 // ---------------------------------------------------------------------------------------------
 
-/// Most non-king pieces a position may hold (6 men).
-const MAX_PIECES: usize = crate::material::MAX_MEN - 2;
 
 /// Number of piece multisets of one side (at most 4 pieces of Q, R, B, N): C(8, 4).
 const SIDES: usize = 70;
@@ -363,8 +358,10 @@ pub struct Tablebase {
 
 impl Tablebase {
     /// Opens a folder of tables (files are mapped on first use).
-    pub fn open(dir: &Path) -> anyhow::Result<Tablebase> {
-        anyhow::ensure!(dir.is_dir(), "table folder {} does not exist", dir.display());
+    pub fn open(dir: &Path) -> Result<Tablebase, TableError> {
+        if !dir.is_dir() {
+            return Err(TableError::NoFolder(dir.to_path_buf()));
+        }
         Ok(Tablebase {
             dir: dir.to_path_buf(),
             runs: (0..SIDES * SIDES).map(|_| OnceLock::new()).collect(),
@@ -378,14 +375,14 @@ impl Tablebase {
     }
 
     /// The run of a material, mapped (and its checksums verified) on first use.
-    pub fn run(&self, m: &Material) -> anyhow::Result<Arc<Run>> {
-        let key = run_key(m).with_context(|| format!("{m} has too many pieces"))?;
+    pub fn run(&self, m: &Material) -> Result<Arc<Run>, TableError> {
+        let key = run_key(m).ok_or_else(|| TableError::TooManyPieces(m.clone()))?;
         self.open_run(key, m).cloned()
     }
 
     /// The open run at `key`, or opens it.
     #[inline]
-    fn run_at(&self, key: usize) -> anyhow::Result<&Run> {
+    fn run_at(&self, key: usize) -> Result<&Run, TableError> {
         match self.runs[key].get() {
             Some(r) => Ok(r),
             None => {
@@ -396,7 +393,7 @@ impl Tablebase {
     }
 
     #[cold]
-    fn open_run(&self, key: usize, m: &Material) -> anyhow::Result<&Arc<Run>> {
+    fn open_run(&self, key: usize, m: &Material) -> Result<&Arc<Run>, TableError> {
         if let Some(r) = self.runs[key].get() {
             return Ok(r);
         }
@@ -405,9 +402,12 @@ impl Tablebase {
             return Ok(r);
         }
         let path = table_path(&self.dir, m);
-        anyhow::ensure!(path.exists(), "missing table {} (generate it with `tbstream gen {}`)", path.display(), m);
+        if !path.exists() {
+            return Err(TableError::Missing { path, signature: m.clone() });
+        }
         // Checked once per process: damage is reported with the section and offset.
-        let file = TableFile::open_run(&path, m).with_context(|| format!("opening table for {m}"))?;
+        let file =
+            TableFile::open_run(&path, m).map_err(|source| TableError::Opening { material: m.clone(), source })?;
         let run = Arc::new(Run { layout: Layout::new(m), file });
         Ok(self.runs[key].get_or_init(|| run))
     }
@@ -420,10 +420,9 @@ impl Tablebase {
     /// Once the position's tables are open this allocates nothing.
     ///
     /// ```
-    /// # use tbstream::gen::{generate, GenOptions};
-    /// # use tbstream::{progress::Progress, Material, Position, Tablebase};
+    /// # use tbstream::{generate, GenOptions, SilentProgress, Material, Position, Tablebase};
     /// # let dir = tempfile::tempdir()?;
-    /// # generate(&[Material::parse("KRvK")?], &GenOptions::new(dir.path(), 1), &Progress::silent())?;
+    /// # generate(&[Material::parse("KRvK")?], &GenOptions::new(dir.path(), 1), &SilentProgress)?;
     /// let tb = Tablebase::open(dir.path())?;
     /// // Black to move loses in 32 plies ...
     /// let p = tb.probe(&Position::from_fen("8/8/8/8/8/8/1Rk5/K7 b - - 0 1")?)?;
@@ -431,9 +430,9 @@ impl Tablebase {
     /// // ... unless 69 half-moves have gone by without a capture: then it is a draw.
     /// let p = tb.probe(&Position::from_fen("8/8/8/8/8/8/1Rk5/K7 b - - 69 1")?)?;
     /// assert_eq!((p.wdl, p.dtz), (0, 0));
-    /// # Ok::<(), anyhow::Error>(())
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    pub fn probe(&self, pos: &Position) -> anyhow::Result<Probe> {
+    pub fn probe(&self, pos: &Position) -> Result<Probe, TableError> {
         let men = Men::gather(pos, pos.turn == Color::Black);
         if !men.has_legal_move(0) {
             return Ok(Probe { wdl: if men.in_check(0) { -1 } else { 0 }, dtz: 0 });
@@ -466,7 +465,7 @@ impl Tablebase {
         men: &Men,
         read: impl Fn(&Run, Color, u64) -> T,
         decides: impl Fn(T) -> bool,
-    ) -> anyhow::Result<(Option<T>, Option<T>)> {
+    ) -> Result<(Option<T>, Option<T>), TableError> {
         let [w, b] = men.side;
         let white_run = if w != 0 { Some(self.run_at(w * SIDES + b)?) } else { None };
         let black_key = b * SIDES + w;
@@ -492,19 +491,18 @@ impl Tablebase {
     /// position's tables are open this allocates nothing.
     ///
     /// ```
-    /// # use tbstream::gen::{generate, GenOptions};
-    /// # use tbstream::{progress::Progress, Material, Position, Tablebase, Wdl};
+    /// # use tbstream::{generate, GenOptions, SilentProgress, Material, Position, Tablebase, Wdl};
     /// # let dir = tempfile::tempdir()?;
-    /// # generate(&[Material::parse("KRvK")?], &GenOptions::new(dir.path(), 1), &Progress::silent())?;
+    /// # generate(&[Material::parse("KRvK")?], &GenOptions::new(dir.path(), 1), &SilentProgress)?;
     /// let tb = Tablebase::open(dir.path())?;
     /// let win = Position::from_fen("8/8/8/8/8/2k5/8/KR6 w - - 0 1")?;
     /// assert_eq!(tb.probe_wdl(&win)?, Wdl::Win);
     /// // The rook hangs with black to move: black takes it and draws.
     /// let hanging = Position::from_fen("8/8/8/8/8/1Rk5/8/K7 b - - 0 1")?;
     /// assert_eq!(tb.probe_wdl(&hanging)?, Wdl::Draw);
-    /// # Ok::<(), anyhow::Error>(())
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    pub fn probe_wdl(&self, pos: &Position) -> anyhow::Result<Wdl> {
+    pub fn probe_wdl(&self, pos: &Position) -> Result<Wdl, TableError> {
         if pos.halfmove != 0 {
             return self.probe(pos).map(|p| Wdl::from_sign(p.wdl));
         }
@@ -530,25 +528,24 @@ impl Tablebase {
     /// The probe of the position after the move comes with it.
     ///
     /// ```
-    /// # use tbstream::gen::{generate, GenOptions};
-    /// # use tbstream::{progress::Progress, Material, Position, Tablebase};
+    /// # use tbstream::{generate, GenOptions, SilentProgress, Material, Position, Tablebase};
     /// # let dir = tempfile::tempdir()?;
-    /// # generate(&[Material::parse("KRvK")?], &GenOptions::new(dir.path(), 1), &Progress::silent())?;
+    /// # generate(&[Material::parse("KRvK")?], &GenOptions::new(dir.path(), 1), &SilentProgress)?;
     /// let tb = Tablebase::open(dir.path())?;
     /// let pos = Position::from_fen("8/8/8/8/8/1Rk5/8/K7 b - - 0 1")?;
     /// let (mv, after) = tb.best_move(&pos)?.unwrap();
     /// assert_eq!(mv.to_string(), "c3b3"); // takes the rook
     /// assert!(mv.capture);
     /// assert_eq!((after.wdl, after.dtz), (0, 0));
-    /// # Ok::<(), anyhow::Error>(())
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    pub fn best_move(&self, pos: &Position) -> anyhow::Result<Option<(Move, Probe)>> {
+    pub fn best_move(&self, pos: &Position) -> Result<Option<(Move, Probe)>, TableError> {
         let here = self.probe(pos)?;
         self.best_move_from(pos, here)
     }
 
     /// [`Tablebase::best_move`] given the probe of `pos`.
-    fn best_move_from(&self, pos: &Position, here: Probe) -> anyhow::Result<Option<(Move, Probe)>> {
+    fn best_move_from(&self, pos: &Position, here: Probe) -> Result<Option<(Move, Probe)>, TableError> {
         let mut best: Option<(i64, Move, Probe)> = None;
         for mv in pos.legal_moves() {
             let child = self.probe(&pos.play(mv))?;
@@ -589,10 +586,9 @@ impl Tablebase {
     /// rounded up to the parity of the side to move).
     ///
     /// ```
-    /// # use tbstream::gen::{generate, GenOptions};
-    /// # use tbstream::{progress::Progress, Material, Position, Tablebase};
+    /// # use tbstream::{generate, GenOptions, SilentProgress, Material, Position, Tablebase};
     /// # let dir = tempfile::tempdir()?;
-    /// # generate(&[Material::parse("KRvK")?], &GenOptions::new(dir.path(), 1), &Progress::silent())?;
+    /// # generate(&[Material::parse("KRvK")?], &GenOptions::new(dir.path(), 1), &SilentProgress)?;
     /// let tb = Tablebase::open(dir.path())?;
     /// let mut pos = Position::from_fen("8/8/8/8/8/8/1Rk5/K7 b - - 0 1")?;
     /// let line = tb.line(&pos, 200)?;
@@ -601,9 +597,9 @@ impl Tablebase {
     ///     pos = pos.play(mv);
     /// }
     /// assert!(pos.legal_moves().is_empty() && pos.in_check(pos.turn)); // checkmate
-    /// # Ok::<(), anyhow::Error>(())
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    pub fn line(&self, pos: &Position, max_plies: usize) -> anyhow::Result<Vec<Move>> {
+    pub fn line(&self, pos: &Position, max_plies: usize) -> Result<Vec<Move>, TableError> {
         let mut line = Vec::new();
         let mut here = self.probe(pos)?;
         if here.wdl == 0 {
@@ -664,7 +660,7 @@ mod tests {
     /// Random positions of up to 6 men, many of them with few moves (crowded corners).
     #[test]
     fn men_agree_with_the_plain_board_on_random_positions() {
-        use crate::position::Piece;
+        use crate::chess::Piece;
         let mut state = 0x1234_5678_9abc_def1u64;
         let mut next = move |n: u64| {
             state ^= state >> 12;

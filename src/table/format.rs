@@ -1,8 +1,10 @@
 //! The final table file of one white-wins run: a checksummed header and four sections.
 //! `docs/FORMAT.md` describes it byte by byte.
 
-use crate::material::{Color, Material};
-use anyhow::Context;
+use crate::chess::{Color, Material};
+use crate::work::publish::{remove_stale, Publisher};
+use crate::work::{IoContext, StorageError};
+use byteorder::{ByteOrder, LittleEndian};
 use memmap2::Mmap;
 use std::fs::File;
 use std::io::{Seek, SeekFrom, Write};
@@ -77,6 +79,12 @@ pub enum FormatError {
     Inconsistent(PathBuf, String),
     #[error("{path}: holds the table of {found}, not {expected} (misnamed file)")]
     WrongRun { path: PathBuf, found: Material, expected: Material },
+    /// Opening, mapping, writing or publishing the file failed.
+    #[error(transparent)]
+    Storage(#[from] StorageError),
+    /// A table was written wrongly (a bug, not a file problem).
+    #[error("writing {0}: {1}")]
+    Writer(PathBuf, &'static str),
 }
 
 /// Where a section lies and its checksum.
@@ -113,24 +121,25 @@ fn layout_sections(n_slots: u64) -> [SectionEntry; 4] {
 
 impl Header {
     fn encode(&self) -> [u8; HEADER_LEN] {
+        type Le = LittleEndian;
         let mut h = [0u8; HEADER_LEN];
         h[0..8].copy_from_slice(&MAGIC);
-        h[8..10].copy_from_slice(&VERSION.to_le_bytes());
-        h[10..12].copy_from_slice(&(HEADER_LEN as u16).to_le_bytes());
+        Le::write_u16(&mut h[8..10], VERSION);
+        Le::write_u16(&mut h[10..12], HEADER_LEN as u16);
         h[12] = LAYOUT_KOISTINEN_V1;
         h[13] = self.material.men() as u8;
         h[14] = self.last_step;
         let name = self.material.to_string();
         h[16..16 + name.len()].copy_from_slice(name.as_bytes());
-        h[32..40].copy_from_slice(&self.n_slots.to_le_bytes());
+        Le::write_u64(&mut h[32..40], self.n_slots);
         for (i, s) in self.sections.iter().enumerate() {
             let o = 40 + 24 * i;
-            h[o..o + 8].copy_from_slice(&s.offset.to_le_bytes());
-            h[o + 8..o + 16].copy_from_slice(&s.length.to_le_bytes());
-            h[o + 16..o + 24].copy_from_slice(&s.checksum.to_le_bytes());
+            Le::write_u64(&mut h[o..o + 8], s.offset);
+            Le::write_u64(&mut h[o + 8..o + 16], s.length);
+            Le::write_u64(&mut h[o + 16..o + 24], s.checksum);
         }
         let sum = xxh3_64(&h[..248]);
-        h[248..256].copy_from_slice(&sum.to_le_bytes());
+        Le::write_u64(&mut h[248..256], sum);
         h
     }
 
@@ -142,15 +151,15 @@ impl Header {
         if h.len() < HEADER_LEN {
             return Err(FormatError::ShortHeader(path.to_path_buf(), h.len() as u64));
         }
-        let u64_at = |o: usize| u64::from_le_bytes(h[o..o + 8].try_into().unwrap());
-        let version = u16::from_le_bytes([h[8], h[9]]);
+        let u64_at = |o: usize| LittleEndian::read_u64(&h[o..o + 8]);
+        let version = LittleEndian::read_u16(&h[8..10]);
         if version != VERSION {
             return Err(FormatError::Version(path.to_path_buf(), version));
         }
         if xxh3_64(&h[..248]) != u64_at(248) {
             return Err(FormatError::HeaderChecksum(path.to_path_buf()));
         }
-        if h[12] != LAYOUT_KOISTINEN_V1 || u16::from_le_bytes([h[10], h[11]]) as usize != HEADER_LEN {
+        if h[12] != LAYOUT_KOISTINEN_V1 || LittleEndian::read_u16(&h[10..12]) as usize != HEADER_LEN {
             return Err(bad("unknown layout or header length"));
         }
         let name_end = h[16..32].iter().position(|&b| b == 0).unwrap_or(16);
@@ -179,13 +188,12 @@ impl Header {
     }
 }
 
-/// Writes one run's table sequentially under a temporary name (`.<RUN>.tbs.tmp` in the
-/// output folder), then publishes it atomically: sections in order, each checksummed as it
-/// is written, the header last, fsync, rename, fsync of the folder.
+/// Writes one run's table sequentially under a temporary name (`.<RUN>.tbs.XXXXXX.tmp` in
+/// the output folder), then publishes it atomically: sections in order, each checksummed as
+/// it is written, the header last, fsync, rename, fsync of the folder.
 pub struct TableWriter {
-    file: std::io::BufWriter<File>,
+    file: std::io::BufWriter<Publisher>,
     tmp_path: PathBuf,
-    final_path: PathBuf,
     header: Header,
     pos: u64,
     hasher: Xxh3,
@@ -197,15 +205,17 @@ pub fn table_path(dir: &Path, material: &Material) -> PathBuf {
 }
 
 impl TableWriter {
-    pub fn create(dir: &Path, material: &Material, n_slots: u64) -> anyhow::Result<TableWriter> {
+    /// Starts the table of `material` in `dir`, removing what earlier, interrupted writers
+    /// of the same table left behind.
+    pub fn create(dir: &Path, material: &Material, n_slots: u64) -> Result<TableWriter, FormatError> {
         let final_path = table_path(dir, material);
-        let tmp_path = dir.join(format!(".{material}.{EXTENSION}.tmp"));
-        let f = File::create(&tmp_path).with_context(|| format!("creating {}", tmp_path.display()))?;
+        remove_stale(&final_path)?;
+        let publisher = Publisher::create(&final_path)?;
+        let tmp_path = publisher.tmp_path().to_path_buf();
         let header = Header { material: material.clone(), n_slots, last_step: 0, sections: layout_sections(n_slots) };
         let mut w = TableWriter {
-            file: std::io::BufWriter::with_capacity(1 << 20, f),
+            file: std::io::BufWriter::with_capacity(1 << 20, publisher),
             tmp_path,
-            final_path,
             header,
             pos: 0,
             hasher: Xxh3::new(),
@@ -214,37 +224,41 @@ impl TableWriter {
         Ok(w)
     }
 
-    fn pad_to(&mut self, offset: u64) -> anyhow::Result<()> {
+    fn pad_to(&mut self, offset: u64) -> Result<(), FormatError> {
         const ZEROS: [u8; 4096] = [0; 4096];
         while self.pos < offset {
             let n = (offset - self.pos).min(4096) as usize;
-            self.file.write_all(&ZEROS[..n]).with_context(|| format!("writing {}", self.tmp_path.display()))?;
+            self.file.write_all(&ZEROS[..n]).doing(|| format!("writing {}", self.tmp_path.display()))?;
             self.pos += n as u64;
         }
         Ok(())
     }
 
     /// Starts a section (sections must be written in order).
-    pub fn begin(&mut self, s: Section) -> anyhow::Result<()> {
+    pub fn begin(&mut self, s: Section) -> Result<(), FormatError> {
         let e = self.header.sections[s as usize];
-        anyhow::ensure!(self.pos <= e.offset, "sections written out of order");
+        if self.pos > e.offset {
+            return Err(FormatError::Writer(self.tmp_path.clone(), "sections written out of order"));
+        }
         self.pad_to(e.offset)?;
         self.hasher = Xxh3::new();
         Ok(())
     }
 
     /// Appends bytes to the current section.
-    pub fn write(&mut self, bytes: &[u8]) -> anyhow::Result<()> {
-        self.file.write_all(bytes).with_context(|| format!("writing {}", self.tmp_path.display()))?;
+    pub fn write(&mut self, bytes: &[u8]) -> Result<(), FormatError> {
+        self.file.write_all(bytes).doing(|| format!("writing {}", self.tmp_path.display()))?;
         self.hasher.update(bytes);
         self.pos += bytes.len() as u64;
         Ok(())
     }
 
     /// Ends a section, recording its checksum.
-    pub fn end(&mut self, s: Section) -> anyhow::Result<()> {
+    pub fn end(&mut self, s: Section) -> Result<(), FormatError> {
         let e = &mut self.header.sections[s as usize];
-        anyhow::ensure!(self.pos == e.offset + e.length, "section {s:?} has the wrong length");
+        if self.pos != e.offset + e.length {
+            return Err(FormatError::Writer(self.tmp_path.clone(), "a section has the wrong length"));
+        }
         e.checksum = self.hasher.digest();
         Ok(())
     }
@@ -255,26 +269,21 @@ impl TableWriter {
     }
 
     /// Writes the header, syncs and renames into place.
-    pub fn finish(mut self, last_step: u8) -> anyhow::Result<PathBuf> {
+    pub fn finish(mut self, last_step: u8) -> Result<PathBuf, FormatError> {
         self.header.last_step = last_step;
-        anyhow::ensure!(self.pos == self.header.file_len(), "table incomplete");
-        let mut f = self.file.into_inner().map_err(|e| e.into_error()).context("flushing the table")?;
-        f.seek(SeekFrom::Start(0))?;
-        f.write_all(&self.header.encode()).with_context(|| format!("writing {}", self.tmp_path.display()))?;
+        if self.pos != self.header.file_len() {
+            return Err(FormatError::Writer(self.tmp_path.clone(), "table incomplete"));
+        }
+        let tmp = self.tmp_path.clone();
+        let mut publisher = self.file.into_inner().map_err(|e| e.into_error()).doing(|| format!("writing {}", tmp.display()))?;
+        let f = publisher.file();
+        f.seek(SeekFrom::Start(0)).doing(|| format!("seeking in {}", tmp.display()))?;
+        f.write_all(&self.header.encode()).doing(|| format!("writing {}", tmp.display()))?;
         // Finished tables are readable by everyone.
         use std::os::unix::fs::PermissionsExt;
-        f.set_permissions(std::fs::Permissions::from_mode(0o644))?;
-        f.sync_all().with_context(|| format!("syncing {}", self.tmp_path.display()))?;
-        std::fs::rename(&self.tmp_path, &self.final_path)
-            .with_context(|| format!("renaming into {}", self.final_path.display()))?;
-        sync_dir(self.final_path.parent().unwrap_or(Path::new(".")))?;
-        Ok(self.final_path)
+        f.set_permissions(std::fs::Permissions::from_mode(0o644)).doing(|| format!("setting the permissions of {}", tmp.display()))?;
+        Ok(publisher.persist()?)
     }
-}
-
-/// Fsyncs a folder so that a rename in it is durable.
-pub fn sync_dir(dir: &Path) -> anyhow::Result<()> {
-    File::open(dir).and_then(|d| d.sync_all()).with_context(|| format!("syncing folder {}", dir.display()))
 }
 
 /// A table file opened read-only and memory-mapped.
@@ -286,13 +295,13 @@ pub struct TableFile {
 
 impl TableFile {
     /// Opens and checks the header and the length (not the section checksums).
-    pub fn open(path: &Path) -> anyhow::Result<TableFile> {
-        let file = File::open(path).with_context(|| format!("opening {}", path.display()))?;
+    pub fn open(path: &Path) -> Result<TableFile, FormatError> {
+        let file = File::open(path).doing(|| format!("opening {}", path.display()))?;
         // SAFETY: tables are published by rename and never modified in place afterwards.
-        let map = unsafe { Mmap::map(&file) }.with_context(|| format!("mapping {}", path.display()))?;
+        let map = unsafe { Mmap::map(&file) }.doing(|| format!("mapping {}", path.display()))?;
         let header = Header::decode(path, &map[..map.len().min(HEADER_LEN)])?;
         if map.len() as u64 != header.file_len() {
-            return Err(FormatError::Length(path.to_path_buf(), map.len() as u64, header.file_len()).into());
+            return Err(FormatError::Length(path.to_path_buf(), map.len() as u64, header.file_len()));
         }
         Ok(TableFile { path: path.to_path_buf(), header, map })
     }
@@ -300,15 +309,14 @@ impl TableFile {
     /// Opens the table of run `material` and checks it: the header must name that run (a
     /// file of another run under its name is refused, even one of the same size), and every
     /// section's checksum must match.
-    pub fn open_run(path: &Path, material: &Material) -> anyhow::Result<TableFile> {
+    pub fn open_run(path: &Path, material: &Material) -> Result<TableFile, FormatError> {
         let file = TableFile::open(path)?;
         if &file.header.material != material {
             return Err(FormatError::WrongRun {
                 path: path.to_path_buf(),
                 found: file.header.material.clone(),
                 expected: material.clone(),
-            }
-            .into());
+            });
         }
         file.verify()?;
         Ok(file)
@@ -339,19 +347,22 @@ impl TableFile {
     #[inline]
     pub fn bitbase_word(&self, stm: Color, w: usize) -> u64 {
         let b = self.section(Section::bitbase(stm));
-        u64::from_le_bytes(b[w * 8..w * 8 + 8].try_into().unwrap())
+        LittleEndian::read_u64(&b[w * 8..w * 8 + 8])
     }
 
     /// A bitbase section as words.
     pub fn bitbase_words(&self, stm: Color) -> Vec<u64> {
-        self.section(Section::bitbase(stm)).chunks_exact(8).map(|c| u64::from_le_bytes(c.try_into().unwrap())).collect()
+        let bytes = self.section(Section::bitbase(stm));
+        let mut words = vec![0u64; bytes.len() / 8];
+        LittleEndian::read_u64_into(bytes, &mut words);
+        words
     }
 
     /// The six bit planes of values of storage word `w` (bit `j` of a code in plane `j`).
     #[inline]
     pub fn value_planes(&self, stm: Color, w: usize) -> [u64; 6] {
         let b = &self.section(Section::values(stm))[w * VALUE_WORD_BYTES as usize..];
-        std::array::from_fn(|j| u64::from_le_bytes(b[8 * j..8 * j + 8].try_into().unwrap()))
+        std::array::from_fn(|j| LittleEndian::read_u64(&b[8 * j..8 * j + 8]))
     }
 
     /// The 6-bit value code of a storage slot.
@@ -363,7 +374,7 @@ impl TableFile {
         let mut code = 0u8;
         for j in 0..6 {
             let o = base + 8 * j;
-            let plane = u64::from_le_bytes(self.map[o..o + 8].try_into().unwrap());
+            let plane = LittleEndian::read_u64(&self.map[o..o + 8]);
             code |= (((plane >> bit) & 1) as u8) << j;
         }
         code

@@ -1,11 +1,13 @@
 //! Endgame signatures (`KQRvKR`), their colour swap and the sub-endgames captures lead to.
 
-use crate::attacks::Role;
+use super::piece::Role;
 use std::collections::BTreeSet;
 use std::fmt;
 
 /// Largest number of men a signature may hold.
 pub const MAX_MEN: usize = 6;
+/// Largest number of men besides the two kings.
+pub const MAX_PIECES: usize = MAX_MEN - 2;
 
 /// Why a signature was refused.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
@@ -203,22 +205,5 @@ mod tests {
         let c = Material::parse("KQvKR").unwrap().closure();
         let names: Vec<String> = c.iter().map(|m| m.to_string()).collect();
         assert_eq!(names, ["KQvK", "KRvK", "KQvKR", "KRvKQ"]);
-    }
-}
-
-/// Side: white or black.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Color {
-    White,
-    Black,
-}
-
-impl Color {
-    /// The other side.
-    pub fn other(self) -> Color {
-        match self {
-            Color::White => Color::Black,
-            Color::Black => Color::White,
-        }
     }
 }

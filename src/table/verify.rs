@@ -2,7 +2,7 @@
 //!
 //! Every stored value of a run's table file is re-derived from the stored values of its
 //! successors with a plain one-position-at-a-time move generator (below, on the attack tables
-//! of [`crate::attacks`]; [`Position`] names the positions in messages): it shares
+//! of [`crate::chess::attacks`]; [`Position`] names the positions in messages): it shares
 //! no code with the bit-parallel passes of `solve`. Captures probe the final bitbases of the
 //! sub-endgames' files in the same folder. The rules (values for "white wins" in the run of
 //! `W v B`, distances in plies):
@@ -24,18 +24,17 @@
 //! derived again; since every value is then locally consistent with its successors, it is the
 //! exact fixpoint of the definitions above (every win bottoms out in a capture or a mate).
 
-use crate::attacks::{attacks, king_attacks, Role};
-use crate::format::{table_path, TableFile, CODE_ILLEGAL, CODE_NONE};
+use crate::chess::attacks::{attacks, king_attacks};
+use super::error::TableError;
+use super::format::{table_path, TableFile, CODE_ILLEGAL, CODE_NONE};
+use crate::pipeline::{self, Order};
 use crate::index::Layout;
-use crate::material::{Color, Material};
-use crate::position::{Move, Piece, Position};
-use crate::square::{square_name, triangle_code, Square, Symmetry, TRIANGLE};
-use anyhow::{anyhow, bail, Context};
+use crate::chess::position::board_field;
+use crate::chess::square::{square_name, triangle_code, TRIANGLE};
+use crate::chess::{Color, Material, Move, Piece, Position, Role, Square, Symmetry, MAX_PIECES};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::Mutex;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 /// Largest wtm code the run's chains can hold (distance 99).
 const WTM_MAX_CODE: u8 = 50;
@@ -43,8 +42,6 @@ const WTM_MAX_CODE: u8 = 50;
 const BTM_MAX_CODE: u8 = 51;
 /// Slots a worker takes at a time.
 const BATCH: u64 = 1 << 12;
-/// Non-king pieces of the largest supported material.
-const MAX_PIECES: usize = crate::material::MAX_MEN - 2;
 
 /// What was checked on one side to move of a run.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -141,6 +138,13 @@ impl Men {
     }
 }
 
+/// Returns a [`TableError::Wrong`] with a formatted message naming the position.
+macro_rules! wrong {
+    ($($arg:tt)*) => {
+        return Err(TableError::Wrong(format!($($arg)*)))
+    };
+}
+
 /// Storage slot of the canonical image of a position (black king anywhere).
 fn canonical_slot(layout: &Layout, men: &Men) -> u64 {
     let sym = Symmetry::to_triangle(men.bk);
@@ -177,7 +181,7 @@ fn describe_men(layout: &Layout, men: &Men, stm: Color) -> String {
     for (p, &sq) in layout.pieces.iter().zip(men.pieces()) {
         put(sq, p.color, p.role);
     }
-    let mut s = crate::position::board_field(&board);
+    let mut s = board_field(&board);
     s.push_str(if stm == Color::White { " w - - 0 1" } else { " b - - 0 1" });
     if !overlaps.is_empty() {
         s.push_str(&format!(" (two men on {})", overlaps.join(", ")));
@@ -267,7 +271,7 @@ impl Ctx<'_> {
     }
 
     /// Checks one slot; `Err` names the wrong position.
-    fn check_slot(&self, stm: Color, slot: u64, rep: &mut SideReport) -> anyhow::Result<()> {
+    fn check_slot(&self, stm: Color, slot: u64, rep: &mut SideReport) -> Result<(), TableError> {
         let men = self.men_of_slot(slot);
         let stored = self.file.value_code(stm, slot);
         let stored_bit = bit(self.file, stm, slot);
@@ -275,11 +279,11 @@ impl Ctx<'_> {
             || format!("{} {} slot {slot}: {}", self.material, side_name(stm), describe_men(&self.layout, &men, stm));
         if !self.legal(&men, stm) {
             if stored != CODE_ILLEGAL {
-                bail!("{}: illegal position stored as {}, expected code 63", here(), describe_code(stm, stored));
+                wrong!("{}: illegal position stored as {}, expected code 63", here(), describe_code(stm, stored));
             }
             let want_bit = stm == Color::White;
             if stored_bit != want_bit {
-                bail!("{}: illegal position has bitbase bit {}, expected {}", here(), stored_bit as u8, want_bit as u8);
+                wrong!("{}: illegal position has bitbase bit {}, expected {}", here(), stored_bit as u8, want_bit as u8);
             }
             rep.illegal += 1;
             return Ok(());
@@ -300,7 +304,7 @@ impl Ctx<'_> {
             if other != slot {
                 let code = self.file.value_code(stm, other);
                 if code != stored {
-                    bail!(
+                    wrong!(
                         "{}: stored {}, but its symmetric image (under {sym:?}) at slot {other}, {}, holds {}",
                         fen(),
                         describe_code(stm, stored),
@@ -320,7 +324,7 @@ impl Ctx<'_> {
                     Some(mv) => format!(" (decided by {mv}, leading to {})", pos().play(mv).fen()),
                     None => String::new(),
                 };
-                bail!(
+                wrong!(
                     "{}: stored {}, expected {}{why}",
                     fen(),
                     describe_code(stm, stored),
@@ -332,7 +336,7 @@ impl Ctx<'_> {
             rep.by_symmetry += 1;
         }
         if stored_bit != (stored != CODE_NONE) {
-            bail!(
+            wrong!(
                 "{}: value {} but bitbase ({}) bit {}",
                 fen(),
                 describe_code(stm, stored),
@@ -466,18 +470,13 @@ impl Ctx<'_> {
     }
 }
 
-/// Opens a table file and checks its header, length and section checksums.
-fn open_checked(path: &Path, material: &Material) -> anyhow::Result<TableFile> {
-    let file = TableFile::open(path)?;
-    file.verify()?;
-    if &file.header.material != material {
-        bail!("{}: holds {}, expected {material}", path.display(), file.header.material);
-    }
-    Ok(file)
+/// Opens a run's table and checks its header, length, run and section checksums.
+fn open_checked(path: &Path, material: &Material) -> Result<TableFile, TableError> {
+    Ok(TableFile::open_run(path, material)?)
 }
 
-/// Runs `check` over every slot of one side with `threads` workers; returns the merged counts
-/// or the error of the smallest wrong slot.
+/// Checks every slot of one side with `threads` workers; returns the merged counts or the
+/// error of the smallest wrong slot.
 fn verify_side(
     ctx: &Ctx,
     stm: Color,
@@ -485,58 +484,30 @@ fn verify_side(
     done_before: u64,
     total: u64,
     progress: &mut impl FnMut(u64, u64),
-) -> anyhow::Result<SideReport> {
+) -> Result<SideReport, TableError> {
     let n = ctx.layout.n_slots;
-    let next = AtomicU64::new(0);
-    let done = AtomicU64::new(0);
-    let first_bad = AtomicU64::new(u64::MAX);
-    let failed: Mutex<Option<(u64, anyhow::Error)>> = Mutex::new(None);
-    let merged = Mutex::new(SideReport::default());
-    let stop = AtomicBool::new(false);
-    std::thread::scope(|s| {
-        let workers: Vec<_> = (0..threads)
-            .map(|_| {
-                s.spawn(|| {
-                    let mut rep = SideReport::default();
-                    loop {
-                        let start = next.fetch_add(BATCH, Ordering::Relaxed);
-                        if start >= n || start > first_bad.load(Ordering::Relaxed) {
-                            break;
-                        }
-                        for slot in start..(start + BATCH).min(n) {
-                            if let Err(e) = ctx.check_slot(stm, slot, &mut rep) {
-                                first_bad.fetch_min(slot, Ordering::Relaxed);
-                                let mut f = failed.lock().unwrap();
-                                if f.as_ref().is_none_or(|(s, _)| slot < *s) {
-                                    *f = Some((slot, e));
-                                }
-                                break;
-                            }
-                        }
-                        done.fetch_add((start + BATCH).min(n) - start, Ordering::Relaxed);
-                    }
-                    merged.lock().unwrap().add(&rep);
-                })
-            })
-            .collect();
-        while !workers.iter().all(|w| w.is_finished()) {
-            progress(done_before + done.load(Ordering::Relaxed), total);
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        for w in workers {
-            if w.join().is_err() {
-                stop.store(true, Ordering::Relaxed);
+    let batches = n.div_ceil(BATCH) as usize;
+    let mut merged = SideReport::default();
+    pipeline::run(
+        batches,
+        threads,
+        // In slot order: the first error written is the one of the smallest wrong slot.
+        Order::Sequence { window: 2 * threads.max(1) },
+        |b| Ok::<_, TableError>(b as u64 * BATCH),
+        |_, start| {
+            let mut rep = SideReport::default();
+            for slot in start..(start + BATCH).min(n) {
+                ctx.check_slot(stm, slot, &mut rep)?;
             }
-        }
-    });
-    if stop.load(Ordering::Relaxed) {
-        bail!("{} {}: a verifier thread panicked", ctx.material, side_name(stm));
-    }
-    if let Some((_, e)) = failed.into_inner().unwrap() {
-        return Err(e);
-    }
-    progress(done_before + n, total);
-    Ok(merged.into_inner().unwrap())
+            Ok(rep)
+        },
+        |b, rep| {
+            merged.add(&rep);
+            progress(done_before + ((b as u64 + 1) * BATCH).min(n), total);
+            Ok(())
+        },
+    )?;
+    Ok(merged)
 }
 
 /// Verifies the table of one white-wins run in `tables_dir` against its successors (the run
@@ -549,14 +520,19 @@ pub fn verify_run(
     run: &Material,
     threads: usize,
     mut progress: impl FnMut(u64, u64),
-) -> anyhow::Result<VerifyReport> {
+) -> Result<VerifyReport, TableError> {
     let t = Instant::now();
     if run.white_bare() {
-        bail!("{run}: white has a bare king, the run has no table");
+        return Err(TableError::BareWhite(run.clone()));
     }
     let threads = if threads == 0 { std::thread::available_parallelism().map_or(1, |n| n.get()) } else { threads };
     let path = table_path(tables_dir, run);
-    let file = open_checked(&path, run).with_context(|| format!("verifying {run}"))?;
+    let verifying = |needed: Option<&Material>, e: TableError| TableError::Verifying {
+        run: run.clone(),
+        needed: needed.cloned(),
+        source: Box::new(e),
+    };
+    let file = open_checked(&path, run).map_err(|e| verifying(None, e))?;
     let layout = Layout::new(run);
     // Sub-tables by captured piece (layout order): white captures black pieces, black captures white ones.
     let mut opened: BTreeMap<Material, SubTable> = BTreeMap::new();
@@ -568,10 +544,7 @@ pub fn verify_run(
                 None
             } else {
                 let sub_path = table_path(tables_dir, &sub);
-                Some(
-                    open_checked(&sub_path, &sub)
-                        .with_context(|| format!("verifying {run}: sub-endgame {sub} is needed"))?,
-                )
+                Some(open_checked(&sub_path, &sub).map_err(|e| verifying(Some(&sub), e))?)
             };
             opened.insert(sub.clone(), table);
         }
@@ -585,10 +558,7 @@ pub fn verify_run(
     let btm = verify_side(&ctx, Color::Black, threads, ctx.layout.n_slots, total, &mut progress)?;
     let longest = wtm.longest.max(btm.longest).unwrap_or(0);
     if file.header.last_step != longest {
-        return Err(anyhow!(
-            "{run}: header's last step is {}, but the longest stored distance is {longest}",
-            file.header.last_step
-        ));
+        wrong!("{run}: header's last step is {}, but the longest stored distance is {longest}", file.header.last_step);
     }
     Ok(VerifyReport {
         material: run.clone(),
@@ -609,7 +579,7 @@ pub fn verify_signature(
     signature: &Material,
     threads: usize,
     mut progress: impl FnMut(&Material, u64, u64),
-) -> anyhow::Result<Vec<VerifyReport>> {
+) -> Result<Vec<VerifyReport>, TableError> {
     signature
         .runs_of_signature()
         .iter()

@@ -2,8 +2,8 @@
 //! winner, one bar per distance, coloured by the side to move. Text is laid out (SVG) and
 //! drawn (PNG) with a TrueType font found on the system.
 
-use crate::material::Color;
-use crate::stats::{thousands, SignatureStats, MAX_DISTANCE};
+use super::report::thousands;
+use tbstream::{Color, SignatureStats, MAX_DISTANCE};
 use anyhow::{bail, Context};
 use plotters::coord::Shift;
 use plotters::prelude::*;

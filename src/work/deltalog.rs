@@ -10,7 +10,8 @@
 //! position. A chunk is finished exactly when a complete record for it is in the log (and its
 //! blocks and streams still match).
 
-use anyhow::Context;
+use super::error::{IoContext, StorageError};
+use byteorder::{ByteOrder, LittleEndian, WriteBytesExt};
 use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::os::unix::fs::FileExt;
@@ -45,27 +46,32 @@ const HEAD: usize = 48;
 
 /// Encodes a record: its blocks and (offset, length, checksum) of its streams.
 pub fn encode(chunk: u32, new_count: u64, blocks: &[BlockEntry], streams: (u64, u64, u64)) -> Vec<u8> {
+    type Le = LittleEndian;
     let tables = blocks.first().map_or(0, |b| b.sums.len());
-    let mut body = Vec::with_capacity(HEAD + blocks.len() * (8 + 8 * tables));
-    body.extend_from_slice(&chunk.to_le_bytes());
-    body.extend_from_slice(&(blocks.len() as u32).to_le_bytes());
-    body.extend_from_slice(&(tables as u32).to_le_bytes());
-    body.extend_from_slice(&0u32.to_le_bytes());
-    body.extend_from_slice(&new_count.to_le_bytes());
-    body.extend_from_slice(&streams.0.to_le_bytes());
-    body.extend_from_slice(&streams.1.to_le_bytes());
-    body.extend_from_slice(&streams.2.to_le_bytes());
-    for b in blocks {
-        body.extend_from_slice(&b.id.to_le_bytes());
-        body.extend_from_slice(&b.stream_len.to_le_bytes());
-        for s in &b.sums {
-            body.extend_from_slice(&s.to_le_bytes());
+    let body_len = HEAD + blocks.len() * (8 + 8 * tables);
+    let mut out = Vec::with_capacity(body_len + 16);
+    // Writes into a Vec cannot fail.
+    let put = |out: &mut Vec<u8>| -> std::io::Result<()> {
+        out.write_u64::<Le>(body_len as u64)?;
+        out.write_u32::<Le>(chunk)?;
+        out.write_u32::<Le>(blocks.len() as u32)?;
+        out.write_u32::<Le>(tables as u32)?;
+        out.write_u32::<Le>(0)?;
+        out.write_u64::<Le>(new_count)?;
+        out.write_u64::<Le>(streams.0)?;
+        out.write_u64::<Le>(streams.1)?;
+        out.write_u64::<Le>(streams.2)?;
+        for b in blocks {
+            out.write_u32::<Le>(b.id)?;
+            out.write_u32::<Le>(b.stream_len)?;
+            for &s in &b.sums {
+                out.write_u64::<Le>(s)?;
+            }
         }
-    }
-    let mut out = Vec::with_capacity(body.len() + 16);
-    out.extend_from_slice(&(body.len() as u64).to_le_bytes());
-    out.extend_from_slice(&body);
-    out.extend_from_slice(&xxh3_64(&body).to_le_bytes());
+        let sum = xxh3_64(&out[8..]);
+        out.write_u64::<Le>(sum)
+    };
+    put(&mut out).expect("writing to memory");
     out
 }
 
@@ -78,29 +84,28 @@ pub struct DeltaLog {
 
 impl DeltaLog {
     /// Opens a log for appending after its first `valid_len` bytes (the rest is cut off).
-    pub fn open(path: &Path, valid_len: u64) -> anyhow::Result<DeltaLog> {
+    pub fn open(path: &Path, valid_len: u64) -> Result<DeltaLog, StorageError> {
         let file = OpenOptions::new()
             .read(true)
             .write(true)
             .create(true)
             .truncate(false)
             .open(path)
-            .with_context(|| format!("opening {}", path.display()))?;
-        file.set_len(valid_len).with_context(|| format!("truncating {}", path.display()))?;
+            .doing(|| format!("opening {}", path.display()))?;
+        file.set_len(valid_len).doing(|| format!("truncating {}", path.display()))?;
         Ok(DeltaLog { path: path.to_path_buf(), file, len: valid_len })
     }
 
     /// Appends an encoded record.
-    pub fn append(&mut self, record: &[u8]) -> anyhow::Result<()> {
-        self.file.write_all_at(record, self.len).with_context(|| format!("writing {}", self.path.display()))?;
+    pub fn append(&mut self, record: &[u8]) -> Result<(), StorageError> {
+        self.file.write_all_at(record, self.len).doing(|| format!("writing {}", self.path.display()))?;
         self.len += record.len() as u64;
         Ok(())
     }
 
     /// Flushes the log to disk.
-    pub fn sync(&mut self) -> anyhow::Result<()> {
-        self.file.flush()?;
-        self.file.sync_data().with_context(|| format!("syncing {}", self.path.display()))
+    pub fn sync(&mut self) -> Result<(), StorageError> {
+        self.file.sync_data().doing(|| format!("syncing {}", self.path.display()))
     }
 }
 
@@ -113,14 +118,15 @@ pub struct Scan {
 }
 
 /// Reads a log, keeping its records up to the first damaged one. A missing log is empty.
-pub fn scan(path: &Path) -> anyhow::Result<Scan> {
+pub fn scan(path: &Path) -> Result<Scan, StorageError> {
     let mut out = Scan { records: Vec::new(), valid_len: 0, damage: None };
     let file = match File::open(path) {
         Ok(f) => f,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(out),
-        Err(e) => return Err(e).with_context(|| format!("opening {}", path.display())),
+        Err(e) => return Err(e).doing(|| format!("opening {}", path.display())),
     };
-    let len = file.metadata()?.len();
+    let len = file.metadata().doing(|| format!("reading the size of {}", path.display()))?.len();
+    let read_at = |buf: &mut [u8], at: u64| file.read_exact_at(buf, at).doing(|| format!("reading {}", path.display()));
     let mut off = 0u64;
     while off < len {
         let damage = |why: &str| format!("{}: {why} at offset {off}", path.display());
@@ -129,22 +135,22 @@ pub fn scan(path: &Path) -> anyhow::Result<Scan> {
             out.damage = Some(damage("truncated record"));
             break;
         }
-        file.read_exact_at(&mut head, off)?;
-        let body_len = u64::from_le_bytes(head);
+        read_at(&mut head, off)?;
+        let body_len = LittleEndian::read_u64(&head);
         if body_len < HEAD as u64 || off + 16 + body_len > len {
             out.damage = Some(damage("truncated record"));
             break;
         }
         let mut body = vec![0u8; body_len as usize];
-        file.read_exact_at(&mut body, off + 8)?;
+        read_at(&mut body, off + 8)?;
         let mut sum = [0u8; 8];
-        file.read_exact_at(&mut sum, off + 8 + body_len)?;
-        if xxh3_64(&body) != u64::from_le_bytes(sum) {
+        read_at(&mut sum, off + 8 + body_len)?;
+        if xxh3_64(&body) != LittleEndian::read_u64(&sum) {
             out.damage = Some(damage("checksum mismatch in record"));
             break;
         }
-        let u32_at = |o: usize| u32::from_le_bytes(body[o..o + 4].try_into().unwrap());
-        let u64_at = |o: usize| u64::from_le_bytes(body[o..o + 8].try_into().unwrap());
+        let u32_at = |o: usize| LittleEndian::read_u32(&body[o..o + 4]);
+        let u64_at = |o: usize| LittleEndian::read_u64(&body[o..o + 8]);
         let (chunk, n_blocks, tables) = (u32_at(0), u32_at(4) as usize, u32_at(8) as usize);
         let entries_end = HEAD + n_blocks * (8 + 8 * tables);
         if entries_end != body.len() {
@@ -183,9 +189,9 @@ pub fn scan(path: &Path) -> anyhow::Result<Scan> {
 }
 
 /// Reads `len` bytes of a log at `offset`.
-pub fn read_at(file: &File, path: &Path, offset: u64, len: usize) -> anyhow::Result<Vec<u8>> {
+pub fn read_at(file: &File, path: &Path, offset: u64, len: usize) -> Result<Vec<u8>, StorageError> {
     let mut buf = vec![0u8; len];
-    file.read_exact_at(&mut buf, offset).with_context(|| format!("reading {} at offset {offset}", path.display()))?;
+    file.read_exact_at(&mut buf, offset).doing(|| format!("reading {} at offset {offset}", path.display()))?;
     Ok(buf)
 }
 
@@ -203,17 +209,17 @@ pub struct StreamWriter {
 
 impl StreamWriter {
     /// Opens the stream file for appending after its first `valid_len` bytes.
-    pub fn open(path: &Path, valid_len: u64) -> anyhow::Result<StreamWriter> {
+    pub fn open(path: &Path, valid_len: u64) -> Result<StreamWriter, StorageError> {
         let file = OpenOptions::new()
             .write(true)
             .create(true)
             .truncate(false)
             .open(path)
-            .with_context(|| format!("opening {}", path.display()))?;
-        file.set_len(valid_len).with_context(|| format!("truncating {}", path.display()))?;
+            .doing(|| format!("opening {}", path.display()))?;
+        file.set_len(valid_len).doing(|| format!("truncating {}", path.display()))?;
         let mut file = std::io::BufWriter::with_capacity(1 << 16, file);
         use std::io::Seek;
-        file.seek(std::io::SeekFrom::Start(valid_len))?;
+        file.seek(std::io::SeekFrom::Start(valid_len)).doing(|| format!("seeking in {}", path.display()))?;
         Ok(StreamWriter { path: path.to_path_buf(), file, pos: valid_len })
     }
 
@@ -223,33 +229,29 @@ impl StreamWriter {
     }
 
     /// Appends bytes.
-    pub fn write(&mut self, bytes: &[u8]) -> anyhow::Result<()> {
-        self.file.write_all(bytes).with_context(|| format!("writing {}", self.path.display()))?;
+    pub fn write(&mut self, bytes: &[u8]) -> Result<(), StorageError> {
+        self.file.write_all(bytes).doing(|| format!("writing {}", self.path.display()))?;
         self.pos += bytes.len() as u64;
         Ok(())
     }
 
     /// Pushes buffered bytes to the file (before a record that points at them).
-    pub fn flush(&mut self) -> anyhow::Result<()> {
-        self.file.flush().with_context(|| format!("writing {}", self.path.display()))
+    pub fn flush(&mut self) -> Result<(), StorageError> {
+        self.file.flush().doing(|| format!("writing {}", self.path.display()))
     }
 
     /// Flushes and syncs to disk.
-    pub fn sync(&mut self) -> anyhow::Result<()> {
+    pub fn sync(&mut self) -> Result<(), StorageError> {
         self.flush()?;
-        self.file.get_ref().sync_data().with_context(|| format!("syncing {}", self.path.display()))
+        self.file.get_ref().sync_data().doing(|| format!("syncing {}", self.path.display()))
     }
 }
 
 /// Checks that a record's streams are intact in the stream file.
-pub fn check_streams(file: &File, path: &Path, rec: &ChunkRecord) -> anyhow::Result<()> {
+pub fn check_streams(file: &File, path: &Path, rec: &ChunkRecord) -> Result<(), StorageError> {
     let bytes = read_at(file, path, rec.streams_offset, rec.streams_len as usize)?;
-    anyhow::ensure!(
-        xxh3_64(&bytes) == rec.streams_sum,
-        "{}: checksum mismatch in the streams of chunk {} at offset {}",
-        path.display(),
-        rec.chunk,
-        rec.streams_offset
-    );
+    if xxh3_64(&bytes) != rec.streams_sum {
+        return Err(StorageError::StreamsMismatch { path: path.to_path_buf(), chunk: rec.chunk, offset: rec.streams_offset });
+    }
     Ok(())
 }

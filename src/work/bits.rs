@@ -1,22 +1,14 @@
 //! Work tables on disk: one bit per position in storage order (`<name>.bits`), read and
 //! written in whole blocks, each block checked against its XXH3 checksum (`<name>.sums`).
 
+use super::error::{IoContext, StorageError};
+use super::publish::write_atomic;
 use crate::index::Block;
-use anyhow::Context;
+use byteorder::{ByteOrder, LittleEndian};
 use std::fs::{File, OpenOptions};
-use std::io::Write;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use xxhash_rust::xxh3::xxh3_64;
-
-/// Damage found in a work file.
-#[derive(Debug, thiserror::Error)]
-#[error("{path}: checksum mismatch in block {block} at offset {offset} (file damaged)")]
-pub struct Damaged {
-    pub path: PathBuf,
-    pub block: usize,
-    pub offset: u64,
-}
 
 #[cfg(not(target_endian = "little"))]
 compile_error!("work tables are read and written as little-endian words in place");
@@ -47,24 +39,24 @@ pub struct BitFile {
 
 impl BitFile {
     /// Opens (creating if needed) a table of `n_words` words.
-    pub fn open(path: &Path, n_words: usize, io_bytes: usize) -> anyhow::Result<BitFile> {
+    pub fn open(path: &Path, n_words: usize, io_bytes: usize) -> Result<BitFile, StorageError> {
         let file = OpenOptions::new()
             .read(true)
             .write(true)
             .create(true)
             .truncate(false)
             .open(path)
-            .with_context(|| format!("opening work table {}", path.display()))?;
+            .doing(|| format!("opening work table {}", path.display()))?;
         let len = n_words as u64 * 8;
-        if file.metadata()?.len() != len {
-            file.set_len(len).with_context(|| format!("sizing {}", path.display()))?;
+        if file.metadata().doing(|| format!("reading the size of {}", path.display()))?.len() != len {
+            file.set_len(len).doing(|| format!("sizing {}", path.display()))?;
         }
         Ok(BitFile { path: path.to_path_buf(), file, io_bytes: io_bytes.max(4096) })
     }
 
     /// Reads the blocks of a chunk into its local buffer, merging storage-contiguous blocks
     /// into reads of at most the I/O size, and checks each block against `sums`.
-    pub fn read_blocks(&self, blocks: &[Block], local: &mut [u64], sums: &[u64]) -> anyhow::Result<()> {
+    pub fn read_blocks(&self, blocks: &[Block], local: &mut [u64], sums: &[u64]) -> Result<(), StorageError> {
         let mut bytes = Vec::new();
         let mut i = 0;
         while i < blocks.len() {
@@ -82,7 +74,7 @@ impl BitFile {
             let read = |buf: &mut [u8]| {
                 self.file
                     .read_exact_at(buf, offset)
-                    .with_context(|| format!("reading {} at offset {offset}", self.path.display()))
+                    .doing(|| format!("reading {} at offset {offset}", self.path.display()))
             };
             // Straight into the chunk buffer when the run is contiguous there too.
             let direct = blocks[i..j].windows(2).all(|w| local_run(&w[0], &w[1]));
@@ -101,7 +93,11 @@ impl BitFile {
             }
             for b in &blocks[i..j] {
                 if block_sum(&local[b.local_word..b.local_word + b.words]) != sums[b.id] {
-                    return Err(Damaged { path: self.path.clone(), block: b.id, offset: b.slot_word as u64 * 8 }.into());
+                    return Err(StorageError::ChecksumMismatch {
+                        path: self.path.clone(),
+                        block: b.id,
+                        offset: b.slot_word as u64 * 8,
+                    });
                 }
             }
             i = j;
@@ -111,7 +107,7 @@ impl BitFile {
 
     /// Writes the blocks of a chunk from its local buffer (coalescing contiguous blocks) and
     /// returns each block's checksum.
-    pub fn write_blocks(&self, blocks: &[Block], local: &[u64]) -> anyhow::Result<Vec<u64>> {
+    pub fn write_blocks(&self, blocks: &[Block], local: &[u64]) -> Result<Vec<u64>, StorageError> {
         let sums = blocks.iter().map(|b| block_sum(&local[b.local_word..b.local_word + b.words])).collect();
         let mut bytes = Vec::new();
         let mut i = 0;
@@ -138,14 +134,20 @@ impl BitFile {
             let offset = blocks[i].slot_word as u64 * 8;
             self.file
                 .write_all_at(data, offset)
-                .with_context(|| format!("writing {} at offset {offset}", self.path.display()))?;
+                .doing(|| format!("writing {} at offset {offset}", self.path.display()))?;
             i = j;
         }
         Ok(sums)
     }
 
     /// Reads whole storage blocks `first..first+n` (checked) as words.
-    pub fn read_range(&self, first: usize, n: usize, block_words: usize, sums: &[u64]) -> anyhow::Result<Vec<u64>> {
+    pub fn read_range(
+        &self,
+        first: usize,
+        n: usize,
+        block_words: usize,
+        sums: &[u64],
+    ) -> Result<Vec<u64>, StorageError> {
         let blocks: Vec<Block> = (0..n)
             .map(|i| Block {
                 id: first + i,
@@ -160,38 +162,33 @@ impl BitFile {
     }
 
     /// Flushes the file's data to disk.
-    pub fn sync(&self) -> anyhow::Result<()> {
-        self.file.sync_data().with_context(|| format!("syncing {}", self.path.display()))
+    pub fn sync(&self) -> Result<(), StorageError> {
+        self.file.sync_data().doing(|| format!("syncing {}", self.path.display()))
     }
 }
 
-/// Writes `bytes` to `path` crash-safely: temporary file, fsync, rename, fsync the folder.
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
-    let dir = path.parent().unwrap_or(Path::new("."));
-    let tmp = path.with_extension("tmp");
-    let mut f = File::create(&tmp).with_context(|| format!("creating {}", tmp.display()))?;
-    f.write_all(bytes).with_context(|| format!("writing {}", tmp.display()))?;
-    f.sync_all().with_context(|| format!("syncing {}", tmp.display()))?;
-    std::fs::rename(&tmp, path).with_context(|| format!("renaming {} into place", path.display()))?;
-    crate::format::sync_dir(dir)
-}
-
-/// Saves the block checksums of a finished table (`<table>.sums`), checksummed itself.
-pub fn save_sums(path: &Path, sums: &[u64]) -> anyhow::Result<()> {
-    let mut bytes: Vec<u8> = Vec::with_capacity(16 + 8 * sums.len());
-    bytes.extend_from_slice(&(sums.len() as u64).to_le_bytes());
-    bytes.extend(sums.iter().flat_map(|s| s.to_le_bytes()));
-    let sum = xxh3_64(&bytes);
-    bytes.extend_from_slice(&sum.to_le_bytes());
+/// Saves the block checksums of a finished table (`<table>.sums`), checksummed itself:
+/// `u64 n`, `n` block checksums, then the XXH3 of everything before it, all little-endian.
+pub fn save_sums(path: &Path, sums: &[u64]) -> Result<(), StorageError> {
+    let mut bytes = vec![0u8; 16 + 8 * sums.len()];
+    LittleEndian::write_u64(&mut bytes[..8], sums.len() as u64);
+    LittleEndian::write_u64_into(sums, &mut bytes[8..8 + 8 * sums.len()]);
+    let end = bytes.len() - 8;
+    let sum = xxh3_64(&bytes[..end]);
+    LittleEndian::write_u64(&mut bytes[end..], sum);
     write_atomic(path, &bytes)
 }
 
 /// Loads the block checksums saved by [`save_sums`].
-pub fn load_sums(path: &Path, n_blocks: usize) -> anyhow::Result<Vec<u64>> {
-    let bytes = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
+pub fn load_sums(path: &Path, n_blocks: usize) -> Result<Vec<u64>, StorageError> {
+    let bytes = std::fs::read(path).doing(|| format!("reading {}", path.display()))?;
     let ok = bytes.len() == 16 + 8 * n_blocks
-        && u64::from_le_bytes(bytes[..8].try_into().unwrap()) == n_blocks as u64
-        && xxh3_64(&bytes[..bytes.len() - 8]) == u64::from_le_bytes(bytes[bytes.len() - 8..].try_into().unwrap());
-    anyhow::ensure!(ok, "{}: block checksum file is damaged", path.display());
-    Ok(bytes[8..bytes.len() - 8].chunks_exact(8).map(|c| u64::from_le_bytes(c.try_into().unwrap())).collect())
+        && LittleEndian::read_u64(&bytes[..8]) == n_blocks as u64
+        && xxh3_64(&bytes[..bytes.len() - 8]) == LittleEndian::read_u64(&bytes[bytes.len() - 8..]);
+    if !ok {
+        return Err(StorageError::Damaged { path: path.to_path_buf(), what: "block checksum file is damaged".into() });
+    }
+    let mut sums = vec![0u64; n_blocks];
+    LittleEndian::read_u64_into(&bytes[8..bytes.len() - 8], &mut sums);
+    Ok(sums)
 }

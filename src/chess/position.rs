@@ -1,29 +1,11 @@
 //! A plain one-position board for probing: FEN parsing, legality, legal moves.
 //! It shares only the attack tables with the generator's bit-parallel passes.
 
-use crate::attacks::{attacks, Role};
-use crate::material::{Color, Material};
-use crate::square::{file_of, parse_square, rank_of, square, square_name, Square};
+use super::attacks::attacks;
+use super::material::{Material, MAX_MEN};
+use super::piece::{Color, Piece, Role};
+use super::square::{file_of, parse_square, rank_of, square, square_name, Square};
 use std::fmt;
-
-/// A man on the board.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct Piece {
-    pub color: Color,
-    pub role: Role,
-}
-
-impl Piece {
-    /// The FEN letter: upper case for white, lower case for black.
-    pub fn letter(self) -> char {
-        let c = self.role.letter();
-        if self.color == Color::White {
-            c
-        } else {
-            c.to_ascii_lowercase()
-        }
-    }
-}
 
 /// The board field of a FEN from the letters on the squares (a1 first).
 pub fn board_field(cells: &[Option<char>; 64]) -> String {
@@ -176,7 +158,7 @@ impl Position {
             }
         }
         let men = self.pieces().count();
-        if men > crate::material::MAX_MEN {
+        if men > MAX_MEN {
             return Err(FenError::Count(men));
         }
         if self.in_check(self.turn.other()) {

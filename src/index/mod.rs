@@ -1,4 +1,5 @@
-//! Koistinen's interleaved-bit position index, its hole-free storage order, and chunks.
+//! Koistinen's interleaved-bit position index, its hole-free storage order, and the chunks
+//! that cut it for one side's passes.
 //!
 //! A position of a white-wins run (black king in the a1-d1-d4 triangle) gets an index whose
 //! bits are, from the top: the black-king code and the H digits of every other man,
@@ -6,9 +7,12 @@
 //! piece; then the white-king square (6 bits). One 64-bit word therefore holds the 64
 //! positions that differ only in the white king's square. See `docs/FORMAT.md`.
 
-use crate::attacks::Role;
-use crate::material::{Color, Material};
-use crate::square::{Square, Symmetry};
+mod chunks;
+
+pub use chunks::{Block, ChunkKey, ChunkScheme};
+
+use crate::chess::square::TRIANGLE;
+use crate::chess::{Color, Material, Role, Square, Symmetry};
 
 /// The square-code diagram of the seed, rank 8 first: two octal digits `HL` per square.
 /// `H` is shared by all symmetric images of a square, `L` says which image it is.
@@ -50,8 +54,8 @@ pub fn square_of_code(code: u8) -> Square {
 const TRIANGLE_CODE: [u8; 64] = {
     let mut t = [u8::MAX; 64];
     let mut i = 0;
-    while i < crate::square::TRIANGLE.len() {
-        t[crate::square::TRIANGLE[i] as usize] = i as u8;
+    while i < TRIANGLE.len() {
+        t[TRIANGLE[i] as usize] = i as u8;
         i += 1;
     }
     t
@@ -88,20 +92,20 @@ pub struct Layout {
 
 /// Places the bits of `value` (most significant first) at `positions`.
 #[inline]
-fn deposit(value: u64, positions: &[u32]) -> u64 {
+pub(crate) fn deposit(value: u64, positions: &[u32]) -> u64 {
     let n = positions.len();
     positions.iter().enumerate().map(|(i, &p)| ((value >> (n - 1 - i)) & 1) << p).fold(0, |a, b| a | b)
 }
 
 /// Reads the bits at `positions` (most significant first) into a number.
 #[inline]
-fn extract(index: u64, positions: &[u32]) -> u64 {
+pub(crate) fn extract(index: u64, positions: &[u32]) -> u64 {
     positions.iter().fold(0, |acc, &p| (acc << 1) | ((index >> p) & 1))
 }
 
 /// Bits of the top prefix that holds the whole black-king code:
 /// `k3 W2 k2 W1 k1 W0 k0` (k = black-king code, W = H digit of white's first piece).
-const PREFIX_BITS: u32 = 7;
+pub(crate) const PREFIX_BITS: u32 = 7;
 
 /// Rank of each 7-bit prefix among the prefixes whose black-king code is below 10, in
 /// increasing order; `u8::MAX` for a hole. 80 prefixes are stored.
@@ -264,162 +268,10 @@ impl Layout {
     }
 }
 
-/// Places the low bits of `value` at the set bits of `mask`, in order (software `pdep`).
-#[inline]
-fn deposit_mask(mut value: u64, mut mask: u64) -> u64 {
-    let mut out = 0;
-    while mask != 0 {
-        let bit = mask & mask.wrapping_neg();
-        if value & 1 != 0 {
-            out |= bit;
-        }
-        value >>= 1;
-        mask &= mask - 1;
-    }
-    out
-}
-
-/// Gathers the bits of `x` at the set bits of `mask` into the low bits (software `pext`).
-#[inline]
-fn extract_mask(x: u64, mut mask: u64) -> u64 {
-    let mut out = 0;
-    let mut i = 0;
-    while mask != 0 {
-        let bit = mask & mask.wrapping_neg();
-        if x & bit != 0 {
-            out |= 1 << i;
-        }
-        i += 1;
-        mask &= mask - 1;
-    }
-    out
-}
-
-/// How one side's passes cut a run into chunks. A chunk fixes the other side's high bits
-/// that lie at or above `block_bits`, so every move of the mover stays inside its chunk and
-/// every storage block of `2^block_bits` positions lies inside one chunk of each side.
-/// The chunk-local index is the global index with the fixed bits taken out.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ChunkScheme {
-    pub mover: Color,
-    /// Global positions of the fixed bits, most significant first.
-    pub fixed_bits: Vec<u32>,
-    fixed_mask: u64,
-    /// log2 of the positions of a storage block.
-    pub block_bits: u32,
-    total_bits: u32,
-}
-
-/// A storage block of a chunk: `2^block_bits` positions contiguous locally and in storage.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Block {
-    /// Block number in storage order (`slot >> block_bits`).
-    pub id: usize,
-    /// First chunk-local word.
-    pub local_word: usize,
-    /// First storage word.
-    pub slot_word: usize,
-    /// Words in the block.
-    pub words: usize,
-}
-
-impl ChunkScheme {
-    /// The scheme for passes where `mover` moves, with storage blocks of `2^block_bits`
-    /// positions (`6 <= block_bits <= total_bits - 7`).
-    pub fn new(layout: &Layout, mover: Color, block_bits: u32) -> ChunkScheme {
-        ChunkScheme::with_fixed_limit(layout, mover, block_bits, usize::MAX)
-    }
-
-    /// Like [`ChunkScheme::new`], but fixing at most the top `limit` bits (fewer, larger
-    /// chunks; any limit gives the same tables).
-    pub fn with_fixed_limit(layout: &Layout, mover: Color, block_bits: u32, limit: usize) -> ChunkScheme {
-        assert!(block_bits >= 6 && block_bits <= layout.total_bits - PREFIX_BITS, "block bits out of range");
-        let mut fixed_bits = Vec::new();
-        if mover != Color::Black {
-            fixed_bits.extend_from_slice(&layout.bk_bits);
-        }
-        for p in layout.pieces.iter().filter(|p| p.color != mover) {
-            fixed_bits.extend_from_slice(&p.h_bits);
-        }
-        fixed_bits.retain(|&b| b >= block_bits);
-        fixed_bits.sort_unstable_by(|a, b| b.cmp(a));
-        fixed_bits.truncate(limit);
-        let fixed_mask = fixed_bits.iter().fold(0, |m, &b| m | (1u64 << b));
-        ChunkScheme { mover, fixed_bits, fixed_mask, block_bits, total_bits: layout.total_bits }
-    }
-
-    /// Number of chunk keys (some may be holes).
-    pub fn n_keys(&self) -> usize {
-        1 << self.fixed_bits.len()
-    }
-
-    /// Bits of a chunk-local index.
-    pub fn local_bits(&self) -> u32 {
-        self.total_bits - self.fixed_bits.len() as u32
-    }
-
-    /// Words of a chunk-local buffer (holes included).
-    pub fn local_words(&self) -> usize {
-        1 << (self.local_bits() - 6)
-    }
-
-    /// The fixed bits of chunk `key`, in place.
-    #[inline]
-    pub fn key_bits(&self, key: usize) -> u64 {
-        deposit(key as u64, &self.fixed_bits)
-    }
-
-    /// Mask of the fixed bits.
-    pub fn fixed_mask(&self) -> u64 {
-        self.fixed_mask
-    }
-
-    fn free_mask(&self) -> u64 {
-        !self.fixed_mask & ((1u64 << self.total_bits) - 1)
-    }
-
-    /// Chunk-local index of a global index (or of a contribution to one).
-    #[inline]
-    pub fn to_local(&self, global: u64) -> u64 {
-        extract_mask(global, self.free_mask())
-    }
-
-    /// Global index of a chunk-local index.
-    #[inline]
-    pub fn global_index(&self, key: usize, local: u64) -> u64 {
-        self.key_bits(key) | deposit_mask(local, self.free_mask())
-    }
-
-    /// The chunk holding a storage block.
-    pub fn chunk_of_block(&self, layout: &Layout, block: usize) -> usize {
-        let global = layout.index_of_slot((block as u64) << self.block_bits);
-        extract(global, &self.fixed_bits) as usize
-    }
-
-    /// The stored blocks of a chunk in local (and storage) order; empty for a chunk made
-    /// only of holes.
-    pub fn blocks(&self, layout: &Layout, key: usize) -> Vec<Block> {
-        let n = 1usize << (self.local_bits() - self.block_bits);
-        let words = 1usize << (self.block_bits - 6);
-        (0..n)
-            .filter_map(|b| {
-                let local = (b as u64) << self.block_bits;
-                let slot = layout.slot(self.global_index(key, local))?;
-                Some(Block {
-                    id: (slot >> self.block_bits) as usize,
-                    local_word: b * words,
-                    slot_word: (slot >> 6) as usize,
-                    words,
-                })
-            })
-            .collect()
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::square::{triangle_code, TRIANGLE};
+    use crate::chess::square::triangle_code;
 
     #[test]
     fn h_digit_is_symmetry_invariant_and_l_separates_images() {
@@ -477,32 +329,6 @@ mod tests {
                 let idx = l.index(i as u8, &pieces, 63 - sq);
                 let (c, p, wk) = l.decode(idx);
                 assert_eq!((c, p.as_slice(), wk), (triangle_code(*bk).unwrap(), &pieces[..], 63 - sq));
-            }
-        }
-    }
-
-    #[test]
-    fn chunks_partition_the_storage() {
-        for sig in ["KQvK", "KQvKR", "KRRvK", "KQRvKR"] {
-            let l = Layout::new(&Material::parse(sig).unwrap());
-            for (mover, bb) in [
-                (Color::White, 9),
-                (Color::Black, 9),
-                (Color::White, 12.min(l.total_bits - 7)),
-                (Color::Black, l.total_bits - 7),
-            ] {
-                let cs = ChunkScheme::new(&l, mover, bb);
-                let mut seen = vec![false; l.n_words()];
-                for key in 0..cs.n_keys() {
-                    for b in cs.blocks(&l, key) {
-                        for w in 0..b.words {
-                            assert!(!seen[b.slot_word + w]);
-                            assert_eq!(cs.chunk_of_block(&l, b.id), key);
-                            seen[b.slot_word + w] = true;
-                        }
-                    }
-                }
-                assert!(seen.iter().all(|&s| s), "{sig} {mover:?}");
             }
         }
     }

@@ -6,21 +6,17 @@
 //! and once per order of two identical men; only the smallest of those slots counts. Both runs
 //! of a signature then count the same set of positions, which [`SignatureStats::runs`] shows.
 
-use crate::attacks::{attacks, king_attacks, Role};
-use crate::format::{code_to_distance, table_path, TableFile, CODE_ILLEGAL, CODE_NONE};
+use crate::chess::attacks::{attacks, king_attacks};
+use super::error::TableError;
+use super::format::{code_to_distance, table_path, TableFile, CODE_ILLEGAL, CODE_NONE};
+use crate::pipeline::{self, Order};
 use crate::index::Layout;
-use crate::material::{Color, Material};
-use crate::position::{Piece, Position};
-use crate::square::{on_diagonal, Square, Symmetry, TRIANGLE};
-use anyhow::Context;
+use crate::chess::{Color, Material, Piece, Position, Role, Square, Symmetry, MAX_PIECES};
+use crate::chess::square::{on_diagonal, TRIANGLE};
 use std::path::Path;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Mutex;
 
 /// Distances in plies run from 0 (checkmated) to 100.
 pub const MAX_DISTANCE: usize = 100;
-/// Non-king pieces of the largest supported material.
-const MAX_PIECES: usize = crate::material::MAX_MEN - 2;
 /// Storage words a worker takes at a time.
 const BATCH_WORDS: usize = 1 << 10;
 
@@ -321,26 +317,26 @@ impl<'a> RunScanner<'a> {
     }
 
     /// Scans one side to move with `threads` workers.
-    fn scan(&self, stm: Color, threads: usize) -> RunSide {
+    fn scan(&self, stm: Color, threads: usize) -> Result<RunSide, TableError> {
         let n_words = self.file.header.n_slots / 64;
-        let next = AtomicUsize::new(0);
-        let total = Mutex::new(RunSide::new());
-        std::thread::scope(|s| {
-            for _ in 0..threads.max(1) {
-                s.spawn(|| {
-                    let mut acc = RunSide::new();
-                    loop {
-                        let start = next.fetch_add(BATCH_WORDS, Ordering::Relaxed) as u64;
-                        if start >= n_words {
-                            break;
-                        }
-                        self.scan_words(stm, start..(start + BATCH_WORDS as u64).min(n_words), &mut acc);
-                    }
-                    total.lock().unwrap().add(&acc);
-                });
-            }
-        });
-        total.into_inner().unwrap()
+        let batches = n_words.div_ceil(BATCH_WORDS as u64) as usize;
+        let mut total = RunSide::new();
+        pipeline::run(
+            batches,
+            threads,
+            Order::Completion,
+            |b| Ok::<_, TableError>(b as u64 * BATCH_WORDS as u64),
+            |_, start| {
+                let mut acc = RunSide::new();
+                self.scan_words(stm, start..(start + BATCH_WORDS as u64).min(n_words), &mut acc);
+                Ok(acc)
+            },
+            |_, acc| {
+                total.add(&acc);
+                Ok(())
+            },
+        )?;
+        Ok(total)
     }
 }
 
@@ -364,20 +360,23 @@ fn side_index(c: Color) -> usize {
 
 /// Computes the statistics of a signature from the tables in `dir` (its runs must be built).
 /// `threads` workers (0 = the number of cores).
-pub fn signature_stats(dir: &Path, material: &Material, threads: usize) -> anyhow::Result<SignatureStats> {
+pub fn signature_stats(dir: &Path, material: &Material, threads: usize) -> Result<SignatureStats, TableError> {
     let threads = if threads == 0 { std::thread::available_parallelism().map_or(1, |n| n.get()) } else { threads };
     let runs = material.runs_of_signature();
-    anyhow::ensure!(!runs.is_empty(), "{material}: neither side can win, there is no table");
+    if runs.is_empty() {
+        return Err(TableError::NoTable(material.clone()));
+    }
     let mut scanned = Vec::new();
     for (i, run) in runs.iter().enumerate() {
         let path = table_path(dir, run);
-        anyhow::ensure!(path.exists(), "missing table {} (generate it with `tbstream gen {material}`)", path.display());
-        let file = TableFile::open(&path).with_context(|| format!("opening table for {run}"))?;
-        file.verify()?;
-        anyhow::ensure!(&file.header.material == run, "{} holds {}, not {run}", path.display(), file.header.material);
+        if !path.exists() {
+            return Err(TableError::Missing { path, signature: material.clone() });
+        }
+        let file = TableFile::open_run(&path, run)
+            .map_err(|source| TableError::Opening { material: run.clone(), source })?;
         // Stalemates are counted on the first run only: both count the same positions.
         let scanner = RunScanner::new(&file, i == 0);
-        let sides = [scanner.scan(Color::White, threads), scanner.scan(Color::Black, threads)];
+        let sides = [scanner.scan(Color::White, threads)?, scanner.scan(Color::Black, threads)?];
         let fens = [Color::White, Color::Black]
             .map(|stm| sides[side_index(stm)].longest.and_then(|(_, slot)| scanner.position_of_slot(slot, stm)));
         let swapped = run != material;
@@ -448,105 +447,4 @@ pub fn signature_stats(dir: &Path, material: &Material, threads: usize) -> anyho
 /// The FEN of the colour-swapped position.
 fn flip_fen(fen: &str) -> String {
     Position::from_fen(fen).map(|p| p.flipped().fen()).unwrap_or_else(|_| fen.to_string())
-}
-
-/// Formats a count with thousands separators.
-pub fn thousands(n: u64) -> String {
-    let s = n.to_string();
-    let mut out = String::new();
-    for (i, c) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
-
-/// The report `tbstream stats` prints.
-pub fn describe(s: &SignatureStats) -> Vec<String> {
-    let mut out = vec![format!(
-        "{}: positions counted once up to symmetry (runs: {})",
-        s.material,
-        s.runs.iter().map(|r| r.run.to_string()).collect::<Vec<_>>().join(", ")
-    )];
-    let pct = |n: u64, of: u64| if of == 0 { 0.0 } else { 100.0 * n as f64 / of as f64 };
-    for t in [&s.white_to_move, &s.black_to_move] {
-        let side = if t.side == Color::White { "white" } else { "black" };
-        out.push(format!(
-            "{side} to move: {} legal; white wins {} ({:.2}%), draws {} ({:.2}%), black wins {} ({:.2}%); \
-             stalemated {}, checkmated {}",
-            thousands(t.legal),
-            thousands(t.white_wins),
-            pct(t.white_wins, t.legal),
-            thousands(t.draws()),
-            pct(t.draws(), t.legal),
-            thousands(t.black_wins),
-            pct(t.black_wins, t.legal),
-            thousands(t.stalemates),
-            thousands(t.checkmates),
-        ));
-        for (who, l) in [("white", &t.longest_white), ("black", &t.longest_black)] {
-            if let Some(l) = l {
-                out.push(format!("  longest {who} win: {} plies, e.g. {}", l.plies, l.fen));
-            }
-        }
-    }
-    out.push("distance histogram (plies: positions; odd = winner to move, even = loser to move):".to_string());
-    for (who, winner) in [("white", Color::White), ("black", Color::Black)] {
-        let mut cells = Vec::new();
-        for d in 0..=MAX_DISTANCE {
-            let n: u64 = [&s.white_to_move, &s.black_to_move]
-                .iter()
-                .map(|t| if winner == Color::White { t.white_by_distance[d] } else { t.black_by_distance[d] })
-                .sum();
-            if n > 0 {
-                cells.push(format!("{d}:{}", thousands(n)));
-            }
-        }
-        out.push(format!("  {who} wins: {}", if cells.is_empty() { "none".to_string() } else { cells.join(" ") }));
-    }
-    out.push(format!("longest wins: white {}, black {} (plies)", s.longest(Color::White), s.longest(Color::Black)));
-    for r in &s.runs {
-        out.push(format!(
-            "run {}: {} slots per side to move; illegal slots wtm {}, btm {}",
-            r.run,
-            thousands(r.slots),
-            thousands(r.illegal[0]),
-            thousands(r.illegal[1])
-        ));
-    }
-    out
-}
-
-/// The statistics as one JSON object (`tbstream stats --json`).
-pub fn to_json(s: &SignatureStats) -> serde_json::Value {
-    let longest = |l: &Option<Longest>| l.as_ref().map(|l| serde_json::json!({ "plies": l.plies, "fen": l.fen }));
-    let side = |t: &ToMove| {
-        serde_json::json!({
-            "legal": t.legal,
-            "white_wins": t.white_wins,
-            "draws": t.draws(),
-            "black_wins": t.black_wins,
-            "stalemates": t.stalemates,
-            "checkmates": t.checkmates,
-            "white_wins_by_distance": t.white_by_distance,
-            "black_wins_by_distance": t.black_by_distance,
-            "longest_white_win": longest(&t.longest_white),
-            "longest_black_win": longest(&t.longest_black),
-        })
-    };
-    serde_json::json!({
-        "signature": s.material.to_string(),
-        "white_to_move": side(&s.white_to_move),
-        "black_to_move": side(&s.black_to_move),
-        "longest_white_win": s.longest(Color::White),
-        "longest_black_win": s.longest(Color::Black),
-        "runs": s.runs.iter().map(|r| serde_json::json!({
-            "run": r.run.to_string(),
-            "slots_per_side": r.slots,
-            "illegal_slots": { "wtm": r.illegal[0], "btm": r.illegal[1] },
-            "legal": { "wtm": r.legal[0], "btm": r.legal[1] },
-        })).collect::<Vec<_>>(),
-    })
 }

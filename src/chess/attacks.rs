@@ -1,57 +1,8 @@
 //! Attack sets, rays and the board lines that the bit-parallel passes sweep along.
 
-use crate::square::{file_of, rank_of, Square};
+use super::piece::Role;
+use super::square::{file_of, rank_of, Square};
 use std::sync::OnceLock;
-
-/// A piece kind (colour is held elsewhere).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Role {
-    King,
-    Queen,
-    Rook,
-    Bishop,
-    Knight,
-}
-
-impl Role {
-    /// Upper-case letter of the role.
-    pub fn letter(self) -> char {
-        match self {
-            Role::King => 'K',
-            Role::Queen => 'Q',
-            Role::Rook => 'R',
-            Role::Bishop => 'B',
-            Role::Knight => 'N',
-        }
-    }
-
-    /// Role of an (upper- or lower-case) letter.
-    pub fn from_letter(c: char) -> Option<Role> {
-        Some(match c.to_ascii_uppercase() {
-            'K' => Role::King,
-            'Q' => Role::Queen,
-            'R' => Role::Rook,
-            'B' => Role::Bishop,
-            'N' => Role::Knight,
-            _ => return None,
-        })
-    }
-
-    /// Whether the role moves along rays that can be blocked.
-    pub fn is_slider(self) -> bool {
-        matches!(self, Role::Queen | Role::Rook | Role::Bishop)
-    }
-
-    /// Indices into [`DIRECTIONS`] along which this role slides.
-    pub fn directions(self) -> &'static [usize] {
-        match self {
-            Role::Queen => &[0, 1, 2, 3, 4, 5, 6, 7],
-            Role::Rook => &[0, 1, 2, 3],
-            Role::Bishop => &[4, 5, 6, 7],
-            _ => &[],
-        }
-    }
-}
 
 /// The 8 ray directions as (file step, rank step): 4 orthogonal, then 4 diagonal.
 pub const DIRECTIONS: [(i8, i8); 8] = [(1, 0), (-1, 0), (0, 1), (0, -1), (1, 1), (-1, -1), (1, -1), (-1, 1)];

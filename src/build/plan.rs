@@ -1,7 +1,8 @@
 //! Choosing chunks and blocks for a RAM budget, and estimating a job's disk and I/O.
 
-use crate::index::{Block, ChunkScheme, Layout};
-use crate::material::Color;
+use crate::chess::Color;
+use crate::index::{Block, ChunkKey, ChunkScheme, Layout};
+use crate::solve::Pass;
 
 /// Smallest storage block: 512 positions (64 bytes of a bit table).
 pub const MIN_BLOCK_BITS: u32 = 9;
@@ -21,7 +22,7 @@ pub struct Budget {
 /// A chunk with its stored blocks.
 #[derive(Clone, Debug)]
 pub struct Chunk {
-    pub key: usize,
+    pub key: ChunkKey,
     pub blocks: Vec<Block>,
 }
 
@@ -40,7 +41,8 @@ impl Chunks {
         // Tuning and testing knob: fix fewer bits, i.e. use fewer and larger chunks.
         let limit = std::env::var("TBSTREAM_MAX_FIXED_BITS").ok().and_then(|v| v.parse().ok()).unwrap_or(usize::MAX);
         let scheme = ChunkScheme::with_fixed_limit(layout, mover, block_bits, limit);
-        let list: Vec<Chunk> = (0..scheme.n_keys())
+        let list: Vec<Chunk> = scheme
+            .keys()
             .map(|key| Chunk { key, blocks: scheme.blocks(layout, key) })
             .filter(|c| !c.blocks.is_empty())
             .collect();
@@ -54,16 +56,19 @@ impl Chunks {
     }
 }
 
-/// Chunk buffers alive at once in pass `k` with `t` workers: each worker's inputs and
-/// outputs, one chunk prefetched by the reader, one being written (see `solve`; a worker
+/// Chunk buffers alive at once in a pass with `t` workers: each worker's inputs and
+/// outputs, one chunk prefetched by the reader, one being written (see `pass`; a worker
 /// reads the tables it combines with in I/O-sized batches, not whole chunks).
-pub fn pass_slots(k: i32, t: u64) -> u64 {
-    match k {
-        -1 => 3 * t + 3,
-        0 => 2 * t + 3,
-        _ => 2 * t + 2,
+pub fn pass_slots(pass: Pass, t: u64) -> u64 {
+    match pass {
+        Pass::InitWhite => 3 * t + 3,
+        Pass::InitBlack => 2 * t + 3,
+        Pass::Step(_) => 2 * t + 2,
     }
 }
+
+/// One pass of each kind, for the worst case over a run's passes.
+const PASS_KINDS: [Pass; 4] = [Pass::InitWhite, Pass::InitBlack, Pass::Step(1), Pass::Step(2)];
 
 /// Chunks on each side preferred for load balance, and the chunk buffer size preferred for
 /// cache locality of the move kernels (measured on KQRvKR: larger chunks run slower).
@@ -81,23 +86,6 @@ pub struct Plan {
     pub block_bits: u32,
     pub white: Chunks,
     pub black: Chunks,
-}
-
-/// Parses a size such as `512KiB`, `16MiB`, `4GiB`, `1G` or `65536`.
-pub fn parse_size(text: &str) -> Result<u64, String> {
-    let t = text.trim();
-    let split = t.find(|c: char| !c.is_ascii_digit() && c != '.').unwrap_or(t.len());
-    let (num, unit) = t.split_at(split);
-    let n: f64 = num.parse().map_err(|_| format!("bad size '{text}' (e.g. 512KiB, 16MiB, 4GiB)"))?;
-    let mult: u64 = match unit.trim().to_ascii_lowercase().as_str() {
-        "" | "b" => 1,
-        "k" | "kb" | "kib" => 1 << 10,
-        "m" | "mb" | "mib" => 1 << 20,
-        "g" | "gb" | "gib" => 1 << 30,
-        "t" | "tb" | "tib" => 1 << 40,
-        _ => return Err(format!("bad size unit in '{text}' (use KiB, MiB, GiB)")),
-    };
-    Ok((n * mult as f64) as u64)
 }
 
 /// Human-readable bytes.
@@ -126,33 +114,33 @@ impl Plan {
         }
     }
 
-    /// The chunks of the side that moves in pass `k`.
-    pub fn chunks_of(&self, k: i32) -> &Chunks {
-        if k < 0 || k % 2 == 1 {
-            &self.white
-        } else {
-            &self.black
+    /// The chunks of the side that moves in a pass.
+    pub fn chunks_of(&self, pass: Pass) -> &Chunks {
+        match pass.mover() {
+            Color::White => &self.white,
+            Color::Black => &self.black,
         }
     }
 
-    /// Workers pass `k` may use within the budget (0: not even one fits).
-    pub fn pass_threads(&self, k: i32, budget: &Budget) -> usize {
-        let bytes = self.chunks_of(k).buffer_bytes();
-        (1..=budget.threads.max(1) as u64).rev().find(|&t| pass_slots(k, t) * bytes <= budget.mem).unwrap_or(0) as usize
+    /// Workers a pass may use within the budget (0: not even one fits).
+    pub fn pass_threads(&self, pass: Pass, budget: &Budget) -> usize {
+        let bytes = self.chunks_of(pass).buffer_bytes();
+        let fits = |t: &u64| pass_slots(pass, *t) * bytes <= budget.mem;
+        (1..=budget.threads.max(1) as u64).rev().find(fits).unwrap_or(0) as usize
     }
 
     /// RAM of the chunk buffers at the worst pass, with the workers each pass may use.
     pub fn chunk_mem(&self, budget: &Budget) -> u64 {
-        [-1, 0, 1, 2]
+        PASS_KINDS
             .iter()
-            .map(|&k| pass_slots(k, self.pass_threads(k, budget).max(1) as u64) * self.chunks_of(k).buffer_bytes())
+            .map(|&p| pass_slots(p, self.pass_threads(p, budget).max(1) as u64) * self.chunks_of(p).buffer_bytes())
             .max()
             .unwrap_or(0)
     }
 
     /// Whether every pass fits the budget with at least one worker.
     pub fn fits(&self, budget: &Budget) -> bool {
-        [-1, 0, 1, 2].iter().all(|&k| self.pass_threads(k, budget) > 0)
+        PASS_KINDS.iter().all(|&p| self.pass_threads(p, budget) > 0)
     }
 
     /// Estimated peak RSS: fixed overhead, the sub-endgames held in RAM (`extra`), and the
@@ -228,21 +216,5 @@ pub fn run_needs(layout: &Layout) -> RunNeeds {
         work_peak: 7 * table_bytes + deltas,
         final_bytes: 4096 * 5 + 2 * table_bytes + 2 * layout.n_slots * 6 / 8,
         pass_io: 4 * table_bytes + layout.n_slots / 8,
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn sizes_parse() {
-        assert_eq!(parse_size("512KiB"), Ok(512 << 10));
-        assert_eq!(parse_size("16MiB"), Ok(16 << 20));
-        assert_eq!(parse_size("4GiB"), Ok(4 << 30));
-        assert_eq!(parse_size("1g"), Ok(1 << 30));
-        assert_eq!(parse_size("100"), Ok(100));
-        assert!(parse_size("lots").is_err());
-        assert!(parse_size("5 parsecs").is_err());
     }
 }

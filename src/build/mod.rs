@@ -1,0 +1,24 @@
+//! Building tables: the job over every run a set of signatures needs, smallest first; each
+//! run's passes over chunks streamed from the work folder; resuming and repairing after a
+//! kill; and the merge into the final table.
+//!
+//! - [`plan`]: chunks and blocks for a RAM budget, disk and I/O estimates;
+//! - [`pass`]: one pass over all chunks of its side (resume scan, pipeline, commit);
+//! - [`run`]: one run from its manifest to its published table;
+//! - [`repair`]: the checks of an interrupted run's files, and block rebuilds;
+//! - [`merge`]: the delta streams into 6-bit values and the final table;
+//! - [`job`]: the closure of sub-endgames, the job's manifest, the disk check;
+//! - [`status`]: what a job in a work folder has done.
+
+mod disk;
+pub mod job;
+mod merge;
+pub mod pass;
+pub mod plan;
+mod repair;
+pub mod run;
+pub mod status;
+
+pub use job::{generate, is_built, load_bitbase, plan_job, runs_of, GenOptions, JobPlan, RunOutcome, RunPlan};
+pub use plan::{show_size, Budget};
+pub use run::RunReport;

@@ -1,0 +1,377 @@
+//! One pass of a run over all chunks of its side, out of core and resumable: a resume scan
+//! of the pass's log, then a reader -> workers -> writer pipeline (inputs prefetched, chunks
+//! computed and combined by workers, blocks, streams and records written by the writer),
+//! then the final sync.
+//!
+//! Every pass reads whole tables of earlier passes and writes new ones (`t(k)` never
+//! overwrites `t(k-2)`), so a chunk can be recomputed at any time with the same result. A
+//! chunk is finished when its record (block checksums and gap-encoded new positions) is in
+//! the pass's log and its blocks still match.
+
+use super::plan::{show_size, Budget, Chunk, Chunks, Plan};
+use crate::index::{Block, Layout};
+use crate::pipeline::{self, Order};
+use crate::progress::Progress;
+use crate::solve::{combine, compute_chunk, Captures, Frame, Pass, PassSpec, WorkTable};
+use crate::work::bits::{load_sums, BitFile};
+use crate::work::deltalog::{self, BlockEntry, ChunkRecord, DeltaLog, StreamWriter};
+use crate::work::gap::GapEncoder;
+use crate::work::RunFolder;
+use anyhow::Context;
+use std::time::Instant;
+
+/// Everything a run's passes share.
+pub struct RunContext<'a> {
+    pub layout: Layout,
+    pub plan: Plan,
+    pub caps: &'a Captures,
+    pub folder: RunFolder,
+    /// The budget for chunk buffers (the sub-endgames' bitbases already taken out).
+    pub budget: Budget,
+    /// Largest single read or write.
+    pub io_bytes: usize,
+    pub progress: &'a dyn Progress,
+}
+
+impl RunContext<'_> {
+    /// Storage blocks per table.
+    pub fn n_blocks(&self) -> usize {
+        (self.layout.n_slots >> self.plan.block_bits) as usize
+    }
+
+    /// Words per storage block.
+    pub fn block_words(&self) -> usize {
+        1 << (self.plan.block_bits - 6)
+    }
+
+    /// Opens (creating if needed) a work table.
+    pub fn open_table(&self, table: WorkTable) -> anyhow::Result<BitFile> {
+        Ok(BitFile::open(&self.folder.bits(table), self.layout.n_words(), self.io_bytes)?)
+    }
+
+    /// Opens a finished work table with its block checksums.
+    pub fn open_finished(&self, table: WorkTable) -> anyhow::Result<(BitFile, Vec<u64>)> {
+        Ok((self.open_table(table)?, load_sums(&self.folder.sums(table), self.n_blocks())?))
+    }
+}
+
+/// Result of one pass.
+pub struct PassResult {
+    pub new: u64,
+    /// Block checksums of each output table, indexed by block id.
+    pub sums: Vec<Vec<u64>>,
+    pub bytes_read: u64,
+    pub bytes_written: u64,
+    /// Bytes of the pass's delta streams.
+    pub stream_bytes: u64,
+}
+
+/// What a worker hands the writer for one chunk: the output tables (chunk-local words), the
+/// gap-encoded new positions of each block, and how many there are.
+struct ChunkOutput {
+    tables: Vec<Vec<u64>>,
+    streams: Vec<Vec<u8>>,
+    new_count: u64,
+}
+
+/// Where a pass stands: the chunks finished (by an earlier process too), the block
+/// checksums of the outputs so far, and the counts.
+struct PassState {
+    done: Vec<bool>,
+    sums: Vec<Vec<u64>>,
+    result: PassResult,
+    /// Bytes of the log and the stream file that finished chunks cover.
+    log_len: u64,
+    streams_len: u64,
+}
+
+/// Runs (or resumes) one pass over all chunks of its side.
+pub fn run_pass(ctx: &RunContext, spec: &PassSpec) -> anyhow::Result<PassResult> {
+    let chunks: &Chunks = ctx.plan.chunks_of(spec.pass);
+    let inputs = spec.inputs.iter().map(|&t| ctx.open_finished(t)).collect::<anyhow::Result<Vec<_>>>()?;
+    let combined = spec.combine.iter().map(|&t| ctx.open_finished(t)).collect::<anyhow::Result<Vec<_>>>()?;
+    let outputs = spec.outputs.iter().map(|&t| ctx.open_table(t)).collect::<anyhow::Result<Vec<_>>>()?;
+    let started = Instant::now();
+    let mut state = resume_scan(ctx, spec, chunks, &outputs)?;
+    let mut log = DeltaLog::open(&ctx.folder.log(spec.pass), state.log_len)?;
+    let mut streams = StreamWriter::open(&ctx.folder.streams(spec.pass), state.streams_len)?;
+    let todo: Vec<usize> = (0..chunks.list.len()).filter(|&i| !state.done[i]).collect();
+    let threads = ctx.plan.pass_threads(spec.pass, &ctx.budget).max(1);
+    ctx.progress.start(format!("{} {}", ctx.layout.material, spec.pass), chunks.list.len() as u64, "chunks");
+    for _ in 0..chunks.list.len() - todo.len() {
+        ctx.progress.inc();
+    }
+    let words = chunks.buffer_words;
+    let io_words = (ctx.io_bytes / 8).max(1);
+    let tables_read = (inputs.len() + combined.len()) as u64;
+    // Rendezvous channels: a chunk buffer exists only where it is being read, computed or
+    // written, which keeps the pass within `pass_slots` buffers.
+    let outcome = pipeline::run(
+        todo.len(),
+        threads,
+        Order::Completion,
+        |i| read_inputs(&chunks.list[todo[i]], &inputs, words),
+        |i, bufs| {
+            let ch = &chunks.list[todo[i]];
+            let frame = Frame::new(&ctx.layout, &chunks.scheme, ch.key);
+            let out = compute_chunk(spec.pass, &frame, ctx.caps, words, bufs);
+            finish_chunk(spec.pass, &ch.blocks, &combined, out, io_words)
+        },
+        |i, out| {
+            let ch = &chunks.list[todo[i]];
+            let written = commit_chunk(todo[i], ch, &out, &outputs, &mut state.sums, &mut log, &mut streams)?;
+            test_stop_hook()?;
+            let r = &mut state.result;
+            let chunk_bytes = ch.blocks.iter().map(|b| b.words as u64 * 8).sum::<u64>();
+            r.new += out.new_count;
+            r.bytes_read += chunk_bytes * tables_read;
+            r.bytes_written += chunk_bytes * outputs.len() as u64 + written.record + written.streams;
+            r.stream_bytes += written.streams;
+            ctx.progress.inc();
+            Ok(())
+        },
+    );
+    if let Err(e) = outcome {
+        ctx.progress.finish("failed");
+        return Err(e);
+    }
+    for file in &outputs {
+        file.sync()?;
+    }
+    streams.sync()?;
+    log.sync()?;
+    let r = &state.result;
+    ctx.progress.finish(&format!(
+        "{} new, read {}, written {}, {:.0} MB/s",
+        r.new,
+        show_size(r.bytes_read),
+        show_size(r.bytes_written),
+        (r.bytes_read + r.bytes_written) as f64 / 1e6 / started.elapsed().as_secs_f64().max(1e-9)
+    ));
+    Ok(PassResult { sums: state.sums, ..state.result })
+}
+
+/// The resume scan: the chunks an interrupted process finished, i.e. the log's records whose
+/// blocks and streams still match, up to the first that does not (recomputed from there).
+fn resume_scan(ctx: &RunContext, spec: &PassSpec, chunks: &Chunks, outputs: &[BitFile]) -> anyhow::Result<PassState> {
+    let n_blocks = ctx.n_blocks();
+    let streams_file = ctx.folder.streams(spec.pass);
+    let scan = deltalog::scan(&ctx.folder.log(spec.pass))?;
+    let mut state = PassState {
+        done: vec![false; chunks.list.len()],
+        sums: vec![vec![0u64; n_blocks]; outputs.len()],
+        result: PassResult { new: 0, sums: Vec::new(), bytes_read: 0, bytes_written: 0, stream_bytes: 0 },
+        log_len: 0,
+        streams_len: 0,
+    };
+    let mut damage = scan.damage.clone();
+    for rec in &scan.records {
+        match check_record(chunks, outputs, &mut state.sums, rec, &streams_file) {
+            Ok(()) => {
+                state.done[rec.chunk as usize] = true;
+                state.result.new += rec.new_count;
+                state.result.stream_bytes += rec.streams_len;
+                state.log_len = rec.end;
+                state.streams_len = rec.streams_offset + rec.streams_len;
+            }
+            Err(e) => {
+                damage = Some(format!("{e:#}"));
+                break;
+            }
+        }
+    }
+    let material = &ctx.layout.material;
+    let pass = spec.pass.number();
+    if let Some(d) = &damage {
+        ctx.progress.log(&format!("{material}: pass {pass}: damaged work data, recomputing from there: {d}"));
+    }
+    let resumed = state.done.iter().filter(|&&d| d).count();
+    if resumed > 0 {
+        ctx.progress.log(&format!(
+            "{material}: pass {pass}: resuming after {resumed} of {} finished chunks",
+            chunks.list.len()
+        ));
+    }
+    Ok(state)
+}
+
+/// Accepts a record of an interrupted pass if it names a chunk of this plan with its exact
+/// blocks, and every output block and its streams still match the record's checksums.
+fn check_record(
+    chunks: &Chunks,
+    outputs: &[BitFile],
+    sums: &mut [Vec<u64>],
+    rec: &ChunkRecord,
+    streams: &std::path::Path,
+) -> anyhow::Result<()> {
+    let ch = chunks.list.get(rec.chunk as usize).context("record names an unknown chunk")?;
+    anyhow::ensure!(
+        ch.blocks.len() == rec.blocks.len()
+            && ch.blocks.iter().zip(&rec.blocks).all(|(b, e)| b.id == e.id as usize && e.sums.len() == outputs.len()),
+        "record of chunk {} does not match the plan",
+        rec.chunk
+    );
+    let mut buf = vec![0u64; chunks.buffer_words];
+    for (o, file) in outputs.iter().enumerate() {
+        for (b, e) in ch.blocks.iter().zip(&rec.blocks) {
+            sums[o][b.id] = e.sums[o];
+        }
+        file.read_blocks(&ch.blocks, &mut buf, &sums[o])?;
+    }
+    let file = std::fs::File::open(streams).with_context(|| format!("opening {}", streams.display()))?;
+    Ok(deltalog::check_streams(&file, streams, rec)?)
+}
+
+/// The reader's part: a chunk's blocks of every input table, checked.
+fn read_inputs(ch: &Chunk, inputs: &[(BitFile, Vec<u64>)], words: usize) -> anyhow::Result<Vec<Vec<u64>>> {
+    inputs
+        .iter()
+        .map(|(file, sums)| {
+            let mut b = vec![0u64; words];
+            file.read_blocks(&ch.blocks, &mut b, sums)?;
+            Ok(b)
+        })
+        .collect()
+}
+
+/// Completes a computed chunk: for steps, combines the kernel's words with the previous
+/// table of the chain (and `c` or `d`), read in batches of at most `io_words` words so that
+/// a worker holds no further chunk buffer; then gap-encodes each block's new positions
+/// (`t0` for `InitBlack`, none for `InitWhite`).
+fn finish_chunk(
+    pass: Pass,
+    blocks: &[Block],
+    combined: &[(BitFile, Vec<u64>)],
+    mut out: Vec<Vec<u64>>,
+    io_words: usize,
+) -> anyhow::Result<ChunkOutput> {
+    let mut streams = Vec::with_capacity(blocks.len());
+    let mut new_count = 0;
+    let mut encode = |new: &[u64]| {
+        let mut enc = GapEncoder::new();
+        for (w, &word) in new.iter().enumerate() {
+            enc.push_word(w, word);
+        }
+        new_count += enc.count();
+        streams.push(enc.finish());
+    };
+    match pass {
+        Pass::InitWhite => blocks.iter().for_each(|_| encode(&[])),
+        Pass::InitBlack => blocks.iter().for_each(|b| encode(&out[1][b.local_word..b.local_word + b.words])),
+        Pass::Step(k) => {
+            for batch in io_batches(blocks, io_words) {
+                let local = rebased(batch);
+                let n = batch.iter().map(|b| b.words).sum();
+                let mut with = combined
+                    .iter()
+                    .map(|(file, sums)| {
+                        let mut buf = vec![0u64; n];
+                        file.read_blocks(&local, &mut buf, sums).map(|_| buf)
+                    })
+                    .collect::<Result<Vec<_>, _>>()?;
+                // The previous table's words are replaced by the new positions.
+                let (old, extra) = with.split_at_mut(1);
+                let (old, extra) = (&mut old[0], extra.first());
+                for (b, l) in batch.iter().zip(&local) {
+                    for w in 0..b.words {
+                        let (t, o) = (b.local_word + w, l.local_word + w);
+                        let (table, fresh) = combine(k, out[0][t], old[o], extra.map_or(0, |x| x[o]));
+                        out[0][t] = table;
+                        old[o] = fresh;
+                    }
+                    encode(&old[l.local_word..l.local_word + l.words]);
+                }
+            }
+        }
+    }
+    Ok(ChunkOutput { tables: out, streams, new_count })
+}
+
+/// Splits a chunk's blocks into runs that are contiguous in storage, of at most `max_words`.
+fn io_batches(blocks: &[Block], max_words: usize) -> Vec<&[Block]> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    let mut words = 0;
+    for (i, b) in blocks.iter().enumerate() {
+        let contiguous = i > start && blocks[i - 1].slot_word + blocks[i - 1].words == b.slot_word;
+        if i > start && (!contiguous || words + b.words > max_words) {
+            out.push(&blocks[start..i]);
+            start = i;
+            words = 0;
+        }
+        words += b.words;
+    }
+    if start < blocks.len() {
+        out.push(&blocks[start..]);
+    }
+    out
+}
+
+/// The same blocks placed one after the other from local word 0.
+fn rebased(blocks: &[Block]) -> Vec<Block> {
+    let mut at = 0;
+    blocks
+        .iter()
+        .map(|b| {
+            let r = Block { local_word: at, ..*b };
+            at += b.words;
+            r
+        })
+        .collect()
+}
+
+/// Bytes the writer wrote for a chunk besides its table blocks.
+struct Written {
+    record: u64,
+    streams: u64,
+}
+
+/// The writer's part, the commit of a chunk: its output blocks, then its streams, then its
+/// record in the log (a chunk counts as finished only once its record is there).
+fn commit_chunk(
+    list_index: usize,
+    ch: &Chunk,
+    done: &ChunkOutput,
+    outputs: &[BitFile],
+    sums: &mut [Vec<u64>],
+    log: &mut DeltaLog,
+    streams: &mut StreamWriter,
+) -> anyhow::Result<Written> {
+    let mut entries: Vec<BlockEntry> =
+        ch.blocks.iter().map(|b| BlockEntry { id: b.id as u32, stream_len: 0, sums: Vec::new() }).collect();
+    for (o, file) in outputs.iter().enumerate() {
+        let block_sums = file.write_blocks(&ch.blocks, &done.tables[o])?;
+        for ((b, sum), entry) in ch.blocks.iter().zip(block_sums).zip(entries.iter_mut()) {
+            entry.sums.push(sum);
+            sums[o][b.id] = sum;
+        }
+    }
+    let first_stream = streams.pos();
+    let mut hasher = xxhash_rust::xxh3::Xxh3::new();
+    for (bytes, entry) in done.streams.iter().zip(entries.iter_mut()) {
+        hasher.update(bytes);
+        streams.write(bytes)?;
+        entry.stream_len = bytes.len() as u32;
+    }
+    streams.flush()?;
+    let streams_len = streams.pos() - first_stream;
+    let record =
+        deltalog::encode(list_index as u32, done.new_count, &entries, (first_stream, streams_len, hasher.digest()));
+    log.append(&record)?;
+    Ok(Written { record: record.len() as u64, streams: streams_len })
+}
+
+/// For tests: `TBSTREAM_STOP_AFTER_CHUNKS=n` makes the process stop with an error after
+/// writing `n` chunks, leaving the work folder exactly as a kill at that moment would.
+fn test_stop_hook() -> anyhow::Result<()> {
+    use std::sync::atomic::{AtomicI64, Ordering};
+    static LEFT: AtomicI64 = AtomicI64::new(i64::MIN);
+    if LEFT.load(Ordering::Relaxed) == i64::MIN {
+        let n = std::env::var("TBSTREAM_STOP_AFTER_CHUNKS").ok().and_then(|v| v.parse().ok()).unwrap_or(-1);
+        LEFT.store(n, Ordering::Relaxed);
+    }
+    if LEFT.load(Ordering::Relaxed) >= 0 && LEFT.fetch_sub(1, Ordering::Relaxed) == 1 {
+        anyhow::bail!("stopped on purpose (TBSTREAM_STOP_AFTER_CHUNKS)");
+    }
+    Ok(())
+}

@@ -1,0 +1,108 @@
+//! What a job in a work folder has done and how far its current pass is (`tbstream status`).
+
+use super::plan::Plan;
+use super::run::new_per_pass;
+use crate::chess::Material;
+use crate::index::Layout;
+use crate::solve::{chains_complete, Pass};
+use crate::work::deltalog;
+use crate::work::manifest::{self, JobManifest, RunManifest};
+use crate::work::RunFolder;
+use anyhow::Context;
+use std::path::{Path, PathBuf};
+
+/// The state of a job's work folder.
+pub struct JobStatus {
+    pub signatures: Vec<String>,
+    pub out: String,
+    pub work: PathBuf,
+    /// The runs with a folder, by folder name.
+    pub runs: Vec<RunStatus>,
+}
+
+/// The state of one run's folder.
+pub enum RunStatus {
+    /// The run's manifest is damaged: the next `gen` restarts the run.
+    Damaged { folder: String, error: String },
+    /// Every step is done; the merge is running or was interrupted.
+    Merging { run: String, bytes: u64 },
+    /// A pass is running or was interrupted.
+    InPass {
+        run: String,
+        pass: Pass,
+        chunks_done: usize,
+        chunks: usize,
+        passes_done: usize,
+        secs: f64,
+        bytes: u64,
+        /// Seconds left in this pass, from the passes of the same kind so far.
+        eta: Option<f64>,
+    },
+}
+
+fn folder_bytes(dir: &Path) -> u64 {
+    std::fs::read_dir(dir)
+        .map(|it| it.filter_map(|e| e.ok()?.metadata().ok()).filter(|m| m.is_file()).map(|m| m.len()).sum())
+        .unwrap_or(0)
+}
+
+fn folder_name(dir: &Path) -> String {
+    dir.file_name().map_or_else(|| dir.display().to_string(), |n| n.to_string_lossy().into_owned())
+}
+
+/// The state of the job in `work`.
+pub fn job_status(work: &Path) -> anyhow::Result<JobStatus> {
+    let job: JobManifest = manifest::load(&work.join("job.json"))?
+        .with_context(|| format!("no job in {} (no job.json: nothing running or interrupted)", work.display()))?;
+    let mut status = JobStatus { signatures: job.signatures, out: job.out, work: work.to_path_buf(), runs: Vec::new() };
+    let mut entries: Vec<_> = std::fs::read_dir(work)
+        .with_context(|| format!("listing {}", work.display()))?
+        .filter_map(|e| e.ok())
+        .filter(|e| e.path().is_dir())
+        .collect();
+    entries.sort_by_key(|e| e.file_name());
+    for e in entries {
+        if let Some(run) = run_status(&e.path())? {
+            status.runs.push(run);
+        }
+    }
+    Ok(status)
+}
+
+/// The state of one run's folder (`None`: no manifest yet).
+fn run_status(dir: &Path) -> anyhow::Result<Option<RunStatus>> {
+    let folder = RunFolder::new(dir);
+    let run = match manifest::load::<RunManifest>(&folder.manifest()) {
+        Ok(Some(run)) => run,
+        Ok(None) => return Ok(None),
+        Err(e) => {
+            let error = format!("{:#}", anyhow::Error::from(e));
+            return Ok(Some(RunStatus::Damaged { folder: folder_name(dir), error }));
+        }
+    };
+    let bytes = folder_bytes(dir);
+    if chains_complete(&new_per_pass(&run.passes)) {
+        return Ok(Some(RunStatus::Merging { run: run.run, bytes }));
+    }
+    let plan = Plan::new(&Layout::new(&Material::parse(&run.run)?), run.block_bits);
+    let pass = Pass::nth(run.passes.len());
+    let chunks = plan.chunks_of(pass).list.len();
+    let chunks_done = deltalog::scan(&folder.log(pass)).map(|s| s.records.len()).unwrap_or(0);
+    let same_kind: Vec<f64> =
+        run.passes.iter().filter(|p| !p.pass.is_init() && p.pass.mover() == pass.mover()).map(|p| p.secs).collect();
+    let eta = (!same_kind.is_empty()).then(|| {
+        let per_pass = same_kind.iter().sum::<f64>() / same_kind.len() as f64;
+        per_pass * (chunks - chunks_done.min(chunks)) as f64 / chunks as f64
+    });
+    Ok(Some(RunStatus::InPass {
+        run: run.run,
+        pass,
+        chunks_done,
+        chunks,
+        passes_done: run.passes.len(),
+        // Starts from +0.0: an empty sum of floats is -0.0.
+        secs: run.passes.iter().fold(0.0, |a, p| a + p.secs),
+        bytes,
+        eta,
+    }))
+}

@@ -1,0 +1,15 @@
+//! The chess vocabulary: squares and the board's symmetries, the men, attack sets, material
+//! signatures, and a plain one-position board with FEN and legal moves.
+//!
+//! Nothing here knows about indexing or tables; every other layer builds on it.
+
+pub mod attacks;
+pub mod material;
+pub mod piece;
+pub mod position;
+pub mod square;
+
+pub use material::{Material, MaterialError, MAX_MEN, MAX_PIECES};
+pub use piece::{Color, Piece, Role};
+pub use position::{FenError, Move, Position};
+pub use square::{Square, Symmetry};

@@ -1,0 +1,320 @@
+//! The command line: arguments (validated into library options in one place), the
+//! commands, and how their results are shown. Exit codes: 0 success, 1 some probe lines
+//! failed, 2 error.
+
+mod plot;
+mod progress;
+mod report;
+
+use anyhow::Context;
+use clap::{Args, Parser, Subcommand};
+use progress::Console;
+use std::io::{BufRead, Write};
+use std::path::PathBuf;
+use tbstream::{generate, plan_job, Budget, GenOptions, Material, Position, Tablebase};
+
+/// Endgame tablebase generator after Urban Koistinen's scheme.
+#[derive(Parser)]
+#[command(version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+/// The flags of a job: where tables go, and the machine it may use.
+#[derive(Args)]
+struct JobArgs {
+    /// Output folder.
+    #[arg(long, default_value = "tables")]
+    out: PathBuf,
+    /// Worker threads (default: the number of cores).
+    #[arg(long)]
+    threads: Option<usize>,
+    /// RAM budget, e.g. 16MiB, 4GiB.
+    #[arg(long, default_value = "1GiB")]
+    mem: String,
+    /// Folder of intermediate files (default: DIR/.work).
+    #[arg(long)]
+    work: Option<PathBuf>,
+    /// I/O block size, 256KiB to 8MiB.
+    #[arg(long, default_value = "512KiB")]
+    block: String,
+}
+
+/// The flags of commands that read finished tables.
+#[derive(Args)]
+struct ReadArgs {
+    /// Folder of tables.
+    #[arg(long, default_value = "tables")]
+    tables: PathBuf,
+    /// Worker threads (default: the number of cores).
+    #[arg(long)]
+    threads: Option<usize>,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Build tables for endgames and every sub-endgame they need.
+    Gen {
+        /// Endgames such as KQRvKR or KQRKR (default: KQvKR).
+        signatures: Vec<String>,
+        #[command(flatten)]
+        job: JobArgs,
+    },
+    /// Show what an interrupted or running job in a work folder has done.
+    Status {
+        /// The work folder (default: tables/.work).
+        #[arg(long, default_value = "tables/.work")]
+        work: PathBuf,
+    },
+    /// Estimate chunks, RAM, disk and I/O of a job before running it.
+    Plan {
+        /// Endgames such as KQRvKR.
+        #[arg(required = true)]
+        signatures: Vec<String>,
+        #[command(flatten)]
+        job: JobArgs,
+    },
+    /// Re-derive every stored value from its successors with an independent move generator.
+    Verify {
+        /// Endgames such as KQRvKR (both runs of each are checked; the sub-endgames' tables
+        /// must be in the folder too).
+        #[arg(required = true)]
+        signatures: Vec<String>,
+        #[command(flatten)]
+        read: ReadArgs,
+    },
+    /// Positions by result and side to move, stalemates, the distance histogram, longest wins.
+    Stats {
+        /// Endgame such as KQvKR.
+        signature: String,
+        /// Draw the distance histogram to FILE.svg or FILE.png.
+        #[arg(long, value_name = "FILE")]
+        plot: Option<PathBuf>,
+        /// Print one JSON object instead of text.
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        read: ReadArgs,
+    },
+    /// Probe positions: prints FEN, WDL, DTZ and a best move per line.
+    Probe {
+        /// Folder of tables.
+        #[arg(long, default_value = "tables")]
+        tables: PathBuf,
+        /// Print one JSON object per line.
+        #[arg(long)]
+        json: bool,
+        /// Also print the line to mate or a zeroing move (space-separated UCI moves).
+        #[arg(long)]
+        line: bool,
+        /// Positions; read from stdin (one per line) when none is given.
+        fens: Vec<String>,
+    },
+}
+
+/// The default endgame of `gen`.
+const DEFAULT_SIGNATURE: &str = "KQvKR";
+
+/// Parses the command line, runs the command, and returns the exit code.
+pub fn run() -> i32 {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Gen { signatures, job } => job.options().and_then(|o| run_gen(signatures, o)),
+        Command::Status { work } => run_status(work),
+        Command::Plan { signatures, job } => job.options().and_then(|o| run_plan(signatures, o)),
+        Command::Verify { signatures, read } => {
+            thread_count(read.threads).and_then(|t| run_verify(read.tables, signatures, t))
+        }
+        Command::Stats { signature, plot, json, read } => {
+            thread_count(read.threads).and_then(|t| run_stats(read.tables, &signature, plot, json, t))
+        }
+        Command::Probe { tables, json, line, fens } => run_probe(tables, json, line, fens),
+    };
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            2
+        }
+    }
+}
+
+impl JobArgs {
+    /// Validates the job flags into library options.
+    fn options(self) -> anyhow::Result<GenOptions> {
+        let threads = thread_count(self.threads)?;
+        let mem = parse_size(&self.mem).map_err(|e| anyhow::anyhow!("--mem: {e}"))?;
+        let block_bytes = parse_size(&self.block).map_err(|e| anyhow::anyhow!("--block: {e}"))?;
+        anyhow::ensure!(
+            ((256 << 10)..=(8 << 20)).contains(&block_bytes) && block_bytes.is_power_of_two(),
+            "--block must be a power of two from 256KiB to 8MiB"
+        );
+        anyhow::ensure!(mem > 0, "--mem must be positive");
+        Ok(GenOptions { out: self.out, work: self.work, budget: Budget { mem, threads, block_bytes } })
+    }
+}
+
+/// `--threads`: at least 1; the number of cores by default.
+fn thread_count(threads: Option<usize>) -> anyhow::Result<usize> {
+    match threads {
+        Some(0) => anyhow::bail!("--threads must be at least 1"),
+        Some(n) => Ok(n),
+        None => Ok(std::thread::available_parallelism().map_or(1, |n| n.get())),
+    }
+}
+
+/// Parses a size such as `512KiB`, `16MiB`, `4GiB`, `1G` or `65536` (powers of 1024).
+fn parse_size(text: &str) -> Result<u64, String> {
+    let t = text.trim();
+    let split = t.find(|c: char| !c.is_ascii_digit() && c != '.').unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let n: f64 = num.parse().map_err(|_| format!("bad size '{text}' (e.g. 512KiB, 16MiB, 4GiB)"))?;
+    let mult: u64 = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 1,
+        "k" | "kb" | "kib" => 1 << 10,
+        "m" | "mb" | "mib" => 1 << 20,
+        "g" | "gb" | "gib" => 1 << 30,
+        "t" | "tb" | "tib" => 1 << 40,
+        _ => return Err(format!("bad size unit in '{text}' (use KiB, MiB, GiB)")),
+    };
+    Ok((n * mult as f64) as u64)
+}
+
+fn parse_materials(signatures: Vec<String>) -> anyhow::Result<Vec<Material>> {
+    let names = if signatures.is_empty() { vec![DEFAULT_SIGNATURE.to_string()] } else { signatures };
+    Ok(names.iter().map(|s| Material::parse(s)).collect::<Result<Vec<_>, _>>()?)
+}
+
+fn run_gen(signatures: Vec<String>, opts: GenOptions) -> anyhow::Result<i32> {
+    let materials = parse_materials(signatures)?;
+    generate(&materials, &opts, &Console::auto())?;
+    Ok(0)
+}
+
+fn run_plan(signatures: Vec<String>, opts: GenOptions) -> anyhow::Result<i32> {
+    let materials = parse_materials(signatures)?;
+    for line in report::plan_lines(&plan_job(&materials, &opts)) {
+        println!("{line}");
+    }
+    Ok(0)
+}
+
+fn run_status(work: PathBuf) -> anyhow::Result<i32> {
+    for line in report::status_lines(&tbstream::job_status(&work)?) {
+        println!("{line}");
+    }
+    Ok(0)
+}
+
+fn run_verify(tables: PathBuf, signatures: Vec<String>, threads: usize) -> anyhow::Result<i32> {
+    use tbstream::Progress;
+    let materials = signatures.iter().map(|s| Material::parse(s)).collect::<Result<Vec<_>, _>>()?;
+    anyhow::ensure!(tables.is_dir(), "table folder {} does not exist", tables.display());
+    let progress = Console::auto();
+    for m in &materials {
+        let mut current: Option<Material> = None;
+        let reports = tbstream::verify_signature(&tables, m, threads, |run, done, total| {
+            if current.as_ref() != Some(run) {
+                progress.start(format!("verify {run}"), total, "positions");
+                current = Some(run.clone());
+            }
+            progress.set(done);
+        });
+        let reports = match reports {
+            Ok(r) => r,
+            Err(e) => {
+                progress.finish("failed");
+                return Err(e.into());
+            }
+        };
+        progress.finish("ok");
+        for r in reports {
+            println!("{}", report::verify_line(&r));
+        }
+    }
+    Ok(0)
+}
+
+fn run_stats(
+    tables: PathBuf,
+    signature: &str,
+    plot: Option<PathBuf>,
+    json: bool,
+    threads: usize,
+) -> anyhow::Result<i32> {
+    let material = Material::parse(signature)?;
+    anyhow::ensure!(tables.is_dir(), "table folder {} does not exist", tables.display());
+    let stats = tbstream::signature_stats(&tables, &material, threads)?;
+    if json {
+        println!("{}", report::stats_json(&stats));
+    } else {
+        for line in report::stats_lines(&stats) {
+            println!("{line}");
+        }
+    }
+    if let Some(path) = plot {
+        plot::histogram(&stats, &path)?;
+        eprintln!("histogram written to {}", path.display());
+    }
+    Ok(0)
+}
+
+/// Longest line printed by `probe --line` (a stored distance is at most 100 plies).
+const MAX_LINE_PLIES: usize = 100;
+
+fn run_probe(tables: PathBuf, json: bool, with_line: bool, fens: Vec<String>) -> anyhow::Result<i32> {
+    let tb = Tablebase::open(&tables)?;
+    let lines: Vec<String> = if fens.is_empty() {
+        std::io::stdin().lock().lines().collect::<Result<_, _>>().context("reading stdin")?
+    } else {
+        fens
+    };
+    let stdout = std::io::stdout();
+    let mut out = stdout.lock();
+    let mut failed = 0;
+    for (n, line) in lines.iter().enumerate() {
+        let fen = line.trim();
+        if fen.is_empty() {
+            continue;
+        }
+        match probe_one(&tb, fen, with_line) {
+            Ok(answer) => report::write_probe(&mut out, fen, &answer, json)?,
+            Err(e) => {
+                failed += 1;
+                eprintln!("error: line {}: {fen}: {e:#}", n + 1);
+            }
+        }
+    }
+    out.flush()?;
+    Ok(if failed > 0 { 1 } else { 0 })
+}
+
+/// Probes one FEN: the probe, a best move, and the line when asked for.
+fn probe_one(tb: &Tablebase, fen: &str, with_line: bool) -> anyhow::Result<report::ProbeAnswer> {
+    let pos = Position::from_fen(fen)?;
+    let probe = tb.probe(&pos)?;
+    let best = tb.best_move(&pos)?.map(|(m, _)| m.to_string());
+    let line = if with_line {
+        Some(tb.line(&pos, MAX_LINE_PLIES)?.iter().map(|m| m.to_string()).collect())
+    } else {
+        None
+    };
+    Ok(report::ProbeAnswer { probe, best, line })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_parse() {
+        assert_eq!(parse_size("512KiB"), Ok(512 << 10));
+        assert_eq!(parse_size("16MiB"), Ok(16 << 20));
+        assert_eq!(parse_size("4GiB"), Ok(4 << 30));
+        assert_eq!(parse_size("1g"), Ok(1 << 30));
+        assert_eq!(parse_size("100"), Ok(100));
+        assert!(parse_size("lots").is_err());
+        assert!(parse_size("5 parsecs").is_err());
+    }
+}

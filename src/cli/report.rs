@@ -1,0 +1,215 @@
+//! How results are shown: the lines of `plan`, `status`, `verify`, `stats` and `probe`.
+
+use std::io::Write;
+use tbstream::{
+    show_size, Color, JobPlan, JobStatus, Longest, Pass, Probe, RunStatus, SignatureStats, ToMove,
+    VerifyReport, MAX_DISTANCE,
+};
+
+/// A plan report line per run (chunks, blocks, RAM, disk, I/O), then the totals.
+pub fn plan_lines(plan: &JobPlan) -> Vec<String> {
+    let mut lines: Vec<String> = plan
+        .runs
+        .iter()
+        .map(|r| match &r.plan {
+            Ok((p, mem)) => format!(
+                "{}: {}{} positions/side, {} white + {} black chunks, blocks of {}, RAM ~{}, work peak {}, final {}, \
+                 I/O ~{} per step (up to 101 steps)",
+                r.material,
+                if r.built { "[built] " } else { "" },
+                r.n_slots,
+                p.white.list.len(),
+                p.black.list.len(),
+                show_size(1u64 << (p.block_bits - 3)),
+                show_size(*mem),
+                show_size(r.needs.work_peak),
+                show_size(r.needs.final_bytes),
+                show_size(r.needs.pass_io),
+            ),
+            Err(e) => format!("{}: {e}", r.material),
+        })
+        .collect();
+    lines.push(format!(
+        "total: final tables {}, work folder peak {}, free: out {} / work {}",
+        show_size(plan.final_bytes),
+        show_size(plan.work_peak),
+        plan.free_out.map_or("?".into(), show_size),
+        plan.free_work.map_or("?".into(), show_size),
+    ));
+    lines
+}
+
+/// The lines of `tbstream status`.
+pub fn status_lines(s: &JobStatus) -> Vec<String> {
+    let mut lines = vec![format!("job: {} -> {} (work folder {})", s.signatures.join(" "), s.out, s.work.display())];
+    for run in &s.runs {
+        lines.push(match run {
+            RunStatus::Damaged { folder, error } => format!("{folder}: {error} (the next `gen` restarts this run)"),
+            RunStatus::Merging { run, bytes } => {
+                format!("{run}: all steps done, merging ({} in work files)", show_size(*bytes))
+            }
+            RunStatus::InPass { run, pass, chunks_done, chunks, passes_done, secs, bytes, eta } => {
+                let name = match pass {
+                    Pass::InitWhite => "init (white chunks)".to_string(),
+                    Pass::InitBlack => "init (black chunks, t0)".to_string(),
+                    Pass::Step(k) => format!("step {k} ({})", if k % 2 == 1 { "white" } else { "black" }),
+                };
+                let eta = eta.map_or("unknown".to_string(), |s| format!("{s:.1}s"));
+                format!(
+                    "{run}: {name}, chunk {chunks_done}/{chunks}, {passes_done} passes done in {secs:.1}s, {} written \
+                     in work files, ETA of this pass {eta}",
+                    show_size(*bytes)
+                )
+            }
+        });
+    }
+    lines
+}
+
+/// The line `tbstream verify` prints for a run that passed.
+pub fn verify_line(r: &VerifyReport) -> String {
+    format!(
+        "{}: ok, {} positions per side to move checked in {:.1}s (wtm: {} won, {} not won, {} illegal; \
+         btm: {} lost, {} not lost, {} illegal, {} checkmated, {} stalemated; longest {} plies)",
+        r.material,
+        r.n_slots,
+        r.secs,
+        r.wtm.won,
+        r.wtm.not_won,
+        r.wtm.illegal,
+        r.btm.won,
+        r.btm.not_won,
+        r.btm.illegal,
+        r.btm.mates,
+        r.btm.stalemates,
+        r.last_step
+    )
+}
+
+/// What `probe` found for one FEN.
+pub struct ProbeAnswer {
+    pub probe: Probe,
+    /// A best move in UCI, if the position has moves.
+    pub best: Option<String>,
+    /// The principal line, with `--line`.
+    pub line: Option<Vec<String>>,
+}
+
+/// Writes one answer of `probe`: `FEN<TAB>WDL<TAB>DTZ<TAB>MOVE[<TAB>LINE]`, or a JSON object.
+pub fn write_probe(out: &mut impl Write, fen: &str, a: &ProbeAnswer, json: bool) -> std::io::Result<()> {
+    let p = a.probe;
+    if json {
+        let mut obj = serde_json::json!({ "fen": fen, "wdl": p.wdl, "dtz": p.dtz, "move": a.best });
+        if let Some(line) = &a.line {
+            obj["line"] = serde_json::json!(line);
+        }
+        return writeln!(out, "{obj}");
+    }
+    write!(out, "{fen}\t{}\t{}\t{}", p.wdl, p.dtz, a.best.as_deref().unwrap_or("-"))?;
+    if let Some(line) = &a.line {
+        let text = if line.is_empty() { "-".to_string() } else { line.join(" ") };
+        write!(out, "\t{text}")?;
+    }
+    writeln!(out)
+}
+
+/// Formats a count with thousands separators.
+pub fn thousands(n: u64) -> String {
+    let s = n.to_string();
+    let mut out = String::new();
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// The report `tbstream stats` prints.
+pub fn stats_lines(s: &SignatureStats) -> Vec<String> {
+    let mut out = vec![format!(
+        "{}: positions counted once up to symmetry (runs: {})",
+        s.material,
+        s.runs.iter().map(|r| r.run.to_string()).collect::<Vec<_>>().join(", ")
+    )];
+    let pct = |n: u64, of: u64| if of == 0 { 0.0 } else { 100.0 * n as f64 / of as f64 };
+    for t in [&s.white_to_move, &s.black_to_move] {
+        let side = if t.side == Color::White { "white" } else { "black" };
+        out.push(format!(
+            "{side} to move: {} legal; white wins {} ({:.2}%), draws {} ({:.2}%), black wins {} ({:.2}%); \
+             stalemated {}, checkmated {}",
+            thousands(t.legal),
+            thousands(t.white_wins),
+            pct(t.white_wins, t.legal),
+            thousands(t.draws()),
+            pct(t.draws(), t.legal),
+            thousands(t.black_wins),
+            pct(t.black_wins, t.legal),
+            thousands(t.stalemates),
+            thousands(t.checkmates),
+        ));
+        for (who, l) in [("white", &t.longest_white), ("black", &t.longest_black)] {
+            if let Some(l) = l {
+                out.push(format!("  longest {who} win: {} plies, e.g. {}", l.plies, l.fen));
+            }
+        }
+    }
+    out.push("distance histogram (plies: positions; odd = winner to move, even = loser to move):".to_string());
+    for (who, winner) in [("white", Color::White), ("black", Color::Black)] {
+        let mut cells = Vec::new();
+        for d in 0..=MAX_DISTANCE {
+            let n: u64 = [&s.white_to_move, &s.black_to_move]
+                .iter()
+                .map(|t| if winner == Color::White { t.white_by_distance[d] } else { t.black_by_distance[d] })
+                .sum();
+            if n > 0 {
+                cells.push(format!("{d}:{}", thousands(n)));
+            }
+        }
+        out.push(format!("  {who} wins: {}", if cells.is_empty() { "none".to_string() } else { cells.join(" ") }));
+    }
+    out.push(format!("longest wins: white {}, black {} (plies)", s.longest(Color::White), s.longest(Color::Black)));
+    for r in &s.runs {
+        out.push(format!(
+            "run {}: {} slots per side to move; illegal slots wtm {}, btm {}",
+            r.run,
+            thousands(r.slots),
+            thousands(r.illegal[0]),
+            thousands(r.illegal[1])
+        ));
+    }
+    out
+}
+
+/// The statistics as one JSON object (`tbstream stats --json`).
+pub fn stats_json(s: &SignatureStats) -> serde_json::Value {
+    let longest = |l: &Option<Longest>| l.as_ref().map(|l| serde_json::json!({ "plies": l.plies, "fen": l.fen }));
+    let side = |t: &ToMove| {
+        serde_json::json!({
+            "legal": t.legal,
+            "white_wins": t.white_wins,
+            "draws": t.draws(),
+            "black_wins": t.black_wins,
+            "stalemates": t.stalemates,
+            "checkmates": t.checkmates,
+            "white_wins_by_distance": t.white_by_distance,
+            "black_wins_by_distance": t.black_by_distance,
+            "longest_white_win": longest(&t.longest_white),
+            "longest_black_win": longest(&t.longest_black),
+        })
+    };
+    serde_json::json!({
+        "signature": s.material.to_string(),
+        "white_to_move": side(&s.white_to_move),
+        "black_to_move": side(&s.black_to_move),
+        "longest_white_win": s.longest(Color::White),
+        "longest_black_win": s.longest(Color::Black),
+        "runs": s.runs.iter().map(|r| serde_json::json!({
+            "run": r.run.to_string(),
+            "slots_per_side": r.slots,
+            "illegal_slots": { "wtm": r.illegal[0], "btm": r.illegal[1] },
+            "legal": { "wtm": r.legal[0], "btm": r.legal[1] },
+        })).collect::<Vec<_>>(),
+    })
+}

@@ -1,0 +1,12 @@
+//! Finished tables: the file format, probing, the independent verifier and statistics.
+//!
+//! Nothing here builds; the build layer writes tables through [`format::TableWriter`] and
+//! reads its sub-endgames through [`format::TableFile`].
+
+mod error;
+pub mod format;
+pub mod probe;
+pub mod stats;
+pub mod verify;
+
+pub use error::TableError;

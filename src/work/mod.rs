@@ -1,0 +1,69 @@
+//! The work folder: everything a run keeps on disk between passes, and how each file is
+//! written and checked. `docs/WORKFILES.md` describes every file byte by byte.
+//!
+//! - [`bits`]: one-bit work tables in checksummed blocks, and their `.sums` files;
+//! - [`deltalog`]: per-pass logs of finished chunks and their gap-coded streams;
+//! - [`gap`]: Koistinen's gap code of a step's new positions;
+//! - [`manifest`]: the job's and each run's manifest;
+//! - [`publish`]: crash-safe publishing (temporary file, sync, rename, sync the folder).
+//!
+//! This layer stores and checks; it never decides. Damage comes back as a
+//! [`StorageError`], and the build layer chooses to rebuild a block or restart a run.
+
+pub mod bits;
+pub mod deltalog;
+mod error;
+pub mod gap;
+pub mod manifest;
+pub mod publish;
+
+pub use error::{IoContext, StorageError};
+
+use crate::solve::{Pass, WorkTable};
+use std::path::{Path, PathBuf};
+
+/// The work folder of one run (`WORK/<RUN>/`) and the names of its files.
+#[derive(Clone, Debug)]
+pub struct RunFolder {
+    path: PathBuf,
+}
+
+impl RunFolder {
+    pub fn new(path: &Path) -> RunFolder {
+        RunFolder { path: path.to_path_buf() }
+    }
+
+    /// The folder itself.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The run's manifest, `run.json`.
+    pub fn manifest(&self) -> PathBuf {
+        self.path.join("run.json")
+    }
+
+    /// A work table's bits, `NAME.bits`.
+    pub fn bits(&self, table: WorkTable) -> PathBuf {
+        self.path.join(format!("{}.bits", table.name()))
+    }
+
+    /// A work table's block checksums, `NAME.sums`.
+    pub fn sums(&self, table: WorkTable) -> PathBuf {
+        self.path.join(format!("{}.sums", table.name()))
+    }
+
+    /// A pass's log of finished chunks: `pass-init.log` for `InitWhite`, `pass-000.log` for
+    /// `InitBlack`, `pass-KKK.log` for step `k`.
+    pub fn log(&self, pass: Pass) -> PathBuf {
+        match pass {
+            Pass::InitWhite => self.path.join("pass-init.log"),
+            p => self.path.join(format!("pass-{:03}.log", p.number())),
+        }
+    }
+
+    /// The stream file that goes with a pass's log.
+    pub fn streams(&self, pass: Pass) -> PathBuf {
+        deltalog::streams_path(&self.log(pass))
+    }
+}

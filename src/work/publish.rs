@@ -1,0 +1,158 @@
+//! Crash-safe publishing of a file: every artifact (manifests, block checksums, final tables)
+//! is written to a temporary file in its target folder, synced, renamed over the target and
+//! the folder synced, so that a reader sees either the old file or the whole new one. A kill
+//! before the rename leaves only a temporary file, `.NAME.XXXXXX.tmp`, which readers ignore
+//! and [`remove_stale`] deletes.
+
+use super::error::{IoContext, StorageError};
+use std::fs::File;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use tempfile::NamedTempFile;
+
+/// Suffix of the temporary files of unfinished publishes.
+const TMP_SUFFIX: &str = ".tmp";
+
+/// The folder of a path (`.` for a bare file name).
+fn folder_of(path: &Path) -> &Path {
+    match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    }
+}
+
+fn file_name(path: &Path) -> String {
+    path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()
+}
+
+/// A file being written for publishing at `target`. Dropped without [`Publisher::persist`],
+/// its temporary file is removed.
+pub struct Publisher {
+    tmp: NamedTempFile,
+    target: PathBuf,
+}
+
+impl Publisher {
+    /// Starts a temporary file `.NAME.XXXXXX.tmp` beside `target`.
+    pub fn create(target: &Path) -> Result<Publisher, StorageError> {
+        let dir = folder_of(target);
+        let tmp = tempfile::Builder::new()
+            .prefix(&format!(".{}.", file_name(target)))
+            .suffix(TMP_SUFFIX)
+            .tempfile_in(dir)
+            .doing(|| format!("creating a temporary file for {} in {}", target.display(), dir.display()))?;
+        Ok(Publisher { tmp, target: target.to_path_buf() })
+    }
+
+    /// The temporary file's path.
+    pub fn tmp_path(&self) -> &Path {
+        self.tmp.path()
+    }
+
+    /// The open temporary file.
+    pub fn file(&mut self) -> &mut File {
+        self.tmp.as_file_mut()
+    }
+
+    /// Syncs the file, renames it over the target, and syncs the folder.
+    pub fn persist(self) -> Result<PathBuf, StorageError> {
+        let tmp_path = self.tmp.path().to_path_buf();
+        self.tmp.as_file().sync_all().doing(|| format!("syncing {}", tmp_path.display()))?;
+        self.tmp
+            .persist(&self.target)
+            .map_err(|e| e.error)
+            .doing(|| format!("renaming {} into place", self.target.display()))?;
+        sync_dir(folder_of(&self.target))?;
+        Ok(self.target)
+    }
+}
+
+impl Write for Publisher {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.tmp.as_file_mut().write(buf)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.tmp.as_file_mut().flush()
+    }
+}
+
+/// Writes `bytes` to `path` crash-safely.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), StorageError> {
+    let mut p = Publisher::create(path)?;
+    let tmp = p.tmp_path().to_path_buf();
+    p.file().write_all(bytes).doing(|| format!("writing {}", tmp.display()))?;
+    p.persist().map(|_| ())
+}
+
+/// Fsyncs a folder so that a rename in it is durable.
+pub fn sync_dir(dir: &Path) -> Result<(), StorageError> {
+    File::open(dir).and_then(|d| d.sync_all()).doing(|| format!("syncing folder {}", dir.display()))
+}
+
+/// Removes the temporary files that unfinished publishes of `target` left behind (a kill
+/// between creating and renaming). Returns how many were removed.
+pub fn remove_stale(target: &Path) -> Result<usize, StorageError> {
+    let dir = folder_of(target);
+    let prefix = format!(".{}.", file_name(target));
+    let entries = match std::fs::read_dir(dir) {
+        Ok(e) => e,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(0),
+        Err(e) => return Err(e).doing(|| format!("listing {}", dir.display())),
+    };
+    let mut removed = 0;
+    for entry in entries.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if name.starts_with(&prefix) && name.ends_with(TMP_SUFFIX) {
+            let path = entry.path();
+            std::fs::remove_file(&path).doing(|| format!("removing {}", path.display()))?;
+            removed += 1;
+        }
+    }
+    Ok(removed)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn publish_replaces_the_target_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("run.json");
+        write_atomic(&target, b"first").unwrap();
+        write_atomic(&target, b"second").unwrap();
+        assert_eq!(std::fs::read(&target).unwrap(), b"second");
+        let names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+        assert_eq!(names, ["run.json"], "no temporary file is left");
+    }
+
+    #[test]
+    fn an_interrupted_publish_leaves_the_old_file_and_a_temp_that_is_cleaned_up() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("t001.sums");
+        write_atomic(&target, b"old").unwrap();
+        // A kill after writing and before the rename: the temporary file stays behind.
+        let mut p = Publisher::create(&target).unwrap();
+        p.file().write_all(b"new but unfinished").unwrap();
+        let (_, tmp) = p.tmp.keep().unwrap();
+        assert!(tmp.exists());
+        assert_eq!(std::fs::read(&target).unwrap(), b"old", "the target is untouched");
+        // Another file's temporaries are not touched.
+        let other = dir.path().join("t002.sums");
+        let (_, other_tmp) = Publisher::create(&other).unwrap().tmp.keep().unwrap();
+        assert_eq!(remove_stale(&target).unwrap(), 1);
+        assert!(!tmp.exists() && other_tmp.exists());
+        assert_eq!(remove_stale(&target).unwrap(), 0);
+    }
+
+    #[test]
+    fn a_dropped_publisher_removes_its_temp() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("x.tbs");
+        let p = Publisher::create(&target).unwrap();
+        let tmp = p.tmp_path().to_path_buf();
+        drop(p);
+        assert!(!tmp.exists() && !target.exists());
+    }
+}
