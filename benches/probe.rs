@@ -13,11 +13,11 @@ mod common;
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use std::hint::black_box;
 use std::path::PathBuf;
-use tbstream::attacks::Role;
-use tbstream::format::table_path;
-use tbstream::gen::{generate, GenOptions};
-use tbstream::position::Piece;
-use tbstream::progress::Progress;
+use tbstream::file::table_path;
+use tbstream::Piece;
+use tbstream::Role;
+use tbstream::SilentProgress;
+use tbstream::{generate, GenOptions};
 use tbstream::{Color, Material, Position, Tablebase};
 
 /// Positions probed per iteration.
@@ -32,7 +32,7 @@ fn tables() -> PathBuf {
     if !table_path(&dir, &m).exists() || !table_path(&dir, &m.swapped()).exists() {
         let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
         eprintln!("building KQRvKR and its sub-endgames into {} ...", dir.display());
-        generate(&[m], &GenOptions::new(&dir, threads), &Progress::silent()).expect("building the bench tables");
+        generate(&[m], &GenOptions::new(&dir, threads), &SilentProgress).expect("building the bench tables");
     }
     dir
 }

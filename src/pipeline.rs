@@ -148,11 +148,18 @@ mod tests {
     #[test]
     fn completion_order_delivers_every_item_once() {
         let mut seen = Vec::new();
-        run(50, 3, Order::Completion, |i| Ok::<_, TestError>(i), |_, j| Ok(j), |i, r| {
-            assert_eq!(i, r);
-            seen.push(i);
-            Ok(())
-        })
+        run(
+            50,
+            3,
+            Order::Completion,
+            |i| Ok::<_, TestError>(i),
+            |_, j| Ok(j),
+            |i, r| {
+                assert_eq!(i, r);
+                seen.push(i);
+                Ok(())
+            },
+        )
         .unwrap();
         seen.sort_unstable();
         assert_eq!(seen, (0..50).collect::<Vec<_>>());
@@ -208,13 +215,20 @@ mod tests {
 
     #[test]
     fn errors_stop_a_completion_pipeline_without_hanging() {
-        let err = run(1000, 2, Order::Completion, |i| Ok::<_, TestError>(i), |i, j| {
-            if i == 500 {
-                Err(TestError::Failed(i))
-            } else {
-                Ok(j)
-            }
-        }, |_, _| Ok(()))
+        let err = run(
+            1000,
+            2,
+            Order::Completion,
+            |i| Ok::<_, TestError>(i),
+            |i, j| {
+                if i == 500 {
+                    Err(TestError::Failed(i))
+                } else {
+                    Ok(j)
+                }
+            },
+            |_, _| Ok(()),
+        )
         .unwrap_err();
         assert_eq!(err, TestError::Failed(500));
     }
@@ -222,12 +236,19 @@ mod tests {
     #[test]
     fn a_panicking_worker_is_an_error() {
         for order in [Order::Completion, Order::Sequence { window: 2 }] {
-            let err = run(10, 2, order, |i| Ok::<_, TestError>(i), |i, j| {
-                if i == 3 {
-                    panic!("worker bug");
-                }
-                Ok(j)
-            }, |_, _| Ok(()))
+            let err = run(
+                10,
+                2,
+                order,
+                |i| Ok::<_, TestError>(i),
+                |i, j| {
+                    if i == 3 {
+                        panic!("worker bug");
+                    }
+                    Ok(j)
+                },
+                |_, _| Ok(()),
+            )
             .unwrap_err();
             assert_eq!(err, TestError::Panicked);
         }

@@ -902,7 +902,7 @@ fn slots_are_a_bijection_and_illegal_codes_match() {
 /// every table (all slots of KQvK and the other runs).
 #[test]
 fn raw_codes_match_the_library_at_every_slot() {
-    use tbstream::format::TableFile;
+    use tbstream::file::TableFile;
     use tbstream::Color;
     let tables = doc_tables();
     for (run, t) in &tables.tables {

@@ -25,14 +25,14 @@ use std::fmt::Debug;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, Once, OnceLock};
 use std::time::{Duration, Instant};
-use tbstream::attacks::Role;
-use tbstream::format::{table_path, TableFile, HEADER_LEN};
-use tbstream::gen::{generate, is_built, load_bitbase, GenOptions};
-use tbstream::index::Layout;
-use tbstream::position::{Piece, Position};
-use tbstream::progress::Progress;
-use tbstream::verify::verify_run;
+use tbstream::file::{table_path, TableFile, HEADER_LEN};
+use tbstream::verify_run;
+use tbstream::Layout;
+use tbstream::Role;
+use tbstream::SilentProgress;
+use tbstream::{generate, is_built, load_bitbase, GenOptions};
 use tbstream::{Color, Material, Tablebase};
+use tbstream::{Piece, Position};
 use xxhash_rust::xxh3::xxh3_64;
 
 // =======================================================================================
@@ -186,7 +186,7 @@ fn good_tables() -> &'static Path {
     DIR.get_or_init(|| {
         let dir = tempfile::tempdir().unwrap();
         let sig = Material::parse("KQvKR").unwrap();
-        generate(&[sig], &GenOptions::new(dir.path(), 2), &Progress::silent()).unwrap();
+        generate(&[sig], &GenOptions::new(dir.path(), 2), &SilentProgress).unwrap();
         dir
     })
     .path()

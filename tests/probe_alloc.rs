@@ -7,8 +7,8 @@
 mod common;
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
-use tbstream::gen::{generate, GenOptions};
-use tbstream::progress::Progress;
+use tbstream::SilentProgress;
+use tbstream::{generate, GenOptions};
 use tbstream::{Color, Material, Position, Tablebase};
 
 struct Counting;
@@ -49,8 +49,8 @@ fn allocations() -> u64 {
 /// Random legal positions of KQvKR and its sub-endgames, either side to move, with a mix of
 /// half-move clocks (0 reads the bitbases, others the values).
 fn random_positions(n: usize) -> Vec<Position> {
-    use tbstream::attacks::Role;
-    use tbstream::position::Piece;
+    use tbstream::Piece;
+    use tbstream::Role;
     let mut rng = common::Rng(0x9e37_79b9_7f4a_7c15u64);
     let mut next = move || rng.next();
     let sets: [&[(Color, Role)]; 4] = [
@@ -83,7 +83,7 @@ fn random_positions(n: usize) -> Vec<Position> {
 fn wdl_and_distance_probes_do_not_allocate() {
     let dir = tempfile::tempdir().unwrap();
     let sigs = [Material::parse("KQvKR").unwrap()];
-    generate(&sigs, &GenOptions::new(dir.path(), 2), &Progress::silent()).unwrap();
+    generate(&sigs, &GenOptions::new(dir.path(), 2), &SilentProgress).unwrap();
     let tb = Tablebase::open(dir.path()).unwrap();
     let positions = random_positions(2000);
     // Warm-up: opens (maps and verifies) every run the positions need.

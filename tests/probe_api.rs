@@ -6,12 +6,12 @@ mod common;
 use common::Rng;
 use std::path::Path;
 use std::sync::OnceLock;
-use tbstream::attacks::Role;
-use tbstream::format::{code_to_distance, table_path, Section, TableFile, CODE_ILLEGAL, CODE_NONE};
-use tbstream::gen::{generate, GenOptions};
-use tbstream::position::Piece;
-use tbstream::probe::men_in_layout_order;
-use tbstream::progress::Progress;
+use tbstream::file::{code_to_distance, table_path, Section, TableFile, CODE_ILLEGAL, CODE_NONE};
+use tbstream::men_in_layout_order;
+use tbstream::Piece;
+use tbstream::Role;
+use tbstream::SilentProgress;
+use tbstream::{generate, GenOptions};
 use tbstream::{Color, Material, Position, Probe, Tablebase, Wdl};
 
 /// KQvKR and its sub-endgames (KQvK, KRvK, KRvKQ), built once per test binary.
@@ -20,7 +20,7 @@ fn tables() -> &'static Path {
     DIR.get_or_init(|| {
         let dir = tempfile::tempdir().unwrap();
         let sigs = [Material::parse("KQvKR").unwrap()];
-        generate(&sigs, &GenOptions::new(dir.path(), 2), &Progress::silent()).unwrap();
+        generate(&sigs, &GenOptions::new(dir.path(), 2), &SilentProgress).unwrap();
         dir
     })
     .path()

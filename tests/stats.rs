@@ -5,9 +5,9 @@ mod common;
 use common::*;
 use std::path::Path;
 use std::process::Command;
-use tbstream::gen::{generate, GenOptions};
-use tbstream::progress::Progress;
 use tbstream::Material;
+use tbstream::SilentProgress;
+use tbstream::{generate, GenOptions};
 
 /// The README's "Longest wins" table: (table, white, black).
 fn readme_longest_wins() -> Vec<(String, u64, u64)> {
@@ -42,7 +42,7 @@ fn longest_wins_match_the_reference_and_counts_add_up() {
     // The 3- and 4-men tables are shared; the larger ones (KQRvKR) are built here.
     let big = tempfile::tempdir().unwrap();
     let larger: Vec<Material> = rows.iter().map(|r| Material::parse(&r.0).unwrap()).filter(|m| m.men() > 4).collect();
-    generate(&larger, &GenOptions::new(big.path(), 2), &Progress::silent()).unwrap();
+    generate(&larger, &GenOptions::new(big.path(), 2), &SilentProgress).unwrap();
     for (table, white, black) in &rows {
         let dir = if Material::parse(table).unwrap().men() > 4 { big.path() } else { small_tables() };
         let s = stats_json(dir, table);

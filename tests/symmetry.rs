@@ -3,12 +3,12 @@
 
 mod common;
 use common::*;
-use tbstream::format::{table_path, TableFile};
-use tbstream::index::Layout;
-use tbstream::material::Color;
-use tbstream::square::{Symmetry, TRIANGLE};
-use tbstream::stats::longest_win;
+use tbstream::file::{table_path, TableFile};
+use tbstream::longest_win;
+use tbstream::Color;
+use tbstream::Layout;
 use tbstream::Material;
+use tbstream::{Symmetry, TRIANGLE};
 
 /// Every placement of the men (any squares, overlaps included) encodes to an index that
 /// decodes to one of its symmetric images.

@@ -4,15 +4,15 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
-use tbstream::attacks::Role;
-use tbstream::format::{table_path, Section, TableFile, HEADER_LEN, VALUE_WORD_BYTES};
-use tbstream::gen::{generate, GenOptions};
-use tbstream::index::Layout;
-use tbstream::position::{Piece, Position};
-use tbstream::progress::Progress;
-use tbstream::square::TRIANGLE;
-use tbstream::verify::{verify_run, verify_signature};
+use tbstream::file::{table_path, Section, TableFile, HEADER_LEN, VALUE_WORD_BYTES};
+use tbstream::Layout;
+use tbstream::Role;
+use tbstream::SilentProgress;
+use tbstream::TRIANGLE;
+use tbstream::{generate, GenOptions};
+use tbstream::{verify_run, verify_signature};
 use tbstream::{Color, Material};
+use tbstream::{Piece, Position};
 use xxhash_rust::xxh3::xxh3_64;
 
 const SIGNATURES: [&str; 4] = ["KQvK", "KRvK", "KQvKR", "KRvKN"];
@@ -27,7 +27,7 @@ fn tables() -> &'static Path {
     DIR.get_or_init(|| {
         let dir = tempfile::tempdir().unwrap();
         let sigs: Vec<Material> = SIGNATURES.iter().map(|s| m(s)).collect();
-        generate(&sigs, &GenOptions::new(dir.path(), 2), &Progress::silent()).unwrap();
+        generate(&sigs, &GenOptions::new(dir.path(), 2), &SilentProgress).unwrap();
         dir
     })
     .path()

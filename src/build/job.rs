@@ -101,7 +101,11 @@ pub fn generate(
 }
 
 /// The job's manifest for the work folder; refuses a folder that holds another job.
-fn claim_work_folder(signatures: &[Material], opts: &GenOptions, progress: &dyn Progress) -> anyhow::Result<JobManifest> {
+fn claim_work_folder(
+    signatures: &[Material],
+    opts: &GenOptions,
+    progress: &dyn Progress,
+) -> anyhow::Result<JobManifest> {
     let work = opts.work_dir();
     let mut names: Vec<String> = signatures.iter().map(|m| m.to_string()).collect();
     names.sort();
@@ -145,7 +149,9 @@ fn build_run(
                 progress.log(&format!("{m}: already built ({})", path.display()));
                 return Ok(RunOutcome::Existing(path));
             }
-            Err(e) => progress.log(&format!("{m}: existing table is damaged, rebuilding: {:#}", anyhow::Error::from(e))),
+            Err(e) => {
+                progress.log(&format!("{m}: existing table is damaged, rebuilding: {:#}", anyhow::Error::from(e)))
+            }
         }
     }
     let caps = Captures::new(m, |sub| -> anyhow::Result<Arc<Bitbase>> {

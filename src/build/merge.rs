@@ -11,8 +11,8 @@ use crate::table::format::{step_code, Section, TableWriter, CODE_ILLEGAL};
 use crate::work::deltalog;
 use crate::work::gap::decode;
 use crate::work::manifest::RunManifest;
-use byteorder::{ByteOrder, LittleEndian};
 use anyhow::Context;
+use byteorder::{ByteOrder, LittleEndian};
 use std::fs::File;
 use std::path::{Path, PathBuf};
 

@@ -123,7 +123,12 @@ pub fn check_and_repair(ctx: &RunContext, manifest: &RunManifest) -> anyhow::Res
 
 /// Rebuilds one block of a finished table: chain tables from the streams of their passes,
 /// init tables by recomputing the chunk that holds the block.
-fn rebuild_block(ctx: &RunContext, table: WorkTable, block: usize, streams: &[PassStreams]) -> anyhow::Result<Vec<u64>> {
+fn rebuild_block(
+    ctx: &RunContext,
+    table: WorkTable,
+    block: usize,
+    streams: &[PassStreams],
+) -> anyhow::Result<Vec<u64>> {
     if let WorkTable::Chain(k) = table {
         let mut words = vec![0u64; ctx.block_words()];
         if k % 2 == 1 {
@@ -165,7 +170,12 @@ fn rebuild_block(ctx: &RunContext, table: WorkTable, block: usize, streams: &[Pa
 }
 
 /// A block of a table: read if intact, rebuilt otherwise.
-fn rebuild_or_read(ctx: &RunContext, table: WorkTable, block: usize, streams: &[PassStreams]) -> anyhow::Result<Vec<u64>> {
+fn rebuild_or_read(
+    ctx: &RunContext,
+    table: WorkTable,
+    block: usize,
+    streams: &[PassStreams],
+) -> anyhow::Result<Vec<u64>> {
     let read = || -> anyhow::Result<Vec<u64>> {
         let (file, sums) = ctx.open_finished(table)?;
         Ok(file.read_range(block, 1, ctx.block_words(), &sums)?)

@@ -155,14 +155,21 @@ fn open_manifest(
             }
             Ok(m)
         }
-        Ok(Some(m)) => restart(material, folder, format!("{} belongs to run {}", path.display(), m.run), block_bits, progress),
+        Ok(Some(m)) => {
+            restart(material, folder, format!("{} belongs to run {}", path.display(), m.run), block_bits, progress)
+        }
         Ok(None) => fresh(material, folder, block_bits, progress),
         Err(e) => restart(material, folder, format!("{:#}", anyhow::Error::from(e)), block_bits, progress),
     }
 }
 
 /// Starts a run in an empty folder.
-fn fresh(material: &Material, folder: &RunFolder, block_bits: u32, progress: &dyn Progress) -> anyhow::Result<RunManifest> {
+fn fresh(
+    material: &Material,
+    folder: &RunFolder,
+    block_bits: u32,
+    progress: &dyn Progress,
+) -> anyhow::Result<RunManifest> {
     let m = RunManifest { format: MANIFEST_FORMAT, run: material.to_string(), block_bits, passes: Vec::new() };
     manifest::save(&folder.manifest(), &m)?;
     progress.log(&format!("{material}: starting in {}", folder.path().display()));

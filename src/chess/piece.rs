@@ -15,6 +15,11 @@ impl Color {
             Color::Black => Color::White,
         }
     }
+
+    /// 0 for white, 1 for black: the index of per-colour arrays.
+    pub fn index(self) -> usize {
+        self as usize
+    }
 }
 
 /// A piece kind (colour is held elsewhere).

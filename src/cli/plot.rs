@@ -3,12 +3,12 @@
 //! drawn (PNG) with a TrueType font found on the system.
 
 use super::report::thousands;
-use tbstream::{Color, SignatureStats, MAX_DISTANCE};
 use anyhow::{bail, Context};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::Color as _;
 use std::path::Path;
+use tbstream::{Color, SignatureStats, MAX_DISTANCE};
 
 const SIZE: (u32, u32) = (1000, 720);
 /// Fonts tried for the text, in order.

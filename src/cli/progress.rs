@@ -1,10 +1,10 @@
 //! Progress on the console: a bar with ETA on a terminal, plain log lines otherwise.
 
-use tbstream::Progress;
 use indicatif::{ProgressBar, ProgressStyle};
 use std::io::IsTerminal;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
+use tbstream::Progress;
 
 /// Reports the stages of a job on stderr.
 pub struct Console {

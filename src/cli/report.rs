@@ -2,8 +2,8 @@
 
 use std::io::Write;
 use tbstream::{
-    show_size, Color, JobPlan, JobStatus, Longest, Pass, Probe, RunStatus, SignatureStats, ToMove,
-    VerifyReport, MAX_DISTANCE,
+    show_size, Color, JobPlan, JobStatus, Longest, Pass, Probe, RunStatus, SignatureStats, ToMove, VerifyReport,
+    MAX_DISTANCE,
 };
 
 /// A plan report line per run (chunks, blocks, RAM, disk, I/O), then the totals.

@@ -1,8 +1,8 @@
 //! Capture lookups: the final bitbases of the runs that a capture leads to.
 
-use crate::index::Layout;
 use crate::chess::square::triangle_code;
 use crate::chess::{Color, Material, Square, Symmetry};
+use crate::index::Layout;
 use std::sync::Arc;
 
 /// The final bitbases of one white-wins run, in storage-word order.

@@ -1,9 +1,9 @@
 //! A chunk seen from inside: where each man's square puts a position in the chunk-local
 //! buffer, and enumeration of the configurations of the men other than the white king.
 
-use crate::index::{ChunkKey, ChunkScheme, Layout};
 use crate::chess::square::TRIANGLE;
 use crate::chess::{Role, Square, MAX_PIECES};
+use crate::index::{ChunkKey, ChunkScheme, Layout};
 
 /// Marks a square a man cannot stand on inside this chunk.
 pub const INVALID: u64 = u64::MAX;
@@ -40,12 +40,7 @@ impl Frame {
             .collect();
         let own = mask_of(&layout.bk_bits);
         let bk = std::array::from_fn(|c| local(layout.bk_contrib(c as u8), own));
-        Frame {
-            piece,
-            bk,
-            roles: layout.pieces.iter().map(|p| p.role).collect(),
-            n_white: layout.material.white.len(),
-        }
+        Frame { piece, bk, roles: layout.pieces.iter().map(|p| p.role).collect(), n_white: layout.material.white.len() }
     }
 
     /// Number of non-king pieces.

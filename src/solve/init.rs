@@ -37,7 +37,13 @@ fn black_attacks(frame: &Frame, cfg: &Config) -> u64 {
 /// Squares of the pieces after piece `gone` is captured and the capturer `mover` (if a
 /// piece) lands on `to`: the sub-run's piece order is ours without `gone`.
 #[inline]
-fn after_capture(frame: &Frame, cfg: &Config, gone: usize, mover: Option<usize>, to: Square) -> ([Square; MAX_PIECES], usize) {
+fn after_capture(
+    frame: &Frame,
+    cfg: &Config,
+    gone: usize,
+    mover: Option<usize>,
+    to: Square,
+) -> ([Square; MAX_PIECES], usize) {
     let mut out = [0u8; MAX_PIECES];
     let mut n = 0;
     for k in 0..frame.n_pieces() {

@@ -14,6 +14,4 @@ mod pass;
 
 pub use captures::{Bitbase, Captures, SubRun};
 pub use frame::Frame;
-pub use pass::{
-    chains_complete, combine, compute_chunk, last_step, obsolete_after, Pass, PassSpec, WorkTable,
-};
+pub use pass::{chains_complete, combine, compute_chunk, last_step, obsolete_after, Pass, PassSpec, WorkTable};

@@ -192,7 +192,13 @@ impl PassSpec {
 
 /// Computes one chunk of a pass from its chunk-local inputs: the init tables, or the words
 /// that the side to move reaches (white: OR over moves; black: AND over moves).
-pub fn compute_chunk(pass: Pass, frame: &Frame, caps: &Captures, words: usize, mut inputs: Vec<Vec<u64>>) -> Vec<Vec<u64>> {
+pub fn compute_chunk(
+    pass: Pass,
+    frame: &Frame,
+    caps: &Captures,
+    words: usize,
+    mut inputs: Vec<Vec<u64>>,
+) -> Vec<Vec<u64>> {
     match pass {
         Pass::InitWhite => {
             let mut illegal = vec![!0u64; words];
@@ -294,9 +300,8 @@ mod tests {
 
     #[test]
     fn chains_end_after_two_empty_steps_or_step_100() {
-        let run = |news: &[u64]| -> Vec<(Pass, u64)> {
-            news.iter().enumerate().map(|(i, &n)| (Pass::nth(i), n)).collect()
-        };
+        let run =
+            |news: &[u64]| -> Vec<(Pass, u64)> { news.iter().enumerate().map(|(i, &n)| (Pass::nth(i), n)).collect() };
         assert!(!chains_complete(&run(&[0, 5, 3, 0])));
         assert!(chains_complete(&run(&[0, 5, 3, 0, 0])));
         assert_eq!(last_step(&run(&[0, 5, 3, 0, 0])), 1);

@@ -6,7 +6,8 @@ use crate::pipeline::WorkerPanicked;
 use std::path::PathBuf;
 
 /// An error of the table layer. File problems come as [`FormatError`]s (bad magic, damaged
-/// section, truncated file), wrapped with the table they concern.
+/// section, truncated file), wrapped with the table they concern. Messages include their
+/// cause, so `{}` tells the whole story.
 #[derive(Debug, thiserror::Error)]
 pub enum TableError {
     #[error("table folder {} does not exist", .0.display())]
@@ -21,20 +22,15 @@ pub enum TableError {
     #[error("{0}: white has a bare king, the run has no table")]
     BareWhite(Material),
     /// Opening a run's table failed.
-    #[error("opening table for {material}")]
-    Opening {
-        material: Material,
-        #[source]
-        source: FormatError,
-    },
+    #[error("opening table for {material}: {cause}")]
+    Opening { material: Material, cause: FormatError },
     /// A table the verifier needs could not be opened.
-    #[error("verifying {run}{}", needed.as_ref().map(|s| format!(": sub-endgame {s} is needed")).unwrap_or_default())]
+    #[error("verifying {run}{}: {cause}", needed.as_ref().map(|s| format!(": sub-endgame {s} is needed")).unwrap_or_default())]
     Verifying {
         run: Material,
         /// The sub-endgame whose table failed, if it is not the run's own.
         needed: Option<Material>,
-        #[source]
-        source: Box<TableError>,
+        cause: Box<TableError>,
     },
     /// The verifier found a stored value that its successors contradict; the message names
     /// the position (as a FEN), the stored and the expected value.

@@ -275,13 +275,15 @@ impl TableWriter {
             return Err(FormatError::Writer(self.tmp_path.clone(), "table incomplete"));
         }
         let tmp = self.tmp_path.clone();
-        let mut publisher = self.file.into_inner().map_err(|e| e.into_error()).doing(|| format!("writing {}", tmp.display()))?;
+        let mut publisher =
+            self.file.into_inner().map_err(|e| e.into_error()).doing(|| format!("writing {}", tmp.display()))?;
         let f = publisher.file();
         f.seek(SeekFrom::Start(0)).doing(|| format!("seeking in {}", tmp.display()))?;
         f.write_all(&self.header.encode()).doing(|| format!("writing {}", tmp.display()))?;
         // Finished tables are readable by everyone.
         use std::os::unix::fs::PermissionsExt;
-        f.set_permissions(std::fs::Permissions::from_mode(0o644)).doing(|| format!("setting the permissions of {}", tmp.display()))?;
+        f.set_permissions(std::fs::Permissions::from_mode(0o644))
+            .doing(|| format!("setting the permissions of {}", tmp.display()))?;
         Ok(publisher.persist()?)
     }
 }

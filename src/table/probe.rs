@@ -30,8 +30,8 @@
 use super::error::TableError;
 use super::format::{code_to_distance, table_path, TableFile};
 use crate::chess::attacks::attacks;
-use crate::index::Layout;
 use crate::chess::{Color, Material, Move, Position, Role, Square, MAX_PIECES};
+use crate::index::Layout;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
 
@@ -151,13 +151,12 @@ pub fn men_in_layout_order(layout: &Layout, pos: &Position) -> (Square, Vec<Squa
 // Material keys: a number per side, a fixed table of runs
 // ---------------------------------------------------------------------------------------------
 
-
 /// Number of piece multisets of one side (at most 4 pieces of Q, R, B, N): C(8, 4).
-const SIDES: usize = 70;
+const PIECE_SETS: usize = 70;
 
 /// Index of a side's piece counts `q + 5r + 25b + 125n` among the multisets of at most 4
 /// pieces (0 = bare king); `u8::MAX` for more than 4.
-const SIDE_INDEX: [u8; 625] = {
+const PIECE_SET_INDEX: [u8; 625] = {
     let mut t = [u8::MAX; 625];
     let mut i = 0;
     let mut next = 0;
@@ -184,16 +183,16 @@ fn role_weight(role: Role) -> usize {
 }
 
 /// The side index of a list of roles, or `None` with more than 4 pieces.
-fn side_index(roles: &[Role]) -> Option<usize> {
+fn piece_set_index(roles: &[Role]) -> Option<usize> {
     if roles.len() > MAX_PIECES || roles.contains(&Role::King) {
         return None;
     }
-    Some(SIDE_INDEX[roles.iter().map(|&r| role_weight(r)).sum::<usize>()] as usize)
+    Some(PIECE_SET_INDEX[roles.iter().map(|&r| role_weight(r)).sum::<usize>()] as usize)
 }
 
-/// The roles of a side index (inverse of [`side_index`]).
-fn side_roles(index: usize) -> Vec<Role> {
-    let code = SIDE_INDEX.iter().position(|&i| i as usize == index).expect("side index in range");
+/// The roles of a side index (inverse of [`piece_set_index`]).
+fn piece_set_roles(index: usize) -> Vec<Role> {
+    let code = PIECE_SET_INDEX.iter().position(|&i| i as usize == index).expect("side index in range");
     let mut roles = Vec::new();
     for (role, w) in [(Role::Queen, 1), (Role::Rook, 5), (Role::Bishop, 25), (Role::Knight, 125)] {
         roles.extend(std::iter::repeat_n(role, code / w % 5));
@@ -203,7 +202,7 @@ fn side_roles(index: usize) -> Vec<Role> {
 
 /// Slot of a run (white's side index, black's) in the table of open runs.
 fn run_key(m: &Material) -> Option<usize> {
-    Some(side_index(&m.white)? * SIDES + side_index(&m.black)?)
+    Some(piece_set_index(&m.white)? * PIECE_SETS + piece_set_index(&m.black)?)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -224,8 +223,8 @@ struct Men {
     /// Occupied squares, and those of each side.
     occ: u64,
     by_color: [u64; 2],
-    /// Side index of each side's pieces.
-    side: [usize; 2],
+    /// Piece-set index of each side's pieces.
+    piece_set: [usize; 2],
 }
 
 impl Men {
@@ -242,7 +241,7 @@ impl Men {
             n_white: 0,
             occ: 0,
             by_color: [0; 2],
-            side: [0; 2],
+            piece_set: [0; 2],
         };
         let mut code = [0usize; 2];
         // (colour, role order) of each piece, for the insertion sort.
@@ -275,7 +274,7 @@ impl Men {
             men.role[i] = p.role;
             men.n += 1;
         }
-        men.side = [SIDE_INDEX[code[0]] as usize, SIDE_INDEX[code[1]] as usize];
+        men.piece_set = [PIECE_SET_INDEX[code[0]] as usize, PIECE_SET_INDEX[code[1]] as usize];
         men
     }
 
@@ -364,7 +363,7 @@ impl Tablebase {
         }
         Ok(Tablebase {
             dir: dir.to_path_buf(),
-            runs: (0..SIDES * SIDES).map(|_| OnceLock::new()).collect(),
+            runs: (0..PIECE_SETS * PIECE_SETS).map(|_| OnceLock::new()).collect(),
             opening: Mutex::new(()),
         })
     }
@@ -386,7 +385,7 @@ impl Tablebase {
         match self.runs[key].get() {
             Some(r) => Ok(r),
             None => {
-                let m = Material::new(side_roles(key / SIDES), side_roles(key % SIDES));
+                let m = Material::new(piece_set_roles(key / PIECE_SETS), piece_set_roles(key % PIECE_SETS));
                 self.open_run(key, &m).map(|r| &**r)
             }
         }
@@ -407,7 +406,7 @@ impl Tablebase {
         }
         // Checked once per process: damage is reported with the section and offset.
         let file =
-            TableFile::open_run(&path, m).map_err(|source| TableError::Opening { material: m.clone(), source })?;
+            TableFile::open_run(&path, m).map_err(|cause| TableError::Opening { material: m.clone(), cause })?;
         let run = Arc::new(Run { layout: Layout::new(m), file });
         Ok(self.runs[key].get_or_init(|| run))
     }
@@ -466,9 +465,9 @@ impl Tablebase {
         read: impl Fn(&Run, Color, u64) -> T,
         decides: impl Fn(T) -> bool,
     ) -> Result<(Option<T>, Option<T>), TableError> {
-        let [w, b] = men.side;
-        let white_run = if w != 0 { Some(self.run_at(w * SIDES + b)?) } else { None };
-        let black_key = b * SIDES + w;
+        let [w, b] = men.piece_set;
+        let white_run = if w != 0 { Some(self.run_at(w * PIECE_SETS + b)?) } else { None };
+        let black_key = b * PIECE_SETS + w;
         let early = if b != 0 { self.runs[black_key].get() } else { None };
         let early = early.map(|run| read(run, Color::Black, run.slot(men, true)));
         let white = white_run.map(|run| read(run, Color::White, run.slot(men, false)));
@@ -625,20 +624,20 @@ mod tests {
 
     #[test]
     fn side_indices_are_dense_and_invert() {
-        let mut seen = [false; SIDES];
-        for &i in &SIDE_INDEX {
+        let mut seen = [false; PIECE_SETS];
+        for &i in &PIECE_SET_INDEX {
             if i != u8::MAX {
                 assert!(!seen[i as usize]);
                 seen[i as usize] = true;
-                let roles = side_roles(i as usize);
-                assert_eq!(side_index(&roles), Some(i as usize));
+                let roles = piece_set_roles(i as usize);
+                assert_eq!(piece_set_index(&roles), Some(i as usize));
             }
         }
         assert!(seen.iter().all(|&s| s));
-        assert_eq!(side_index(&[]), Some(0));
+        assert_eq!(piece_set_index(&[]), Some(0));
         let m = Material::parse("KQRvKNN").unwrap();
         let key = run_key(&m).unwrap();
-        assert_eq!(Material::new(side_roles(key / SIDES), side_roles(key % SIDES)), m);
+        assert_eq!(Material::new(piece_set_roles(key / PIECE_SETS), piece_set_roles(key % PIECE_SETS)), m);
     }
 
     #[test]
@@ -706,7 +705,7 @@ mod tests {
             assert_eq!(men.in_check(us), p.in_check(p.turn), "{fen} {flip}");
             assert_eq!(men.kings, [p.king(Color::White), p.king(Color::Black)]);
             let m = p.material();
-            assert_eq!(men.side, [side_index(&m.white).unwrap(), side_index(&m.black).unwrap()]);
+            assert_eq!(men.piece_set, [piece_set_index(&m.white).unwrap(), piece_set_index(&m.black).unwrap()]);
             if !m.white_bare() {
                 let layout = Layout::new(&m);
                 let (bk, pieces, wk) = men_in_layout_order(&layout, &p);

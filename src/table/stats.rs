@@ -6,13 +6,13 @@
 //! and once per order of two identical men; only the smallest of those slots counts. Both runs
 //! of a signature then count the same set of positions, which [`SignatureStats::runs`] shows.
 
-use crate::chess::attacks::{attacks, king_attacks};
 use super::error::TableError;
 use super::format::{code_to_distance, table_path, TableFile, CODE_ILLEGAL, CODE_NONE};
-use crate::pipeline::{self, Order};
-use crate::index::Layout;
-use crate::chess::{Color, Material, Piece, Position, Role, Square, Symmetry, MAX_PIECES};
+use crate::chess::attacks::{attacks, king_attacks};
 use crate::chess::square::{on_diagonal, TRIANGLE};
+use crate::chess::{Color, Material, Piece, Position, Role, Square, Symmetry, MAX_PIECES};
+use crate::index::Layout;
+use crate::pipeline::{self, Order};
 use std::path::Path;
 
 /// Distances in plies run from 0 (checkmated) to 100.
@@ -350,14 +350,6 @@ struct ScannedRun {
     fens: [Option<String>; 2],
 }
 
-fn side_index(c: Color) -> usize {
-    if c == Color::White {
-        0
-    } else {
-        1
-    }
-}
-
 /// Computes the statistics of a signature from the tables in `dir` (its runs must be built).
 /// `threads` workers (0 = the number of cores).
 pub fn signature_stats(dir: &Path, material: &Material, threads: usize) -> Result<SignatureStats, TableError> {
@@ -368,80 +360,90 @@ pub fn signature_stats(dir: &Path, material: &Material, threads: usize) -> Resul
     }
     let mut scanned = Vec::new();
     for (i, run) in runs.iter().enumerate() {
-        let path = table_path(dir, run);
-        if !path.exists() {
-            return Err(TableError::Missing { path, signature: material.clone() });
-        }
-        let file = TableFile::open_run(&path, run)
-            .map_err(|source| TableError::Opening { material: run.clone(), source })?;
         // Stalemates are counted on the first run only: both count the same positions.
-        let scanner = RunScanner::new(&file, i == 0);
-        let sides = [scanner.scan(Color::White, threads)?, scanner.scan(Color::Black, threads)?];
-        let fens = [Color::White, Color::Black]
-            .map(|stm| sides[side_index(stm)].longest.and_then(|(_, slot)| scanner.position_of_slot(slot, stm)));
-        let swapped = run != material;
-        let fens = fens.map(|p| p.map(|p| if swapped { p.flipped() } else { p }.fen()));
-        let summary = RunSummary {
-            run: run.clone(),
-            slots: file.header.n_slots,
-            illegal: [sides[0].illegal, sides[1].illegal],
-            legal: [sides[0].legal, sides[1].legal],
-        };
-        scanned.push(ScannedRun { swapped, summary, sides, fens });
+        scanned.push(scan_run(dir, material, run, i == 0, threads)?);
     }
-    let to_move = |side: Color| -> ToMove {
-        let first = &scanned[0];
-        let in_run = |r: &ScannedRun| side_index(if r.swapped { side.other() } else { side });
-        let base = &first.sides[in_run(first)];
-        let mut t = ToMove {
-            side,
-            legal: base.legal,
-            white_wins: 0,
-            black_wins: 0,
-            stalemates: base.stalemates,
-            checkmates: 0,
-            white_by_distance: vec![0; MAX_DISTANCE + 1],
-            black_by_distance: vec![0; MAX_DISTANCE + 1],
-            longest_white: None,
-            longest_black: None,
-        };
-        // Each colour's wins come from the run where it is white; a symmetric signature has
-        // one run, whose black wins are its white wins with the colours swapped.
-        let mut sources: Vec<(Color, &ScannedRun, usize, bool)> = scanned
-            .iter()
-            .map(|r| (if r.swapped { Color::Black } else { Color::White }, r, in_run(r), false))
-            .collect();
-        if material.is_symmetric() {
-            sources.push((Color::Black, first, side_index(side.other()), true));
-        }
-        for (winner, r, s, flip) in sources {
-            let side_stats = &r.sides[s];
-            let longest = side_stats.longest.map(|(plies, _)| Longest {
-                plies,
-                fen: r.fens[s].as_deref().map(|f| if flip { flip_fen(f) } else { f.to_string() }).unwrap_or_default(),
-            });
-            // Checkmates: distance 0 of a win for the side not to move.
-            if winner != side {
-                t.checkmates += side_stats.mates;
-            }
-            if winner == Color::White {
-                t.white_wins = side_stats.won;
-                t.white_by_distance = side_stats.by_distance.clone();
-                t.longest_white = longest;
-            } else {
-                t.black_wins = side_stats.won;
-                t.black_by_distance = side_stats.by_distance.clone();
-                t.longest_black = longest;
-            }
-        }
-        t
-    };
     Ok(SignatureStats {
         material: material.clone(),
-        white_to_move: to_move(Color::White),
-        black_to_move: to_move(Color::Black),
+        white_to_move: to_move(material, &scanned, Color::White),
+        black_to_move: to_move(material, &scanned, Color::Black),
         runs: scanned.into_iter().map(|r| r.summary).collect(),
     })
+}
+
+/// Scans both sides to move of one run of `signature`.
+fn scan_run(
+    dir: &Path,
+    signature: &Material,
+    run: &Material,
+    count_stalemates: bool,
+    threads: usize,
+) -> Result<ScannedRun, TableError> {
+    let path = table_path(dir, run);
+    if !path.exists() {
+        return Err(TableError::Missing { path, signature: signature.clone() });
+    }
+    let file = TableFile::open_run(&path, run).map_err(|cause| TableError::Opening { material: run.clone(), cause })?;
+    let scanner = RunScanner::new(&file, count_stalemates);
+    let sides = [scanner.scan(Color::White, threads)?, scanner.scan(Color::Black, threads)?];
+    let fens = [Color::White, Color::Black]
+        .map(|stm| sides[stm.index()].longest.and_then(|(_, slot)| scanner.position_of_slot(slot, stm)));
+    let swapped = run != signature;
+    let fens = fens.map(|p| p.map(|p| if swapped { p.flipped() } else { p }.fen()));
+    let summary = RunSummary {
+        run: run.clone(),
+        slots: file.header.n_slots,
+        illegal: [sides[0].illegal, sides[1].illegal],
+        legal: [sides[0].legal, sides[1].legal],
+    };
+    Ok(ScannedRun { swapped, summary, sides, fens })
+}
+
+/// One side to move of a signature, from the scans of its runs (in the signature's colours).
+fn to_move(material: &Material, scanned: &[ScannedRun], side: Color) -> ToMove {
+    let first = &scanned[0];
+    let in_run = |r: &ScannedRun| if r.swapped { side.other() } else { side }.index();
+    let base = &first.sides[in_run(first)];
+    let mut t = ToMove {
+        side,
+        legal: base.legal,
+        white_wins: 0,
+        black_wins: 0,
+        stalemates: base.stalemates,
+        checkmates: 0,
+        white_by_distance: vec![0; MAX_DISTANCE + 1],
+        black_by_distance: vec![0; MAX_DISTANCE + 1],
+        longest_white: None,
+        longest_black: None,
+    };
+    // Each colour's wins come from the run where it is white; a symmetric signature has
+    // one run, whose black wins are its white wins with the colours swapped.
+    let mut sources: Vec<(Color, &ScannedRun, usize, bool)> =
+        scanned.iter().map(|r| (if r.swapped { Color::Black } else { Color::White }, r, in_run(r), false)).collect();
+    if material.is_symmetric() {
+        sources.push((Color::Black, first, side.other().index(), true));
+    }
+    for (winner, r, s, flip) in sources {
+        let side_stats = &r.sides[s];
+        let longest = side_stats.longest.map(|(plies, _)| Longest {
+            plies,
+            fen: r.fens[s].as_deref().map(|f| if flip { flip_fen(f) } else { f.to_string() }).unwrap_or_default(),
+        });
+        // Checkmates: distance 0 of a win for the side not to move.
+        if winner != side {
+            t.checkmates += side_stats.mates;
+        }
+        if winner == Color::White {
+            t.white_wins = side_stats.won;
+            t.white_by_distance = side_stats.by_distance.clone();
+            t.longest_white = longest;
+        } else {
+            t.black_wins = side_stats.won;
+            t.black_by_distance = side_stats.by_distance.clone();
+            t.longest_black = longest;
+        }
+    }
+    t
 }
 
 /// The FEN of the colour-swapped position.

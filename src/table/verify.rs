@@ -24,14 +24,14 @@
 //! derived again; since every value is then locally consistent with its successors, it is the
 //! exact fixpoint of the definitions above (every win bottoms out in a capture or a mate).
 
-use crate::chess::attacks::{attacks, king_attacks};
 use super::error::TableError;
 use super::format::{table_path, TableFile, CODE_ILLEGAL, CODE_NONE};
-use crate::pipeline::{self, Order};
-use crate::index::Layout;
+use crate::chess::attacks::{attacks, king_attacks};
 use crate::chess::position::board_field;
 use crate::chess::square::{square_name, triangle_code, TRIANGLE};
 use crate::chess::{Color, Material, Move, Piece, Position, Role, Square, Symmetry, MAX_PIECES};
+use crate::index::Layout;
+use crate::pipeline::{self, Order};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -275,22 +275,79 @@ impl Ctx<'_> {
         let men = self.men_of_slot(slot);
         let stored = self.file.value_code(stm, slot);
         let stored_bit = bit(self.file, stm, slot);
-        let here =
-            || format!("{} {} slot {slot}: {}", self.material, side_name(stm), describe_men(&self.layout, &men, stm));
         if !self.legal(&men, stm) {
-            if stored != CODE_ILLEGAL {
-                wrong!("{}: illegal position stored as {}, expected code 63", here(), describe_code(stm, stored));
-            }
-            let want_bit = stm == Color::White;
-            if stored_bit != want_bit {
-                wrong!("{}: illegal position has bitbase bit {}, expected {}", here(), stored_bit as u8, want_bit as u8);
-            }
-            rep.illegal += 1;
-            return Ok(());
+            return self.check_illegal(stm, slot, &men, stored, stored_bit, rep);
         }
         let pos = || self.position(&men, stm).expect("legal position");
         let fen = || format!("{} {} slot {slot}: {}", self.material, side_name(stm), pos().fen());
-        // Every symmetric image holds the same value.
+        if self.smallest_image(stm, slot, &men, stored, &fen)? == slot {
+            let (expected, via) = match stm {
+                Color::White => self.derive_wtm(&men),
+                Color::Black => self.derive_btm(&men, rep),
+            };
+            if expected != stored {
+                let why = match via {
+                    Some(mv) => format!(" (decided by {mv}, leading to {})", pos().play(mv).fen()),
+                    None => String::new(),
+                };
+                wrong!("{}: stored {}, expected {}{why}", fen(), describe_code(stm, stored), describe_code(stm, expected));
+            }
+            rep.derived += 1;
+        } else {
+            rep.by_symmetry += 1;
+        }
+        if stored_bit != (stored != CODE_NONE) {
+            wrong!(
+                "{}: value {} but bitbase ({}) bit {}",
+                fen(),
+                describe_code(stm, stored),
+                if stm == Color::White { "t99" } else { "t100" },
+                stored_bit as u8
+            );
+        }
+        if stored == CODE_NONE {
+            rep.not_won += 1;
+        } else {
+            rep.won += 1;
+            let d = if stm == Color::White { 2 * stored - 1 } else { 2 * (stored - 1) };
+            rep.longest = rep.longest.max(Some(d));
+        }
+        Ok(())
+    }
+
+    /// An illegal position must hold code 63, bitbase bit 1 (wtm) or 0 (btm).
+    fn check_illegal(
+        &self,
+        stm: Color,
+        slot: u64,
+        men: &Men,
+        stored: u8,
+        stored_bit: bool,
+        rep: &mut SideReport,
+    ) -> Result<(), TableError> {
+        let here =
+            || format!("{} {} slot {slot}: {}", self.material, side_name(stm), describe_men(&self.layout, men, stm));
+        if stored != CODE_ILLEGAL {
+            wrong!("{}: illegal position stored as {}, expected code 63", here(), describe_code(stm, stored));
+        }
+        let want_bit = stm == Color::White;
+        if stored_bit != want_bit {
+            wrong!("{}: illegal position has bitbase bit {}, expected {}", here(), stored_bit as u8, want_bit as u8);
+        }
+        rep.illegal += 1;
+        Ok(())
+    }
+
+    /// Checks that every symmetric image of a legal position holds its value; returns the
+    /// smallest slot among the images (the one whose value is derived).
+    fn smallest_image(
+        &self,
+        stm: Color,
+        slot: u64,
+        men: &Men,
+        stored: u8,
+        fen: &dyn Fn() -> String,
+    ) -> Result<u64, TableError> {
         let mut representative = slot;
         for sym in Symmetry::all() {
             let img = Men {
@@ -314,44 +371,7 @@ impl Ctx<'_> {
                 }
             }
         }
-        if representative == slot {
-            let (expected, via) = match stm {
-                Color::White => self.derive_wtm(&men),
-                Color::Black => self.derive_btm(&men, rep),
-            };
-            if expected != stored {
-                let why = match via {
-                    Some(mv) => format!(" (decided by {mv}, leading to {})", pos().play(mv).fen()),
-                    None => String::new(),
-                };
-                wrong!(
-                    "{}: stored {}, expected {}{why}",
-                    fen(),
-                    describe_code(stm, stored),
-                    describe_code(stm, expected)
-                );
-            }
-            rep.derived += 1;
-        } else {
-            rep.by_symmetry += 1;
-        }
-        if stored_bit != (stored != CODE_NONE) {
-            wrong!(
-                "{}: value {} but bitbase ({}) bit {}",
-                fen(),
-                describe_code(stm, stored),
-                if stm == Color::White { "t99" } else { "t100" },
-                stored_bit as u8
-            );
-        }
-        if stored == CODE_NONE {
-            rep.not_won += 1;
-        } else {
-            rep.won += 1;
-            let d = if stm == Color::White { 2 * stored - 1 } else { 2 * (stored - 1) };
-            rep.longest = rep.longest.max(Some(d));
-        }
-        Ok(())
+        Ok(representative)
     }
 
     /// Whether `target` is attacked by `by`'s men with occupancy `occ`, the piece of layout
@@ -530,7 +550,7 @@ pub fn verify_run(
     let verifying = |needed: Option<&Material>, e: TableError| TableError::Verifying {
         run: run.clone(),
         needed: needed.cloned(),
-        source: Box::new(e),
+        cause: Box::new(e),
     };
     let file = open_checked(&path, run).map_err(|e| verifying(None, e))?;
     let layout = Layout::new(run);

@@ -251,7 +251,11 @@ impl StreamWriter {
 pub fn check_streams(file: &File, path: &Path, rec: &ChunkRecord) -> Result<(), StorageError> {
     let bytes = read_at(file, path, rec.streams_offset, rec.streams_len as usize)?;
     if xxh3_64(&bytes) != rec.streams_sum {
-        return Err(StorageError::StreamsMismatch { path: path.to_path_buf(), chunk: rec.chunk, offset: rec.streams_offset });
+        return Err(StorageError::StreamsMismatch {
+            path: path.to_path_buf(),
+            chunk: rec.chunk,
+            offset: rec.streams_offset,
+        });
     }
     Ok(())
 }

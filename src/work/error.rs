@@ -4,15 +4,12 @@ use std::path::PathBuf;
 
 /// An error of the work folder's storage: a failed system call, or damage found by a
 /// checksum. The layer above decides what damage means (rebuild a block, restart a run).
+/// Messages include their cause (an OS or JSON error), so `{}` tells the whole story.
 #[derive(Debug, thiserror::Error)]
 pub enum StorageError {
     /// A system call failed; `doing` says what was being done (`writing X at offset N`).
-    #[error("{doing}")]
-    Io {
-        doing: String,
-        #[source]
-        source: std::io::Error,
-    },
+    #[error("{doing}: {cause}")]
+    Io { doing: String, cause: std::io::Error },
     /// A block of a bit table does not match its recorded checksum.
     #[error("{}: checksum mismatch in block {block} at offset {offset} (file damaged)", path.display())]
     ChecksumMismatch { path: PathBuf, block: usize, offset: u64 },
@@ -23,12 +20,8 @@ pub enum StorageError {
     #[error("{}: {what}", path.display())]
     Damaged { path: PathBuf, what: String },
     /// A manifest's JSON could not be parsed.
-    #[error("parsing {}", path.display())]
-    Parse {
-        path: PathBuf,
-        #[source]
-        source: serde_json::Error,
-    },
+    #[error("parsing {}: {cause}", path.display())]
+    Parse { path: PathBuf, cause: serde_json::Error },
 }
 
 impl StorageError {
@@ -45,6 +38,6 @@ pub trait IoContext<T> {
 
 impl<T> IoContext<T> for std::io::Result<T> {
     fn doing(self, what: impl FnOnce() -> String) -> Result<T, StorageError> {
-        self.map_err(|source| StorageError::Io { doing: what(), source })
+        self.map_err(|cause| StorageError::Io { doing: what(), cause })
     }
 }

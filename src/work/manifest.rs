@@ -67,7 +67,7 @@ pub fn load<T: for<'de> Deserialize<'de>>(path: &Path) -> Result<Option<T>, Stor
     if xxh3_64(json.as_bytes()) != sum {
         return Err(damaged());
     }
-    let parse = |source| StorageError::Parse { path: path.to_path_buf(), source };
+    let parse = |cause| StorageError::Parse { path: path.to_path_buf(), cause };
     let v: serde_json::Value = serde_json::from_str(json).map_err(parse)?;
     let format = v.get("format").and_then(|f| f.as_u64()).unwrap_or(0);
     if format != MANIFEST_FORMAT as u64 {

@@ -4,9 +4,9 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
-use tbstream::gen::{generate, GenOptions};
-use tbstream::progress::Progress;
 use tbstream::Material;
+use tbstream::SilentProgress;
+use tbstream::{generate, GenOptions};
 
 /// Every 3- and 4-men pawnless signature with white at least as strong by convention of
 /// the reference folder.
@@ -21,7 +21,7 @@ pub fn small_tables() -> &'static Path {
     DIR.get_or_init(|| {
         let dir = tempfile::tempdir().unwrap();
         let sigs: Vec<Material> = SMALL.iter().map(|s| Material::parse(s).unwrap()).collect();
-        generate(&sigs, &GenOptions::new(dir.path(), 2), &Progress::silent()).unwrap();
+        generate(&sigs, &GenOptions::new(dir.path(), 2), &SilentProgress).unwrap();
         dir
     })
     .path()
