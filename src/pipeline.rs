@@ -152,7 +152,7 @@ mod tests {
             50,
             3,
             Order::Completion,
-            |i| Ok::<_, TestError>(i),
+            Ok::<_, TestError>,
             |_, j| Ok(j),
             |i, r| {
                 assert_eq!(i, r);
@@ -219,7 +219,7 @@ mod tests {
             1000,
             2,
             Order::Completion,
-            |i| Ok::<_, TestError>(i),
+            Ok::<_, TestError>,
             |i, j| {
                 if i == 500 {
                     Err(TestError::Failed(i))
@@ -240,7 +240,7 @@ mod tests {
                 10,
                 2,
                 order,
-                |i| Ok::<_, TestError>(i),
+                Ok::<_, TestError>,
                 |i, j| {
                     if i == 3 {
                         panic!("worker bug");

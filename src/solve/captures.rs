@@ -52,10 +52,10 @@ pub struct Captures {
 
 impl Captures {
     /// Resolves every capture of `material` through `lookup` (material -> loaded bitbases).
-    pub fn new(
+    pub fn new<E>(
         material: &Material,
-        mut lookup: impl FnMut(&Material) -> anyhow::Result<Arc<Bitbase>>,
-    ) -> anyhow::Result<Captures> {
+        mut lookup: impl FnMut(&Material) -> Result<Arc<Bitbase>, E>,
+    ) -> Result<Captures, E> {
         let mut by_piece = Vec::new();
         for &r in &material.white {
             let sub = material.without_white(r);

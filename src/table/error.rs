@@ -23,7 +23,7 @@ pub enum TableError {
     BareWhite(Material),
     /// Opening a run's table failed.
     #[error("opening table for {material}: {cause}")]
-    Opening { material: Material, cause: FormatError },
+    Opening { material: Material, cause: Box<FormatError> },
     /// A table the verifier needs could not be opened.
     #[error("verifying {run}{}: {cause}", needed.as_ref().map(|s| format!(": sub-endgame {s} is needed")).unwrap_or_default())]
     Verifying {
@@ -37,7 +37,13 @@ pub enum TableError {
     #[error("{0}")]
     Wrong(String),
     #[error(transparent)]
-    Format(#[from] FormatError),
+    Format(Box<FormatError>),
     #[error(transparent)]
     Panicked(#[from] WorkerPanicked),
+}
+
+impl From<FormatError> for TableError {
+    fn from(e: FormatError) -> TableError {
+        TableError::Format(Box::new(e))
+    }
 }

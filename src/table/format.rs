@@ -400,3 +400,84 @@ pub fn step_code(k: u8) -> u8 {
         k / 2 + 1
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Writes a table of `KQvK`'s size with recognisable bytes in every section.
+    fn write_sample(dir: &Path) -> PathBuf {
+        let m = Material::parse("KQvK").unwrap();
+        let n_slots = crate::index::Layout::new(&m).n_slots;
+        let mut w = TableWriter::create(dir, &m, n_slots).unwrap();
+        for (i, s) in Section::ALL.into_iter().enumerate() {
+            w.begin(s).unwrap();
+            let e = w.header.sections[s as usize];
+            let bytes: Vec<u8> = (0..e.length).map(|b| (b as u8).wrapping_mul(31).wrapping_add(i as u8)).collect();
+            w.write(&bytes).unwrap();
+            w.end(s).unwrap();
+        }
+        w.finish(7).unwrap()
+    }
+
+    fn flip(path: &Path, at: u64) {
+        let mut bytes = std::fs::read(path).unwrap();
+        bytes[at as usize] ^= 0x20;
+        std::fs::write(path, bytes).unwrap();
+    }
+
+    #[test]
+    fn a_flipped_byte_in_each_section_is_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let m = Material::parse("KQvK").unwrap();
+        let path = write_sample(dir.path());
+        let file = TableFile::open_run(&path, &m).unwrap();
+        assert_eq!(file.header.last_step, 7);
+        let sections = file.header.sections;
+        drop(file);
+        for (i, e) in sections.iter().enumerate() {
+            for at in [e.offset, e.offset + e.length / 2, e.offset + e.length - 1] {
+                flip(&path, at);
+                let err = TableFile::open_run(&path, &m).err().expect("damage found");
+                let text = err.to_string();
+                assert!(
+                    matches!(err, FormatError::SectionChecksum { section, .. } if section == Section::ALL[i]),
+                    "{text}"
+                );
+                assert!(text.contains(&format!("{:?}", Section::ALL[i])) && text.contains("KQvK.tbs"), "{text}");
+                flip(&path, at);
+            }
+        }
+        TableFile::open_run(&path, &m).unwrap();
+        // The header: its checksum, or the checksum itself.
+        for at in [9, 20, 40, 100, 250] {
+            flip(&path, at);
+            let err = TableFile::open_run(&path, &m).err().expect("damage found");
+            assert!(matches!(err, FormatError::HeaderChecksum(_) | FormatError::Version(..)), "byte {at}: {err}");
+            flip(&path, at);
+        }
+    }
+
+    #[test]
+    fn an_interrupted_table_write_leaves_only_a_temp_that_the_next_writer_removes() {
+        let dir = tempfile::tempdir().unwrap();
+        let m = Material::parse("KQvK").unwrap();
+        let n_slots = crate::index::Layout::new(&m).n_slots;
+        // A writer dropped before `finish` (an error) removes its temporary file.
+        let w = TableWriter::create(dir.path(), &m, n_slots).unwrap();
+        let tmp = w.tmp_path.clone();
+        assert!(tmp.exists() && tmp.file_name().unwrap().to_string_lossy().starts_with(".KQvK.tbs."));
+        drop(w);
+        assert!(!tmp.exists());
+        // A kill leaves it behind (simulated by keeping it): no table appears, and the next
+        // writer of the same table removes it.
+        let publisher = Publisher::create(&table_path(dir.path(), &m)).unwrap();
+        let stale = publisher.tmp_path().to_path_buf();
+        std::mem::forget(publisher);
+        assert!(stale.exists() && !table_path(dir.path(), &m).exists());
+        let path = write_sample(dir.path());
+        assert!(!stale.exists(), "stale temporary file removed");
+        let names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+        assert_eq!(names, [path.file_name().unwrap()]);
+    }
+}

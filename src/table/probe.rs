@@ -405,8 +405,8 @@ impl Tablebase {
             return Err(TableError::Missing { path, signature: m.clone() });
         }
         // Checked once per process: damage is reported with the section and offset.
-        let file =
-            TableFile::open_run(&path, m).map_err(|cause| TableError::Opening { material: m.clone(), cause })?;
+        let file = TableFile::open_run(&path, m)
+            .map_err(|cause| TableError::Opening { material: m.clone(), cause: Box::new(cause) })?;
         let run = Arc::new(Run { layout: Layout::new(m), file });
         Ok(self.runs[key].get_or_init(|| run))
     }

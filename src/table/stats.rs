@@ -383,7 +383,8 @@ fn scan_run(
     if !path.exists() {
         return Err(TableError::Missing { path, signature: signature.clone() });
     }
-    let file = TableFile::open_run(&path, run).map_err(|cause| TableError::Opening { material: run.clone(), cause })?;
+    let file = TableFile::open_run(&path, run)
+        .map_err(|cause| TableError::Opening { material: run.clone(), cause: Box::new(cause) })?;
     let scanner = RunScanner::new(&file, count_stalemates);
     let sides = [scanner.scan(Color::White, threads)?, scanner.scan(Color::Black, threads)?];
     let fens = [Color::White, Color::Black]

@@ -290,7 +290,12 @@ impl Ctx<'_> {
                     Some(mv) => format!(" (decided by {mv}, leading to {})", pos().play(mv).fen()),
                     None => String::new(),
                 };
-                wrong!("{}: stored {}, expected {}{why}", fen(), describe_code(stm, stored), describe_code(stm, expected));
+                wrong!(
+                    "{}: stored {}, expected {}{why}",
+                    fen(),
+                    describe_code(stm, stored),
+                    describe_code(stm, expected)
+                );
             }
             rep.derived += 1;
         } else {

@@ -192,3 +192,72 @@ pub fn load_sums(path: &Path, n_blocks: usize) -> Result<Vec<u64>, StorageError>
     LittleEndian::read_u64_into(&bytes[8..bytes.len() - 8], &mut sums);
     Ok(sums)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Blocks of `words` words laid out one after the other, locally and in storage.
+    fn blocks(n: usize, words: usize) -> Vec<Block> {
+        (0..n).map(|i| Block { id: i, local_word: i * words, slot_word: i * words, words }).collect()
+    }
+
+    #[test]
+    fn sums_round_trip_and_damage_is_found() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t003.sums");
+        let sums: Vec<u64> = (0..10).map(|i| i * 0x9e37_79b9_7f4a_7c15).collect();
+        save_sums(&path, &sums).unwrap();
+        assert_eq!(load_sums(&path, 10).unwrap(), sums);
+        let good = std::fs::read(&path).unwrap();
+        // A flipped byte anywhere, a truncated file, a file of another block count.
+        for at in [0, 7, 8, 40, good.len() - 1] {
+            let mut bad = good.clone();
+            bad[at] ^= 4;
+            std::fs::write(&path, &bad).unwrap();
+            let err = load_sums(&path, 10).unwrap_err();
+            assert!(matches!(&err, StorageError::Damaged { path: p, .. } if p == &path), "byte {at}: {err}");
+        }
+        std::fs::write(&path, &good[..good.len() - 8]).unwrap();
+        assert!(load_sums(&path, 10).is_err());
+        std::fs::write(&path, &good).unwrap();
+        assert!(load_sums(&path, 9).is_err());
+    }
+
+    #[test]
+    fn a_partly_written_chunk_is_found_block_by_block() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t004.bits");
+        let words = 8;
+        let file = BitFile::open(&path, 4 * words, 4096).unwrap();
+        let bl = blocks(4, words);
+        let data: Vec<u64> = (0..4 * words as u64).map(|i| i.wrapping_mul(0x2545_f491_4f6c_dd1d)).collect();
+        let sums = file.write_blocks(&bl, &data).unwrap();
+        let mut back = vec![0u64; 4 * words];
+        file.read_blocks(&bl, &mut back, &sums).unwrap();
+        assert_eq!(back, data);
+        // A kill while the chunk's blocks were being rewritten: block 2 holds half old data.
+        let mut torn = data.clone();
+        for w in &mut torn[2 * words..2 * words + 3] {
+            *w = !*w;
+        }
+        file.write_blocks(&bl[2..3], &torn).unwrap();
+        let err = file.read_blocks(&bl, &mut back, &sums).unwrap_err();
+        match err {
+            StorageError::ChecksumMismatch { path: p, block, offset } => {
+                assert_eq!((p, block, offset), (path.clone(), 2, 2 * words as u64 * 8));
+            }
+            e => panic!("expected a checksum mismatch, got {e}"),
+        }
+        let text = file.read_range(2, 1, words, &sums).unwrap_err().to_string();
+        assert!(text.contains("t004.bits") && text.contains("block 2"), "{text}");
+        // The other blocks still read.
+        file.read_range(3, 1, words, &sums).unwrap();
+        // A file cut short by the kill is sized back and its missing blocks are damage, not EOF.
+        drop(file);
+        std::fs::OpenOptions::new().write(true).open(&path).unwrap().set_len(8 * words as u64 + 5).unwrap();
+        let file = BitFile::open(&path, 4 * words, 4096).unwrap();
+        file.read_range(0, 1, words, &sums).unwrap();
+        assert!(matches!(file.read_range(1, 1, words, &sums), Err(StorageError::ChecksumMismatch { block: 1, .. })));
+    }
+}

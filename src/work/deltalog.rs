@@ -259,3 +259,103 @@ pub fn check_streams(file: &File, path: &Path, rec: &ChunkRecord) -> Result<(), 
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A log of `n` records for chunks 0..n (two blocks, two output tables each), with their
+    /// streams; returns the log's path and each record's end offset.
+    fn sample_log(dir: &Path, n: u32) -> (PathBuf, Vec<u64>) {
+        let log_path = dir.join("pass-007.log");
+        let mut log = DeltaLog::open(&log_path, 0).unwrap();
+        let mut streams = StreamWriter::open(&streams_path(&log_path), 0).unwrap();
+        let mut ends = Vec::new();
+        for chunk in 0..n {
+            let bytes = vec![chunk as u8 + 1; 3 + chunk as usize];
+            let at = streams.pos();
+            streams.write(&bytes).unwrap();
+            streams.flush().unwrap();
+            let blocks = vec![
+                BlockEntry { id: 2 * chunk, stream_len: bytes.len() as u32, sums: vec![11, 12] },
+                BlockEntry { id: 2 * chunk + 1, stream_len: 0, sums: vec![13, 14] },
+            ];
+            let record = encode(chunk, 5, &blocks, (at, bytes.len() as u64, xxh3_64(&bytes)));
+            log.append(&record).unwrap();
+            ends.push(ends.last().copied().unwrap_or(0) + record.len() as u64);
+        }
+        log.sync().unwrap();
+        streams.sync().unwrap();
+        (log_path, ends)
+    }
+
+    #[test]
+    fn records_round_trip() {
+        let dir = tempfile::tempdir().unwrap();
+        let (path, ends) = sample_log(dir.path(), 4);
+        let s = scan(&path).unwrap();
+        assert!(s.damage.is_none());
+        assert_eq!(s.records.len(), 4);
+        assert_eq!(s.valid_len, ends[3]);
+        let r = &s.records[2];
+        assert_eq!((r.chunk, r.new_count, r.end), (2, 5, ends[2]));
+        assert_eq!(r.blocks[0], BlockEntry { id: 4, stream_len: 5, sums: vec![11, 12] });
+        let file = File::open(streams_path(&path)).unwrap();
+        for r in &s.records {
+            check_streams(&file, &streams_path(&path), r).unwrap();
+        }
+    }
+
+    #[test]
+    fn a_torn_last_record_is_cut_off_and_the_earlier_ones_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let (path, ends) = sample_log(dir.path(), 3);
+        // A kill in the middle of appending the third record.
+        for cut in [ends[1] + 1, ends[1] + 8, ends[1] + 20, ends[2] - 1] {
+            std::fs::OpenOptions::new().write(true).open(&path).unwrap().set_len(cut).unwrap();
+            let s = scan(&path).unwrap();
+            assert_eq!(s.records.len(), 2, "cut at {cut}");
+            assert_eq!(s.valid_len, ends[1]);
+            let damage = s.damage.expect("the torn record is reported");
+            assert!(damage.contains("truncated record") && damage.contains(&format!("offset {}", ends[1])), "{damage}");
+            // Appending resumes after the last good record.
+            let log = DeltaLog::open(&path, s.valid_len).unwrap();
+            assert_eq!(log.len, ends[1]);
+            assert_eq!(std::fs::metadata(&path).unwrap().len(), ends[1]);
+        }
+    }
+
+    #[test]
+    fn a_corrupted_record_stops_the_scan() {
+        let dir = tempfile::tempdir().unwrap();
+        let (path, ends) = sample_log(dir.path(), 3);
+        let mut bytes = std::fs::read(&path).unwrap();
+        bytes[ends[0] as usize + 20] ^= 0x10;
+        std::fs::write(&path, &bytes).unwrap();
+        let s = scan(&path).unwrap();
+        assert_eq!(s.records.len(), 1);
+        assert!(s.damage.unwrap().contains("checksum mismatch in record"));
+    }
+
+    #[test]
+    fn damaged_streams_are_named_with_their_chunk() {
+        let dir = tempfile::tempdir().unwrap();
+        let (path, _) = sample_log(dir.path(), 3);
+        let streams = streams_path(&path);
+        let mut bytes = std::fs::read(&streams).unwrap();
+        bytes[4] ^= 1; // inside chunk 1's stream (chunk 0 has 3 bytes)
+        std::fs::write(&streams, &bytes).unwrap();
+        let s = scan(&path).unwrap();
+        let file = File::open(&streams).unwrap();
+        check_streams(&file, &streams, &s.records[0]).unwrap();
+        let err = check_streams(&file, &streams, &s.records[1]).unwrap_err();
+        assert!(matches!(err, StorageError::StreamsMismatch { chunk: 1, offset: 3, .. }), "{err}");
+    }
+
+    #[test]
+    fn a_missing_log_is_empty() {
+        let dir = tempfile::tempdir().unwrap();
+        let s = scan(&dir.path().join("pass-001.log")).unwrap();
+        assert!(s.records.is_empty() && s.damage.is_none() && s.valid_len == 0);
+    }
+}
