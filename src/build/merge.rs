@@ -8,44 +8,23 @@ use crate::chess::Color;
 use crate::pipeline::{self, Order};
 use crate::solve::{last_step, Pass, WorkTable};
 use crate::table::format::{step_code, Section, TableWriter, CODE_ILLEGAL};
-use crate::work::deltalog;
+use crate::work::deltalog::PassStreams;
 use crate::work::gap::decode;
 use crate::work::manifest::RunManifest;
 use anyhow::Context;
 use byteorder::{ByteOrder, LittleEndian};
-use std::fs::File;
 use std::path::{Path, PathBuf};
 
-/// Where each block's stream lies in one step's log.
+/// The streams of one step, with the step's value code.
 struct StepIndex {
-    step: u8,
-    path: PathBuf,
-    file: File,
-    /// Per block id: (offset, length); length 0 = no new positions.
-    entries: Vec<(u64, u32)>,
+    code: u8,
+    streams: PassStreams,
 }
 
 fn index_step(ctx: &RunContext, pass: Pass, n_blocks: usize) -> anyhow::Result<StepIndex> {
-    let path = ctx.folder.log(pass);
-    let scan = deltalog::scan(&path)?;
-    if let Some(d) = scan.damage {
-        anyhow::bail!("delta log damaged: {d} (delete the work folder to recompute the run)");
-    }
-    let streams = ctx.folder.streams(pass);
-    let file = File::open(&streams).with_context(|| format!("opening {}", streams.display()))?;
-    let mut entries = vec![(0u64, 0u32); n_blocks];
-    let mut seen = 0usize;
-    for rec in &scan.records {
-        deltalog::check_streams(&file, &streams, rec)?;
-        let mut off = rec.streams_offset;
-        for e in &rec.blocks {
-            entries[e.id as usize] = (off, e.stream_len);
-            off += e.stream_len as u64;
-            seen += 1;
-        }
-    }
-    anyhow::ensure!(seen == n_blocks, "{}: covers {seen} of {n_blocks} blocks", path.display());
-    Ok(StepIndex { step: pass.step().context("an init pass has no values")?, path: streams, file, entries })
+    let streams = PassStreams::open(&ctx.folder.log(pass), n_blocks)
+        .context("delta log damaged (delete the work folder to recompute the run)")?;
+    Ok(StepIndex { code: step_code(pass.step().context("an init pass has no values")?), streams })
 }
 
 /// Writes the run's final table from the work folder; returns its path and the bytes read
@@ -133,23 +112,21 @@ fn values_of_group(
     let mut fresh = vec![0u64; block_words];
     let mut bytes_read = illegal.len() as u64 * 8;
     for step in index {
-        let code = step_code(step.step);
         for b in 0..n {
-            let (off, len) = step.entries[first + b];
-            if len == 0 {
+            let stream = step.streams.block(first + b)?;
+            if stream.is_empty() {
                 continue;
             }
-            let stream = deltalog::read_at(&step.file, &step.path, off, len as usize)?;
-            bytes_read += len as u64;
+            bytes_read += stream.len() as u64;
             fresh.fill(0);
             for pos in decode(&stream) {
-                let pos = pos.with_context(|| format!("{} block {}", step.path.display(), first + b))?;
+                let pos = pos.with_context(|| format!("{} block {}", step.streams.path.display(), first + b))?;
                 *fresh.get_mut((pos / 64) as usize).context("stream position outside its block")? |= 1 << (pos % 64);
             }
             for (w, &f) in fresh.iter().enumerate() {
                 if f != 0 {
                     let word = b * block_words + w;
-                    or_code(&mut planes[6 * word..6 * word + 6], code, f);
+                    or_code(&mut planes[6 * word..6 * word + 6], step.code, f);
                 }
             }
         }

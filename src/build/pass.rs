@@ -164,7 +164,7 @@ fn resume_scan(ctx: &RunContext, spec: &PassSpec, chunks: &Chunks, outputs: &[Bi
         log_len: 0,
         streams_len: 0,
     };
-    let mut damage = scan.damage.clone();
+    let mut damage = scan.damage.as_ref().map(|d| d.to_string());
     for rec in &scan.records {
         match check_record(chunks, outputs, &mut state.sums, rec, &streams_file) {
             Ok(()) => {

@@ -6,51 +6,16 @@ use super::pass::RunContext;
 use crate::index::Block;
 use crate::solve::{compute_chunk, obsolete_after, Frame, Pass, PassSpec, WorkTable};
 use crate::work::bits::{block_sum, load_sums, save_sums};
-use crate::work::deltalog;
+use crate::work::deltalog::PassStreams;
 use crate::work::gap::decode;
 use crate::work::manifest::RunManifest;
 use crate::work::StorageError;
 use anyhow::Context;
-use std::fs::File;
 
-/// Where each block's stream of one finished pass lies.
-struct PassStreams {
+/// The streams of one finished pass.
+struct FinishedPass {
     pass: Pass,
-    file: File,
-    path: std::path::PathBuf,
-    /// Per block: (offset, length).
-    at: Vec<(u64, u32)>,
-}
-
-/// Reads a finished pass's log: where each block's stream lies, and the block checksums of
-/// the pass's outputs. Any damage is an error (the run must restart).
-fn pass_streams(ctx: &RunContext, pass: Pass) -> anyhow::Result<(PassStreams, Vec<Vec<u64>>)> {
-    let n_blocks = ctx.n_blocks();
-    let log = ctx.folder.log(pass);
-    let scan = deltalog::scan(&log)?;
-    if let Some(d) = scan.damage {
-        anyhow::bail!("{d}");
-    }
-    let path = ctx.folder.streams(pass);
-    let file = File::open(&path).with_context(|| format!("opening {}", path.display()))?;
-    let mut at = vec![(0u64, 0u32); n_blocks];
-    let outputs = PassSpec::of(pass).outputs.len();
-    let mut sums = vec![vec![0u64; n_blocks]; outputs];
-    let mut covered = 0;
-    for rec in &scan.records {
-        deltalog::check_streams(&file, &path, rec)?;
-        let mut off = rec.streams_offset;
-        for e in &rec.blocks {
-            at[e.id as usize] = (off, e.stream_len);
-            off += e.stream_len as u64;
-            for (o, s) in e.sums.iter().enumerate() {
-                sums[o][e.id as usize] = *s;
-            }
-            covered += 1;
-        }
-    }
-    anyhow::ensure!(covered == n_blocks, "{}: the log of a finished pass misses blocks", log.display());
-    Ok((PassStreams { pass, file, path, at }, sums))
+    streams: PassStreams,
 }
 
 /// Whether a work table is no longer needed once the passes up to `last` are finished.
@@ -76,8 +41,9 @@ pub fn check_and_repair(ctx: &RunContext, manifest: &RunManifest) -> anyhow::Res
     let mut repaired = 0;
     let Some(last) = manifest.passes.last().map(|p| p.pass) else { return Ok(0) };
     for done in &manifest.passes {
-        let (ps, sums) = pass_streams(ctx, done.pass)?;
-        streams.push(ps);
+        let ps = PassStreams::open(&ctx.folder.log(done.pass), n_blocks)?;
+        let sums = ps.sums.clone();
+        streams.push(FinishedPass { pass: done.pass, streams: ps });
         for (o, &table) in PassSpec::of(done.pass).outputs.iter().enumerate() {
             if is_obsolete(table, last) {
                 continue; // deleted (or about to be): no later pass reads it
@@ -127,7 +93,7 @@ fn rebuild_block(
     ctx: &RunContext,
     table: WorkTable,
     block: usize,
-    streams: &[PassStreams],
+    streams: &[FinishedPass],
 ) -> anyhow::Result<Vec<u64>> {
     if let WorkTable::Chain(k) = table {
         let mut words = vec![0u64; ctx.block_words()];
@@ -137,10 +103,9 @@ fn rebuild_block(
         }
         let same_chain = |p: Pass| p.step().is_some_and(|s| s <= k && s % 2 == k % 2);
         for ps in streams.iter().filter(|ps| same_chain(ps.pass)) {
-            let (off, len) = ps.at[block];
-            let bytes = deltalog::read_at(&ps.file, &ps.path, off, len as usize)?;
+            let bytes = ps.streams.block(block)?;
             for pos in decode(&bytes) {
-                let pos = pos.with_context(|| format!("{} (pass {})", ps.path.display(), ps.pass.number()))?;
+                let pos = pos.with_context(|| format!("{} (pass {})", ps.streams.path.display(), ps.pass.number()))?;
                 *words.get_mut((pos / 64) as usize).context("stream position outside its block")? |= 1 << (pos % 64);
             }
         }
@@ -174,7 +139,7 @@ fn rebuild_or_read(
     ctx: &RunContext,
     table: WorkTable,
     block: usize,
-    streams: &[PassStreams],
+    streams: &[FinishedPass],
 ) -> anyhow::Result<Vec<u64>> {
     let read = || -> anyhow::Result<Vec<u64>> {
         let (file, sums) = ctx.open_finished(table)?;

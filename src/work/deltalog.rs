@@ -114,7 +114,7 @@ impl DeltaLog {
 pub struct Scan {
     pub records: Vec<ChunkRecord>,
     pub valid_len: u64,
-    pub damage: Option<String>,
+    pub damage: Option<StorageError>,
 }
 
 /// Reads a log, keeping its records up to the first damaged one. A missing log is empty.
@@ -129,7 +129,8 @@ pub fn scan(path: &Path) -> Result<Scan, StorageError> {
     let read_at = |buf: &mut [u8], at: u64| file.read_exact_at(buf, at).doing(|| format!("reading {}", path.display()));
     let mut off = 0u64;
     while off < len {
-        let damage = |why: &str| format!("{}: {why} at offset {off}", path.display());
+        let damage =
+            |why: &str| StorageError::Damaged { path: path.to_path_buf(), what: format!("{why} at offset {off}") };
         let mut head = [0u8; 8];
         if off + 8 > len {
             out.damage = Some(damage("truncated record"));
@@ -260,6 +261,65 @@ pub fn check_streams(file: &File, path: &Path, rec: &ChunkRecord) -> Result<(), 
     Ok(())
 }
 
+/// The streams of a finished pass, indexed by block: where each block's gap-coded new
+/// positions lie, and the block checksums of the pass's output tables.
+pub struct PassStreams {
+    pub path: PathBuf,
+    file: File,
+    /// Per block id: (offset, length) in the stream file; length 0 = no new positions.
+    at: Vec<(u64, u32)>,
+    /// Per output table, per block id: the block's checksum.
+    pub sums: Vec<Vec<u64>>,
+}
+
+impl PassStreams {
+    /// Reads a finished pass's log: every record must be intact, its streams must match, and
+    /// together they must cover all `n_blocks` blocks.
+    pub fn open(log: &Path, n_blocks: usize) -> Result<PassStreams, StorageError> {
+        let scan = scan(log)?;
+        if let Some(damage) = scan.damage {
+            return Err(damage);
+        }
+        let path = streams_path(log);
+        let file = File::open(&path).doing(|| format!("opening {}", path.display()))?;
+        let mut at = vec![(0u64, 0u32); n_blocks];
+        let tables = scan.records.first().and_then(|r| r.blocks.first()).map_or(0, |b| b.sums.len());
+        let mut sums = vec![vec![0u64; n_blocks]; tables];
+        let mut covered = 0;
+        for rec in &scan.records {
+            check_streams(&file, &path, rec)?;
+            let mut off = rec.streams_offset;
+            for e in &rec.blocks {
+                let slot = at.get_mut(e.id as usize).filter(|_| e.sums.len() == tables);
+                let slot = slot.ok_or_else(|| StorageError::Damaged {
+                    path: log.to_path_buf(),
+                    what: format!("record of chunk {} does not fit the run", rec.chunk),
+                })?;
+                *slot = (off, e.stream_len);
+                off += e.stream_len as u64;
+                for (o, &sum) in e.sums.iter().enumerate() {
+                    sums[o][e.id as usize] = sum;
+                }
+                covered += 1;
+            }
+        }
+        if covered != n_blocks {
+            let what = format!("the log of a finished pass covers {covered} of {n_blocks} blocks");
+            return Err(StorageError::Damaged { path: log.to_path_buf(), what });
+        }
+        Ok(PassStreams { path, file, at, sums })
+    }
+
+    /// The gap-coded stream of a block (empty when the pass found nothing new there).
+    pub fn block(&self, block: usize) -> Result<Vec<u8>, StorageError> {
+        let (off, len) = self.at[block];
+        if len == 0 {
+            return Ok(Vec::new());
+        }
+        read_at(&self.file, &self.path, off, len as usize)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -316,7 +376,7 @@ mod tests {
             let s = scan(&path).unwrap();
             assert_eq!(s.records.len(), 2, "cut at {cut}");
             assert_eq!(s.valid_len, ends[1]);
-            let damage = s.damage.expect("the torn record is reported");
+            let damage = s.damage.expect("the torn record is reported").to_string();
             assert!(damage.contains("truncated record") && damage.contains(&format!("offset {}", ends[1])), "{damage}");
             // Appending resumes after the last good record.
             let log = DeltaLog::open(&path, s.valid_len).unwrap();
@@ -334,7 +394,7 @@ mod tests {
         std::fs::write(&path, &bytes).unwrap();
         let s = scan(&path).unwrap();
         assert_eq!(s.records.len(), 1);
-        assert!(s.damage.unwrap().contains("checksum mismatch in record"));
+        assert!(s.damage.unwrap().to_string().contains("checksum mismatch in record"));
     }
 
     #[test]
