@@ -4,7 +4,8 @@
 # read and written, MB/s per pass kind, the delta streams' size, and the disk's own speed.
 #
 #   scripts/bench.sh [SIGNATURE] [THREADS] [EXTRA GEN OPTIONS...]   (default: KQRvKR 2)
-#   BENCH_DIR=... (default target/bench-tables), BENCH_DISK=0 skips the dd measurement.
+#   BENCH_DIR=... (default target/bench-tables), BENCH_DISK=0 skips the dd measurement,
+#   BENCH_BIN=path times another build of tbstream (e.g. a saved binary of an earlier commit).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 sig=${1:-KQRvKR}
@@ -12,8 +13,12 @@ threads=${2:-2}
 shift $(( $# > 2 ? 2 : $# ))
 extra=("$@")
 dir=${BENCH_DIR:-target/bench-tables}
-cargo build --release --quiet
-bin=target/release/tbstream
+if [ -n "${BENCH_BIN:-}" ]; then
+  bin=$BENCH_BIN
+else
+  cargo build --release --quiet
+  bin=target/release/tbstream
+fi
 mkdir -p "$dir"
 # Sub-endgames (the closure) are built once and kept between benchmark runs.
 "$bin" gen "$sig" --out "$dir" --threads "$threads" >/dev/null 2>&1

@@ -6,7 +6,8 @@
 //! either as they complete or in item order. Memory stays bounded: with
 //! [`Order::Completion`] the channels are rendezvous channels, so an item's buffers exist
 //! only where they are being read (one item ahead), worked on, or written; with
-//! [`Order::Sequence`] at most `window` items are between being read and being written.
+//! [`Order::Sequence`] at most `window` items are between being read and being written, and
+//! the queues hold them without making a stage wait for the next.
 //!
 //! The first error (from any stage, or a worker's panic) stops the pipeline: the writer
 //! returns it, and dropping the channels unblocks every thread.
@@ -48,7 +49,8 @@ where
         Order::Completion => None,
         Order::Sequence { window } => Some(window.max(1)),
     };
-    let (job_tx, job_rx) = bounded::<(usize, Result<J, E>)>(0);
+    // With a window the tickets bound the items in flight, and the queues may hold them all.
+    let (job_tx, job_rx) = bounded::<(usize, Result<J, E>)>(window.unwrap_or(0));
     let (res_tx, res_rx) = bounded::<(usize, Result<R, E>)>(window.unwrap_or(0));
     let (ticket_tx, ticket_rx) = bounded::<()>(window.unwrap_or(0));
     for _ in 0..window.unwrap_or(0) {

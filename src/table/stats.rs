@@ -324,7 +324,7 @@ impl<'a> RunScanner<'a> {
         pipeline::run(
             batches,
             threads,
-            Order::Completion,
+            Order::Sequence { window: 4 * threads.max(1) },
             |b| Ok::<_, TableError>(b as u64 * BATCH_WORDS as u64),
             |_, start| {
                 let mut acc = RunSide::new();

@@ -517,7 +517,7 @@ fn verify_side(
         batches,
         threads,
         // In slot order: the first error written is the one of the smallest wrong slot.
-        Order::Sequence { window: 2 * threads.max(1) },
+        Order::Sequence { window: 4 * threads.max(1) },
         |b| Ok::<_, TableError>(b as u64 * BATCH),
         |_, start| {
             let mut rep = SideReport::default();
