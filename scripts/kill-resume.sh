@@ -1,14 +1,21 @@
 #!/usr/bin/env bash
-# Kill-and-resume check: builds SIGNATURE uninterrupted, then again while sending SIGKILL
-# at KILLS random moments (each time resuming with the same command), and compares the
-# two output folders byte for byte.
+# Kill-and-resume campaign: builds SIGNATURE uninterrupted, then again while sending SIGKILL
+# at KILLS random moments, each time resuming with the same command. Every finished build
+# is compared byte for byte with the uninterrupted one.
 #
-#   scripts/kill-resume.sh [SIGNATURE] [MEM] [KILLS]     (default: KQRvKR 16MiB 20)
+#   scripts/kill-resume.sh N                          N kills of KQRvKR with --mem 16MiB
+#   scripts/kill-resume.sh [SIGNATURE] [MEM] [KILLS]  (default: KQRvKR 16MiB 20)
+#
+# Prints each kill, then: kills, finished runs (builds that reached the end and were
+# compared), runs that resumed an interrupted job, and mismatches. Exits 1 on any mismatch
+# or a work folder left behind.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-sig=${1:-KQRvKR}
-mem=${2:-16MiB}
-kills=${3:-20}
+if [[ "${1:-}" =~ ^[0-9]+$ ]]; then
+  sig=KQRvKR mem=16MiB kills=$1
+else
+  sig=${1:-KQRvKR} mem=${2:-16MiB} kills=${3:-20}
+fi
 cargo build --release --quiet
 bin=$PWD/target/release/tbstream
 root=$(mktemp -d)
@@ -29,11 +36,17 @@ remove_runs() { for r in $runs; do rm -f "$test/$r.tbs"; done; }
 mkdir -p "$test"
 cp "$ref"/*.tbs "$test"/
 remove_runs
-done_kills=0
-resumes=0
-attempt=0
+done_kills=0 resumes=0 finished=0 mismatches=0
+compare() {
+  finished=$((finished + 1))
+  for f in "$ref"/*.tbs; do
+    if ! cmp -s "$f" "$test/$(basename "$f")"; then
+      echo "MISMATCH: $(basename "$f") (finished run $finished)"
+      mismatches=$((mismatches + 1))
+    fi
+  done
+}
 while [ "$done_kills" -lt "$kills" ]; do
-  attempt=$((attempt + 1))
   delay=$(python3 -c "import random; print(round(random.uniform(0.05, $secs), 3))")
   "$bin" gen "$sig" --out "$test" --mem "$mem" >"$root/log" 2>&1 &
   pid=$!
@@ -44,18 +57,18 @@ while [ "$done_kills" -lt "$kills" ]; do
     grep -q "resuming after" "$root/log" && resumes=$((resumes + 1))
     echo "kill $done_kills at ${delay}s: $(grep -E 'step|init|merge' "$root/log" | tail -1 | cut -c1-60)"
   else
-    wait "$pid" || true
+    wait "$pid" || { echo "a run failed:"; tail -3 "$root/log"; exit 1; }
+    grep -q "resuming after" "$root/log" && resumes=$((resumes + 1))
     echo "run finished before the kill at ${delay}s; comparing, then building the endgame's runs again"
-    for f in "$test"/*.tbs; do cmp -s "$f" "$ref/$(basename "$f")" || { echo "DIFFERENT: $f"; exit 1; }; done
+    compare
     remove_runs
   fi
 done
 "$bin" gen "$sig" --out "$test" --mem "$mem" >"$root/log" 2>&1
 grep -q "resuming after" "$root/log" && resumes=$((resumes + 1))
+compare
+echo "kills: $done_kills, finished runs: $finished, resumed runs: $resumes, mismatches: $mismatches"
 status=0
-for f in "$ref"/*.tbs; do
-  if cmp -s "$f" "$test/$(basename "$f")"; then echo "identical: $(basename "$f")"; else echo "DIFFERENT: $(basename "$f")"; status=1; fi
-done
-echo "$done_kills kills, $resumes resumed runs, $attempt attempts"
+[ "$mismatches" -eq 0 ] || status=1
 [ -d "$test/.work" ] && { echo "work folder left behind"; status=1; }
 exit $status

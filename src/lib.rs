@@ -31,8 +31,8 @@ mod work;
 
 pub use build::status::{job_status, JobStatus, RunStatus};
 pub use build::{
-    generate, is_built, load_bitbase, plan_job, runs_of, show_size, Budget, GenOptions, JobPlan, RunOutcome, RunPlan,
-    RunReport,
+    generate, is_built, load_bitbase, plan_job, runs_of, show_size, Budget, DiskNeed, GenOptions, JobPlan, RunOutcome,
+    RunPlan, RunReport,
 };
 pub use chess::square::TRIANGLE;
 pub use chess::{Color, FenError, Material, MaterialError, Move, Piece, Position, Role, Square, Symmetry, MAX_MEN};

@@ -1,7 +1,7 @@
 //! The job: every run a set of signatures needs (their closure under captures), smallest
 //! first, skipping finished ones and resuming an interrupted job from its work folder.
 
-use super::disk::{check_disk, free_space};
+use super::disk::{check_disk, check_writable, disk_needs, DiskNeed};
 use super::plan::{run_needs, show_size, Budget, Plan, RunNeeds};
 use super::run::{solve_run, sub_endgames_note, RunReport};
 use crate::chess::{Color, Material};
@@ -9,6 +9,7 @@ use crate::index::Layout;
 use crate::progress::Progress;
 use crate::solve::{Bitbase, Captures, Pass, SubRun};
 use crate::table::format::{table_path, TableFile};
+use crate::work::lock::Lock;
 use crate::work::manifest::{self, JobManifest, MANIFEST_FORMAT};
 use crate::work::publish::remove_stale;
 use anyhow::Context;
@@ -76,14 +77,17 @@ pub fn generate(
     progress: &dyn Progress,
 ) -> anyhow::Result<Vec<(Material, RunOutcome)>> {
     std::fs::create_dir_all(&opts.out).with_context(|| format!("creating {}", opts.out.display()))?;
+    check_writable(&opts.out, "output folder")?;
     let work = opts.work_dir();
+    std::fs::create_dir_all(&work).with_context(|| format!("creating {}", work.display()))?;
+    // One job at a time in a work folder, for the whole job.
+    let lock = Lock::acquire(&work.join("job.lock"), &format!("work folder {}", work.display()))?;
     let job_path = work.join("job.json");
     let this_job = claim_work_folder(signatures, opts, progress)?;
     let runs = runs_of(signatures);
     let todo: Vec<&Material> = runs.iter().filter(|m| !is_built(&opts.out, m)).collect();
     check_disk(&todo, opts)?;
     if !todo.is_empty() {
-        std::fs::create_dir_all(&work).with_context(|| format!("creating {}", work.display()))?;
         manifest::save(&job_path, &this_job)?;
     }
     let mut loaded: HashMap<Material, Arc<Bitbase>> = HashMap::new();
@@ -96,6 +100,7 @@ pub fn generate(
         std::fs::remove_file(&job_path).with_context(|| format!("removing {}", job_path.display()))?;
     }
     remove_stale(&job_path)?;
+    drop(lock);
     std::fs::remove_dir(&work).ok();
     Ok(outcomes)
 }
@@ -153,6 +158,14 @@ fn build_run(
                 progress.log(&format!("{m}: existing table is damaged, rebuilding: {:#}", anyhow::Error::from(e)))
             }
         }
+    }
+    // One builder at a time for a table (another job with another work folder may build
+    // the same run into this output folder); it may have finished it meanwhile.
+    let lock_path = opts.out.join(format!(".{m}.tbs.lock"));
+    let _lock = Lock::acquire(&lock_path, &format!("table {}", path.display()))?;
+    if TableFile::open_run(&path, m).is_ok() {
+        progress.log(&format!("{m}: already built ({})", path.display()));
+        return Ok(RunOutcome::Existing(path));
     }
     let caps = Captures::new(m, |sub| -> anyhow::Result<Arc<Bitbase>> {
         if let Some(b) = loaded.get(sub) {
@@ -220,8 +233,8 @@ pub struct JobPlan {
     /// Bytes of all final tables, and the largest work-folder peak of one run.
     pub final_bytes: u64,
     pub work_peak: u64,
-    pub free_out: Option<u64>,
-    pub free_work: Option<u64>,
+    /// What the runs still to build need on each file system (the figures `gen` checks).
+    pub disk: Vec<DiskNeed>,
 }
 
 /// Chunks, blocks, RAM, disk and I/O of every run a job needs, and the free space.
@@ -242,11 +255,11 @@ pub fn plan_job(signatures: &[Material], opts: &GenOptions) -> JobPlan {
             .map_err(|e| format!("{e:#}"));
         runs.push(RunPlan { built: is_built(&opts.out, &m), n_slots: layout.n_slots, needs, plan, material: m });
     }
+    let todo: Vec<&Material> = runs.iter().filter(|r| !r.built).map(|r| &r.material).collect();
     JobPlan {
         final_bytes: runs.iter().map(|r| r.needs.final_bytes).sum(),
         work_peak: runs.iter().map(|r| r.needs.work_peak).max().unwrap_or(0),
-        free_out: free_space(&opts.out),
-        free_work: free_space(&opts.work_dir()),
+        disk: disk_needs(&todo, opts),
         runs,
     }
 }

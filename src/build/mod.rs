@@ -19,6 +19,7 @@ mod repair;
 pub mod run;
 pub mod status;
 
+pub use disk::DiskNeed;
 pub use job::{generate, is_built, load_bitbase, plan_job, runs_of, GenOptions, JobPlan, RunOutcome, RunPlan};
 pub use plan::{show_size, Budget};
 pub use run::RunReport;

@@ -30,12 +30,19 @@ pub fn plan_lines(plan: &JobPlan) -> Vec<String> {
         })
         .collect();
     lines.push(format!(
-        "total: final tables {}, work folder peak {}, free: out {} / work {}",
+        "total: final tables {}, work folder peak {}",
         show_size(plan.final_bytes),
-        show_size(plan.work_peak),
-        plan.free_out.map_or("?".into(), show_size),
-        plan.free_work.map_or("?".into(), show_size),
+        show_size(plan.work_peak)
     ));
+    for d in &plan.disk {
+        lines.push(format!(
+            "disk in {}: the job still needs {} more at its peak (its unfinished files there take {}), {} free",
+            d.place.display(),
+            show_size(d.growth),
+            show_size(d.held),
+            d.free.map_or("?".into(), show_size),
+        ));
+    }
     lines
 }
 

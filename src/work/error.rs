@@ -19,6 +19,9 @@ pub enum StorageError {
     /// A small file (block checksums, manifest, log) is damaged or inconsistent.
     #[error("{}: {what}", path.display())]
     Damaged { path: PathBuf, what: String },
+    /// Another process holds the lock on a folder or table.
+    #[error("{what} is in use by another tbstream job ({}): {holder}; wait for it to finish, or use another folder", path.display())]
+    Locked { what: String, holder: String, path: PathBuf },
     /// A manifest's JSON could not be parsed.
     #[error("parsing {}: {cause}", path.display())]
     Parse { path: PathBuf, cause: serde_json::Error },
@@ -27,7 +30,7 @@ pub enum StorageError {
 impl StorageError {
     /// Whether the error is damage found by a checksum (as opposed to a failed system call).
     pub fn is_damage(&self) -> bool {
-        !matches!(self, StorageError::Io { .. })
+        !matches!(self, StorageError::Io { .. } | StorageError::Locked { .. })
     }
 }
 

@@ -5,7 +5,8 @@
 //! - [`deltalog`]: per-pass logs of finished chunks and their gap-coded streams;
 //! - [`gap`]: Koistinen's gap code of a step's new positions;
 //! - [`manifest`]: the job's and each run's manifest;
-//! - [`publish`]: crash-safe publishing (temporary file, sync, rename, sync the folder).
+//! - [`publish`]: crash-safe publishing (temporary file, sync, rename, sync the folder);
+//! - [`lock`]: one job per work folder, one builder per table.
 //!
 //! This layer stores and checks; it never decides. Damage comes back as a
 //! [`StorageError`], and the build layer chooses to rebuild a block or restart a run.
@@ -14,6 +15,7 @@ pub mod bits;
 pub mod deltalog;
 mod error;
 pub mod gap;
+pub mod lock;
 pub mod manifest;
 pub mod publish;
 
