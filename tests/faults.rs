@@ -167,7 +167,7 @@ fn a_second_job_on_a_folder_is_refused_and_a_killed_holder_does_not_block() {
     let d = tempfile::tempdir().unwrap();
     let out = d.path().join("tables");
     let work = out.join(".work");
-    let mut first = retrying(|| {
+    let first = retrying(|| {
         std::fs::remove_dir_all(&out).ok();
         start_and_stop_after(&out, &["--mem", "1MiB"], &work, 3)
     });
