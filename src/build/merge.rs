@@ -2,18 +2,18 @@
 //! the 6-bit values; with the last tables of both chains they form the final table file,
 //! written sequentially.
 
-use super::pass::RunContext;
-use super::run::new_per_pass;
+use super::pass::LevelContext;
 use crate::chess::Color;
+use crate::index::Level;
 use crate::pipeline::{self, Order};
-use crate::solve::{last_step, Pass, WorkTable};
-use crate::table::format::{step_code, Section, TableWriter, CODE_ILLEGAL};
+use crate::solve::{Pass, WorkTable};
+use crate::table::format::{step_code, PartialTable, Section, CODE_ILLEGAL};
 use crate::work::deltalog::PassStreams;
 use crate::work::gap::decode;
-use crate::work::manifest::RunManifest;
+use crate::work::manifest::PassDone;
 use anyhow::Context;
 use byteorder::{ByteOrder, LittleEndian};
-use std::path::{Path, PathBuf};
+use xxhash_rust::xxh3::Xxh3;
 
 /// The streams of one step, with the step's value code.
 struct StepIndex {
@@ -21,43 +21,78 @@ struct StepIndex {
     streams: PassStreams,
 }
 
-fn index_step(ctx: &RunContext, pass: Pass, n_blocks: usize) -> anyhow::Result<StepIndex> {
+fn index_step(ctx: &LevelContext, pass: Pass, n_blocks: usize) -> anyhow::Result<StepIndex> {
     let streams = PassStreams::open(&ctx.folder.log(pass), n_blocks)
         .context("delta log damaged (delete the work folder to recompute the run)")?;
     Ok(StepIndex { code: step_code(pass.step().context("an init pass has no values")?), streams })
 }
 
-/// Writes the run's final table from the work folder; returns its path and the bytes read
-/// and written.
-pub fn write_table(ctx: &RunContext, manifest: &RunManifest, out_dir: &Path) -> anyhow::Result<(PathBuf, u64, u64)> {
-    let layout = &ctx.layout;
+/// What the merge of a level wrote.
+pub struct Merged {
+    /// XXH3 of the level's range in each section of the table.
+    pub range_sums: [u64; 4],
+    pub bytes_read: u64,
+    pub bytes_written: u64,
+}
+
+/// Writes one section's range of a level, in order, hashing what it writes.
+struct RangeWriter<'a> {
+    partial: &'a PartialTable,
+    at: u64,
+    end: u64,
+    hasher: Xxh3,
+}
+
+impl<'a> RangeWriter<'a> {
+    fn new(partial: &'a PartialTable, section: Section, level: &Level) -> RangeWriter<'a> {
+        let (at, len) = partial.range(section, level.first_slot, level.n_slots);
+        RangeWriter { partial, at, end: at + len, hasher: Xxh3::new() }
+    }
+
+    fn write(&mut self, bytes: &[u8]) -> anyhow::Result<()> {
+        anyhow::ensure!(self.at + bytes.len() as u64 <= self.end, "merge wrote past its range");
+        self.partial.write_at(self.at, bytes)?;
+        self.hasher.update(bytes);
+        self.at += bytes.len() as u64;
+        Ok(())
+    }
+
+    fn finish(self) -> anyhow::Result<u64> {
+        anyhow::ensure!(self.at == self.end, "merge left its range incomplete");
+        Ok(self.hasher.digest())
+    }
+}
+
+/// Writes a solved level's bitbases and values into its ranges of the table being
+/// assembled, from its work folder.
+pub fn write_level(ctx: &LevelContext, passes: &[PassDone], partial: &PartialTable) -> anyhow::Result<Merged> {
     let bb = ctx.plan.block_bits;
-    let n_blocks = (layout.n_slots >> bb) as usize;
-    let block_words = 1usize << (bb - 6);
+    let n_blocks = ctx.n_blocks();
+    let block_words = ctx.block_words();
     let group = (ctx.plan.merge_group_positions(&ctx.budget) >> bb).max(1) as usize;
     let n_groups = n_blocks.div_ceil(group);
-    let steps: Vec<Pass> = manifest.passes.iter().map(|p| p.pass).filter(|p| p.step().is_some()).collect();
+    let steps: Vec<Pass> = passes.iter().map(|p| p.pass).filter(|p| p.step().is_some()).collect();
     let last_of = |parity: u8| steps.iter().filter_map(|p| p.step()).filter(|k| k % 2 == parity).max();
     let last_odd = last_of(1).context("no odd step")?;
     let last_even = last_of(0).context("no even step")?;
-    let mut read = 0u64;
-    let mut w = TableWriter::create(out_dir, &layout.material, layout.n_slots)?;
-    ctx.progress.start(format!("{} merge", layout.material), 2 * n_groups as u64, "chunks");
+    let mut merged = Merged { range_sums: [0; 4], bytes_read: 0, bytes_written: 0 };
+    ctx.progress.start(format!("{} merge", ctx.layout.material), 2 * n_groups as u64, "chunks");
 
     // The final bitbases: t99 and t100 are the last tables of the chains.
     for (section, table) in [(Section::WtmBitbase, last_odd), (Section::BtmBitbase, last_even)] {
         let (file, sums) = ctx.open_finished(WorkTable::Chain(table))?;
-        w.begin(section)?;
+        let mut w = RangeWriter::new(partial, section, &ctx.level);
         for g in 0..n_groups {
             let first = g * group;
             let n = group.min(n_blocks - first);
             let words = file.read_range(first, n, block_words, &sums)?;
-            read += words.len() as u64 * 8;
+            merged.bytes_read += words.len() as u64 * 8;
             let mut bytes = vec![0u8; words.len() * 8];
             LittleEndian::write_u64_into(&words, &mut bytes);
             w.write(&bytes)?;
+            merged.bytes_written += bytes.len() as u64;
         }
-        w.end(section)?;
+        merged.range_sums[section as usize] = w.finish()?;
     }
 
     // The 6-bit values, side by side to move.
@@ -70,7 +105,7 @@ pub fn write_table(ctx: &RunContext, manifest: &RunManifest, out_dir: &Path) -> 
             .collect::<anyhow::Result<_>>()?;
         let (illegal, illegal_sums) = ctx.open_finished(WorkTable::illegal(stm))?;
         let section = Section::values(stm);
-        w.begin(section)?;
+        let mut w = RangeWriter::new(partial, section, &ctx.level);
         pipeline::run(
             n_groups,
             ctx.budget.threads,
@@ -83,18 +118,17 @@ pub fn write_table(ctx: &RunContext, manifest: &RunManifest, out_dir: &Path) -> 
                 values_of_group(&index, &illegal, first, n, block_words)
             },
             |_, (bytes, r)| {
-                read += r;
+                merged.bytes_read += r;
                 w.write(&bytes)?;
+                merged.bytes_written += bytes.len() as u64;
                 ctx.progress.inc();
                 Ok(())
             },
         )?;
-        w.end(section)?;
+        merged.range_sums[section as usize] = w.finish()?;
     }
-    let written = w.written();
-    let path = w.finish(last_step(&new_per_pass(&manifest.passes)))?;
     ctx.progress.finish("written");
-    Ok((path, read, written))
+    Ok(merged)
 }
 
 /// The value planes of blocks `first..first + n` of one side to move, as the bytes of the

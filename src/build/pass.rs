@@ -9,23 +9,24 @@
 //! the pass's log and its blocks still match.
 
 use super::plan::{show_size, Budget, Chunk, Chunks, Plan};
-use crate::index::{Block, Layout};
+use crate::index::{Block, Layout, Level};
 use crate::pipeline::{self, Order};
 use crate::progress::Progress;
 use crate::solve::{combine, compute_chunk, Captures, Frame, Pass, PassSpec, WorkTable};
 use crate::work::bits::{load_sums, BitFile};
 use crate::work::deltalog::{self, BlockEntry, ChunkRecord, DeltaLog, StreamWriter};
 use crate::work::gap::GapEncoder;
-use crate::work::RunFolder;
+use crate::work::LevelFolder;
 use anyhow::Context;
 use std::time::Instant;
 
-/// Everything a run's passes share.
-pub struct RunContext<'a> {
+/// Everything the passes of one level of a run share.
+pub struct LevelContext<'a> {
     pub layout: Layout,
+    pub level: Level,
     pub plan: Plan,
     pub caps: &'a Captures,
-    pub folder: RunFolder,
+    pub folder: LevelFolder,
     /// The budget for chunk buffers (the sub-endgames' bitbases already taken out).
     pub budget: Budget,
     /// Largest single read or write.
@@ -33,10 +34,10 @@ pub struct RunContext<'a> {
     pub progress: &'a dyn Progress,
 }
 
-impl RunContext<'_> {
-    /// Storage blocks per table.
+impl LevelContext<'_> {
+    /// Storage blocks per table of the level.
     pub fn n_blocks(&self) -> usize {
-        (self.layout.n_slots >> self.plan.block_bits) as usize
+        (self.level.n_slots >> self.plan.block_bits) as usize
     }
 
     /// Words per storage block.
@@ -46,7 +47,7 @@ impl RunContext<'_> {
 
     /// Opens (creating if needed) a work table.
     pub fn open_table(&self, table: WorkTable) -> anyhow::Result<BitFile> {
-        Ok(BitFile::open(&self.folder.bits(table), self.layout.n_words(), self.io_bytes)?)
+        Ok(BitFile::open(&self.folder.bits(table), self.level.n_words(), self.io_bytes)?)
     }
 
     /// Opens a finished work table with its block checksums.
@@ -86,7 +87,7 @@ struct PassState {
 }
 
 /// Runs (or resumes) one pass over all chunks of its side.
-pub fn run_pass(ctx: &RunContext, spec: &PassSpec) -> anyhow::Result<PassResult> {
+pub fn run_pass(ctx: &LevelContext, spec: &PassSpec) -> anyhow::Result<PassResult> {
     let chunks: &Chunks = ctx.plan.chunks_of(spec.pass);
     let inputs = spec.inputs.iter().map(|&t| ctx.open_finished(t)).collect::<anyhow::Result<Vec<_>>>()?;
     let combined = spec.combine.iter().map(|&t| ctx.open_finished(t)).collect::<anyhow::Result<Vec<_>>>()?;
@@ -153,7 +154,7 @@ pub fn run_pass(ctx: &RunContext, spec: &PassSpec) -> anyhow::Result<PassResult>
 
 /// The resume scan: the chunks an interrupted process finished, i.e. the log's records whose
 /// blocks and streams still match, up to the first that does not (recomputed from there).
-fn resume_scan(ctx: &RunContext, spec: &PassSpec, chunks: &Chunks, outputs: &[BitFile]) -> anyhow::Result<PassState> {
+fn resume_scan(ctx: &LevelContext, spec: &PassSpec, chunks: &Chunks, outputs: &[BitFile]) -> anyhow::Result<PassState> {
     let n_blocks = ctx.n_blocks();
     let streams_file = ctx.folder.streams(spec.pass);
     let scan = deltalog::scan(&ctx.folder.log(spec.pass))?;

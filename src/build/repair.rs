@@ -2,13 +2,13 @@
 //! its work folder is checked against its checksums; damaged table blocks are rebuilt from
 //! the logs' streams (or by recomputing their init chunk), never trusted.
 
-use super::pass::RunContext;
+use super::pass::LevelContext;
 use crate::index::Block;
 use crate::solve::{compute_chunk, obsolete_after, Frame, Pass, PassSpec, WorkTable};
 use crate::work::bits::{block_sum, load_sums, save_sums};
 use crate::work::deltalog::PassStreams;
 use crate::work::gap::decode;
-use crate::work::manifest::RunManifest;
+use crate::work::manifest::PassDone;
 use crate::work::StorageError;
 use anyhow::Context;
 
@@ -32,15 +32,15 @@ fn is_obsolete(table: WorkTable, last: Pass) -> bool {
     }
 }
 
-/// Checks the finished passes' logs and tables of an interrupted run and rebuilds damaged
-/// blocks. Returns the number of blocks rebuilt; an error means the run must restart.
-pub fn check_and_repair(ctx: &RunContext, manifest: &RunManifest) -> anyhow::Result<usize> {
+/// Checks the finished passes' logs and tables of an interrupted level and rebuilds damaged
+/// blocks. Returns the number of blocks rebuilt; an error means the level must restart.
+pub fn check_and_repair(ctx: &LevelContext, passes: &[PassDone]) -> anyhow::Result<usize> {
     let n_blocks = ctx.n_blocks();
     let block_words = ctx.block_words();
     let mut streams = Vec::new();
     let mut repaired = 0;
-    let Some(last) = manifest.passes.last().map(|p| p.pass) else { return Ok(0) };
-    for done in &manifest.passes {
+    let Some(last) = passes.last().map(|p| p.pass) else { return Ok(0) };
+    for done in passes {
         let ps = PassStreams::open(&ctx.folder.log(done.pass), n_blocks)?;
         let sums = ps.sums.clone();
         streams.push(FinishedPass { pass: done.pass, streams: ps });
@@ -90,7 +90,7 @@ pub fn check_and_repair(ctx: &RunContext, manifest: &RunManifest) -> anyhow::Res
 /// Rebuilds one block of a finished table: chain tables from the streams of their passes,
 /// init tables by recomputing the chunk that holds the block.
 fn rebuild_block(
-    ctx: &RunContext,
+    ctx: &LevelContext,
     table: WorkTable,
     block: usize,
     streams: &[FinishedPass],
@@ -136,7 +136,7 @@ fn rebuild_block(
 
 /// A block of a table: read if intact, rebuilt otherwise.
 fn rebuild_or_read(
-    ctx: &RunContext,
+    ctx: &LevelContext,
     table: WorkTable,
     block: usize,
     streams: &[FinishedPass],

@@ -1,17 +1,19 @@
-//! One white-wins run, out of core: the run's manifest, the check of an interrupted run's
-//! files (and the decision to repair or restart), the passes until the chains are complete,
-//! and the merge into the final table.
+//! One white-wins run, out of core: the run's manifest, then level by level (a pawnless run
+//! is one level) the check of an interrupted level's files (and the decision to repair or
+//! restart), the passes until the chains are complete, and the merge of the level's values
+//! into the table being assembled; finally the table is published.
 
-use super::merge::write_table;
-use super::pass::{run_pass, RunContext};
+use super::merge::write_level;
+use super::pass::{run_pass, LevelContext};
 use super::plan::{show_size, Budget, Plan};
 use super::repair::check_and_repair;
 use crate::chess::Material;
-use crate::index::Layout;
+use crate::index::{Layout, Level};
 use crate::progress::Progress;
 use crate::solve::{chains_complete, last_step, obsolete_after, Captures, Pass, PassSpec};
+use crate::table::format::{table_path, PartialTable, Section};
 use crate::work::bits::save_sums;
-use crate::work::manifest::{self, PassDone, RunManifest, MANIFEST_FORMAT};
+use crate::work::manifest::{self, LevelDone, PassDone, RunManifest, MANIFEST_FORMAT};
 use crate::work::RunFolder;
 use anyhow::Context;
 use std::path::{Path, PathBuf};
@@ -20,8 +22,10 @@ use std::time::Instant;
 /// What a run measured.
 #[derive(Debug, Default, Clone)]
 pub struct RunReport {
+    /// The passes of every level.
     pub passes: Vec<PassDone>,
     pub last_step: u8,
+    pub levels: usize,
     pub block_bits: u32,
     pub white_chunks: usize,
     pub black_chunks: usize,
@@ -53,7 +57,7 @@ pub fn sub_endgames_note(budget: &Budget, subs: u64) -> String {
     format!("--mem {}, of which the sub-endgames' bitbases take {}", show_size(budget.mem), show_size(subs))
 }
 
-/// Computes (or resumes) one white-wins run and writes its table into `out_dir`.
+/// Computes (or resumes) one white-wins run and publishes its table into `out_dir`.
 /// `caps_bytes` is the RAM the sub-endgames' bitbases in `caps` hold (out of the budget).
 pub fn solve_run(
     material: &Material,
@@ -71,48 +75,96 @@ pub fn solve_run(
     let chunk_budget = Budget { mem: budget.mem.saturating_sub(caps_bytes), ..*budget };
     let chosen = Plan::choose(&layout, &chunk_budget).with_context(|| sub_endgames_note(budget, caps_bytes))?;
     let mut manifest = open_manifest(material, &folder, chosen.block_bits, progress)?;
-    let plan = if manifest.block_bits == chosen.block_bits { chosen } else { Plan::new(&layout, manifest.block_bits) };
-    let ctx = RunContext {
-        layout,
-        plan,
-        caps,
-        folder,
-        budget: chunk_budget,
-        io_bytes: budget.block_bytes as usize,
-        progress,
-    };
+    let mut partial = PartialTable::open(&folder.partial_table(), material, layout.n_slots)?;
+    if !manifest.levels.is_empty() {
+        if let Err(e) = check_levels(&partial, &layout, &manifest) {
+            manifest = restart(material, &folder, format!("{e:#}"), manifest.block_bits, progress)?;
+            partial = PartialTable::open(&folder.partial_table(), material, layout.n_slots)?;
+        }
+    }
+    let mut chosen = Some(chosen);
+    for level in layout.levels() {
+        if manifest.levels.iter().any(|l| l.level == level.number) {
+            continue;
+        }
+        let plan = match chosen.take() {
+            Some(p) if p.block_bits == manifest.block_bits => p,
+            _ => Plan::new(&layout, manifest.block_bits),
+        };
+        let ctx = LevelContext {
+            layout: layout.clone(),
+            level,
+            plan,
+            caps,
+            folder: folder.level(level.number),
+            budget: chunk_budget,
+            io_bytes: budget.block_bytes as usize,
+            progress,
+        };
+        solve_level(&ctx, &folder, &mut manifest, &partial)?;
+    }
+    let report = run_report(&manifest, &layout, &folder)?;
+    let passes: Vec<(Pass, u64)> = manifest.levels.iter().flat_map(|l| new_per_pass(&l.passes)).collect();
+    // One level covers every section whole: its range checksums are the sections'.
+    let sums = if manifest.levels.len() == 1 { Some(manifest.levels[0].range_sums) } else { None };
+    let path = partial.finish(last_step(&passes), sums, &table_path(out_dir, material))?;
+    std::fs::remove_dir_all(work_dir).with_context(|| format!("removing {}", work_dir.display()))?;
+    Ok(RunReport { path, ..report })
+}
+
+/// Solves (or resumes) one level: its passes, then the merge of its values into the table
+/// being assembled; records it in the run's manifest.
+fn solve_level(
+    ctx: &LevelContext,
+    folder: &RunFolder,
+    manifest: &mut RunManifest,
+    partial: &PartialTable,
+) -> anyhow::Result<()> {
+    let material = &ctx.layout.material;
+    std::fs::create_dir_all(ctx.folder.path()).with_context(|| format!("creating {}", ctx.folder.path().display()))?;
     if !manifest.passes.is_empty() {
-        progress.log(&format!("{material}: resuming after {} finished passes; checking them", manifest.passes.len()));
-        match check_and_repair(&ctx, &manifest) {
+        progress_log(ctx, &format!("resuming after {} finished passes; checking them", manifest.passes.len()));
+        match check_and_repair(ctx, &manifest.passes) {
             Ok(0) => {}
-            Ok(n) => progress.log(&format!("{material}: rebuilt {n} damaged blocks")),
-            Err(e) => manifest = restart(material, &ctx.folder, format!("{e:#}"), ctx.plan.block_bits, progress)?,
+            Ok(n) => progress_log(ctx, &format!("rebuilt {n} damaged blocks")),
+            Err(e) => {
+                ctx.progress.log(&format!("{material}: {e:#}; restarting this level"));
+                let dir = ctx.folder.path();
+                std::fs::remove_dir_all(dir).with_context(|| format!("removing {}", dir.display()))?;
+                std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+                manifest.passes.clear();
+                manifest::save(&folder.manifest(), manifest)?;
+            }
         }
     }
     while !chains_complete(&new_per_pass(&manifest.passes)) {
-        run_next_pass(&ctx, &mut manifest)?;
+        run_next_pass(ctx, folder, manifest)?;
     }
     let t = Instant::now();
-    let (path, read, written) = write_table(&ctx, &manifest, out_dir)?;
-    let report = RunReport {
-        last_step: last_step(&new_per_pass(&manifest.passes)),
-        passes: manifest.passes,
-        block_bits: ctx.plan.block_bits,
-        white_chunks: ctx.plan.white.list.len(),
-        black_chunks: ctx.plan.black.list.len(),
+    let merged = write_level(ctx, &manifest.passes, partial)?;
+    manifest.levels.push(LevelDone {
+        level: ctx.level.number,
+        passes: std::mem::take(&mut manifest.passes),
         merge_secs: t.elapsed().as_secs_f64(),
-        merge_bytes_read: read,
-        merge_bytes_written: written,
-        path,
-    };
-    std::fs::remove_dir_all(work_dir).with_context(|| format!("removing {}", work_dir.display()))?;
-    Ok(report)
+        merge_bytes_read: merged.bytes_read,
+        merge_bytes_written: merged.bytes_written,
+        range_sums: merged.range_sums,
+    });
+    manifest::save(&folder.manifest(), manifest)?;
+    let dir = ctx.folder.path();
+    std::fs::remove_dir_all(dir).with_context(|| format!("removing {}", dir.display()))?;
+    Ok(())
 }
 
-/// Runs the next pass of a run and records it: its tables' block checksums, then the
+/// A log line about the level (the run's name, and the level's when there are several).
+fn progress_log(ctx: &LevelContext, msg: &str) {
+    ctx.progress.log(&format!("{}: {msg}", ctx.layout.material));
+}
+
+/// Runs the next pass of a level and records it: its tables' block checksums, then the
 /// manifest (the pass is finished from then on), then the tables no later pass reads are
 /// deleted.
-fn run_next_pass(ctx: &RunContext, manifest: &mut RunManifest) -> anyhow::Result<()> {
+fn run_next_pass(ctx: &LevelContext, folder: &RunFolder, manifest: &mut RunManifest) -> anyhow::Result<()> {
     let pass = Pass::nth(manifest.passes.len());
     let spec = PassSpec::of(pass);
     let t = Instant::now();
@@ -128,12 +180,50 @@ fn run_next_pass(ctx: &RunContext, manifest: &mut RunManifest) -> anyhow::Result
         bytes_written: r.bytes_written,
         stream_bytes: r.stream_bytes,
     });
-    manifest::save(&ctx.folder.manifest(), manifest)?;
+    manifest::save(&folder.manifest(), manifest)?;
     for table in obsolete_after(pass) {
         std::fs::remove_file(ctx.folder.bits(table)).ok();
         std::fs::remove_file(ctx.folder.sums(table)).ok();
     }
     Ok(())
+}
+
+/// Checks that the solved levels' ranges of the table being assembled are intact.
+fn check_levels(partial: &PartialTable, layout: &Layout, manifest: &RunManifest) -> anyhow::Result<()> {
+    let levels = layout.levels();
+    for done in &manifest.levels {
+        let level: &Level =
+            levels.iter().find(|l| l.number == done.level).context("the manifest names a level the run lacks")?;
+        for (i, s) in Section::ALL.into_iter().enumerate() {
+            let (offset, len) = partial.range(s, level.first_slot, level.n_slots);
+            anyhow::ensure!(
+                partial.checksum(offset, len)? == done.range_sums[i],
+                "{}: level {} is damaged in section {s:?}",
+                partial.path().display(),
+                level.number
+            );
+        }
+    }
+    Ok(())
+}
+
+/// The report of a run whose levels are all solved.
+fn run_report(manifest: &RunManifest, layout: &Layout, folder: &RunFolder) -> anyhow::Result<RunReport> {
+    let plan = Plan::new(layout, manifest.block_bits);
+    let _ = folder;
+    let levels = &manifest.levels;
+    Ok(RunReport {
+        passes: levels.iter().flat_map(|l| l.passes.iter().cloned()).collect(),
+        last_step: last_step(&levels.iter().flat_map(|l| new_per_pass(&l.passes)).collect::<Vec<_>>()),
+        levels: levels.len(),
+        block_bits: manifest.block_bits,
+        white_chunks: plan.white.list.len(),
+        black_chunks: plan.black.list.len(),
+        merge_secs: levels.iter().map(|l| l.merge_secs).sum(),
+        merge_bytes_read: levels.iter().map(|l| l.merge_bytes_read).sum(),
+        merge_bytes_written: levels.iter().map(|l| l.merge_bytes_written).sum(),
+        path: PathBuf::new(),
+    })
 }
 
 /// The run's manifest: the interrupted run's (which keeps its block size), or a fresh one.
@@ -170,7 +260,13 @@ fn fresh(
     block_bits: u32,
     progress: &dyn Progress,
 ) -> anyhow::Result<RunManifest> {
-    let m = RunManifest { format: MANIFEST_FORMAT, run: material.to_string(), block_bits, passes: Vec::new() };
+    let m = RunManifest {
+        format: MANIFEST_FORMAT,
+        run: material.to_string(),
+        block_bits,
+        levels: Vec::new(),
+        passes: Vec::new(),
+    };
     manifest::save(&folder.manifest(), &m)?;
     progress.log(&format!("{material}: starting in {}", folder.path().display()));
     Ok(m)

@@ -40,10 +40,22 @@ pub enum RunStatus {
     },
 }
 
+/// The number of levels of a run.
+fn levels_of(run: &str) -> anyhow::Result<usize> {
+    Ok(Layout::new(&Material::parse(run)?).levels().len())
+}
+
+/// Bytes of the files in a folder and its subfolders.
 fn folder_bytes(dir: &Path) -> u64 {
-    std::fs::read_dir(dir)
-        .map(|it| it.filter_map(|e| e.ok()?.metadata().ok()).filter(|m| m.is_file()).map(|m| m.len()).sum())
-        .unwrap_or(0)
+    std::fs::read_dir(dir).map_or(0, |it| {
+        it.flatten()
+            .map(|e| match e.metadata() {
+                Ok(m) if m.is_dir() => folder_bytes(&e.path()),
+                Ok(m) => m.len(),
+                Err(_) => 0,
+            })
+            .sum()
+    })
 }
 
 fn folder_name(dir: &Path) -> String {
@@ -81,13 +93,17 @@ fn run_status(dir: &Path) -> anyhow::Result<Option<RunStatus>> {
         }
     };
     let bytes = folder_bytes(dir);
-    if chains_complete(&new_per_pass(&run.passes)) {
+    if run.levels.len() == levels_of(&run.run)? || chains_complete(&new_per_pass(&run.passes)) {
         return Ok(Some(RunStatus::Merging { run: run.run, bytes }));
     }
-    let plan = Plan::new(&Layout::new(&Material::parse(&run.run)?), run.block_bits);
+    let layout = Layout::new(&Material::parse(&run.run)?);
+    let plan = Plan::new(&layout, run.block_bits);
+    let levels = layout.levels();
+    let level = levels.iter().position(|l| !run.levels.iter().any(|d| d.level == l.number)).unwrap_or(0);
     let pass = Pass::nth(run.passes.len());
     let chunks = plan.chunks_of(pass).list.len();
-    let chunks_done = deltalog::scan(&folder.log(pass)).map(|s| s.records.len()).unwrap_or(0);
+    let log = folder.level(levels[level].number).log(pass);
+    let chunks_done = deltalog::scan(&log).map(|s| s.records.len()).unwrap_or(0);
     let same_kind: Vec<f64> =
         run.passes.iter().filter(|p| !p.pass.is_init() && p.pass.mover() == pass.mover()).map(|p| p.secs).collect();
     let eta = (!same_kind.is_empty()).then(|| {

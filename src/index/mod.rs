@@ -90,6 +90,26 @@ pub struct Layout {
     piece_contrib: Vec<[u64; 64]>,
 }
 
+/// A level of a run: the slots solved together, as one contiguous range of the storage order.
+/// A pawnless run is one level; with pawns, a level holds the pawn configurations of one
+/// advancement (pawn moves lead to higher levels, which are solved first).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Level {
+    /// The level's number (higher levels are solved first).
+    pub number: u8,
+    /// Its first storage slot, a multiple of 64.
+    pub first_slot: u64,
+    /// Its stored positions per side to move, a multiple of 64.
+    pub n_slots: u64,
+}
+
+impl Level {
+    /// Words of one of the level's bit tables.
+    pub fn n_words(&self) -> usize {
+        (self.n_slots / 64) as usize
+    }
+}
+
 /// Places the bits of `value` (most significant first) at `positions`.
 #[inline]
 pub(crate) fn deposit(value: u64, positions: &[u32]) -> u64 {
@@ -185,6 +205,11 @@ impl Layout {
             bk_contrib,
             piece_contrib,
         }
+    }
+
+    /// The levels of the run, in the order they are solved.
+    pub fn levels(&self) -> Vec<Level> {
+        vec![Level { number: 0, first_slot: 0, n_slots: self.n_slots }]
     }
 
     /// Number of 64-position words per side to move.

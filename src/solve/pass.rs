@@ -110,7 +110,7 @@ impl TryFrom<i32> for Pass {
 }
 
 /// A one-bit work table of a run (one bit per stored position).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum WorkTable {
     /// Illegal wtm positions (two men on a square, or black in check); the odd chain's start.
     IllegalWtm,

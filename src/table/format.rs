@@ -2,12 +2,11 @@
 //! `docs/FORMAT.md` describes it byte by byte.
 
 use crate::chess::{Color, Material};
-use crate::work::publish::{remove_stale, Publisher};
+use crate::work::publish::publish_file;
 use crate::work::{IoContext, StorageError};
 use byteorder::{ByteOrder, LittleEndian};
 use memmap2::Mmap;
 use std::fs::File;
-use std::io::{Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use xxhash_rust::xxh3::{xxh3_64, Xxh3};
 
@@ -188,103 +187,96 @@ impl Header {
     }
 }
 
-/// Writes one run's table sequentially under a temporary name (`.<RUN>.tbs.XXXXXX.tmp` in
-/// the output folder), then publishes it atomically: sections in order, each checksummed as
-/// it is written, the header last, fsync, rename, fsync of the folder.
-pub struct TableWriter {
-    file: std::io::BufWriter<Publisher>,
-    tmp_path: PathBuf,
-    header: Header,
-    pos: u64,
-    hasher: Xxh3,
-}
-
 /// Path of a run's table in a folder.
 pub fn table_path(dir: &Path, material: &Material) -> PathBuf {
     dir.join(format!("{material}.{EXTENSION}"))
 }
 
-impl TableWriter {
-    /// Starts the table of `material` in `dir`, removing what earlier, interrupted writers
-    /// of the same table left behind.
-    pub fn create(dir: &Path, material: &Material, n_slots: u64) -> Result<TableWriter, FormatError> {
-        let final_path = table_path(dir, material);
-        remove_stale(&final_path)?;
-        let publisher = Publisher::create(&final_path)?;
-        let tmp_path = publisher.tmp_path().to_path_buf();
+/// A run's table being assembled in place (in the run's work folder): full length from the
+/// start (sparse), each level of the run writes its slot range of every section, and the
+/// header comes last, when the table is published.
+pub struct PartialTable {
+    file: File,
+    path: PathBuf,
+    header: Header,
+}
+
+impl PartialTable {
+    /// Opens the table of `material` being assembled at `path`, creating it if needed.
+    pub fn open(path: &Path, material: &Material, n_slots: u64) -> Result<PartialTable, FormatError> {
         let header = Header { material: material.clone(), n_slots, last_step: 0, sections: layout_sections(n_slots) };
-        let mut w = TableWriter {
-            file: std::io::BufWriter::with_capacity(1 << 20, publisher),
-            tmp_path,
-            header,
-            pos: 0,
-            hasher: Xxh3::new(),
-        };
-        w.pad_to(ALIGN)?;
-        Ok(w)
-    }
-
-    fn pad_to(&mut self, offset: u64) -> Result<(), FormatError> {
-        const ZEROS: [u8; 4096] = [0; 4096];
-        while self.pos < offset {
-            let n = (offset - self.pos).min(4096) as usize;
-            self.file.write_all(&ZEROS[..n]).doing(|| format!("writing {}", self.tmp_path.display()))?;
-            self.pos += n as u64;
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(path)
+            .doing(|| format!("opening {}", path.display()))?;
+        let len = file.metadata().doing(|| format!("reading the size of {}", path.display()))?.len();
+        if len != header.file_len() {
+            file.set_len(header.file_len()).doing(|| format!("sizing {}", path.display()))?;
         }
-        Ok(())
+        Ok(PartialTable { file, path: path.to_path_buf(), header })
     }
 
-    /// Starts a section (sections must be written in order).
-    pub fn begin(&mut self, s: Section) -> Result<(), FormatError> {
-        let e = self.header.sections[s as usize];
-        if self.pos > e.offset {
-            return Err(FormatError::Writer(self.tmp_path.clone(), "sections written out of order"));
+    /// The file's path.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// File offset and length of the bytes of slots `first..first + n` in a section (both
+    /// multiples of 64).
+    pub fn range(&self, s: Section, first: u64, n: u64) -> (u64, u64) {
+        let per_word = if matches!(s, Section::WtmBitbase | Section::BtmBitbase) { 8 } else { VALUE_WORD_BYTES };
+        (self.header.sections[s as usize].offset + first / 64 * per_word, n / 64 * per_word)
+    }
+
+    /// Writes bytes at a file offset.
+    pub fn write_at(&self, offset: u64, bytes: &[u8]) -> Result<(), FormatError> {
+        use std::os::unix::fs::FileExt;
+        Ok(self
+            .file
+            .write_all_at(bytes, offset)
+            .doing(|| format!("writing {} at offset {offset}", self.path.display()))?)
+    }
+
+    /// XXH3 of `len` bytes at `offset`.
+    pub fn checksum(&self, offset: u64, len: u64) -> Result<u64, FormatError> {
+        use std::os::unix::fs::FileExt;
+        let mut hasher = Xxh3::new();
+        let mut buf = vec![0u8; (1 << 20).min(len as usize)];
+        let mut done = 0;
+        while done < len {
+            let n = buf.len().min((len - done) as usize);
+            self.file
+                .read_exact_at(&mut buf[..n], offset + done)
+                .doing(|| format!("reading {} at offset {}", self.path.display(), offset + done))?;
+            hasher.update(&buf[..n]);
+            done += n as u64;
         }
-        self.pad_to(e.offset)?;
-        self.hasher = Xxh3::new();
-        Ok(())
+        Ok(hasher.digest())
     }
 
-    /// Appends bytes to the current section.
-    pub fn write(&mut self, bytes: &[u8]) -> Result<(), FormatError> {
-        self.file.write_all(bytes).doing(|| format!("writing {}", self.tmp_path.display()))?;
-        self.hasher.update(bytes);
-        self.pos += bytes.len() as u64;
-        Ok(())
-    }
-
-    /// Ends a section, recording its checksum.
-    pub fn end(&mut self, s: Section) -> Result<(), FormatError> {
-        let e = &mut self.header.sections[s as usize];
-        if self.pos != e.offset + e.length {
-            return Err(FormatError::Writer(self.tmp_path.clone(), "a section has the wrong length"));
-        }
-        e.checksum = self.hasher.digest();
-        Ok(())
-    }
-
-    /// Bytes written so far.
-    pub fn written(&self) -> u64 {
-        self.pos
-    }
-
-    /// Writes the header, syncs and renames into place.
-    pub fn finish(mut self, last_step: u8) -> Result<PathBuf, FormatError> {
+    /// Writes the header (with the sections' checksums: `sums` if known, else computed from
+    /// the file), syncs, and publishes the table as `target`.
+    pub fn finish(mut self, last_step: u8, sums: Option<[u64; 4]>, target: &Path) -> Result<PathBuf, FormatError> {
         self.header.last_step = last_step;
-        if self.pos != self.header.file_len() {
-            return Err(FormatError::Writer(self.tmp_path.clone(), "table incomplete"));
+        for (i, e) in self.header.sections.clone().iter().enumerate() {
+            self.header.sections[i].checksum = match sums {
+                Some(s) => s[i],
+                None => self.checksum(e.offset, e.length)?,
+            };
         }
-        let tmp = self.tmp_path.clone();
-        let mut publisher =
-            self.file.into_inner().map_err(|e| e.into_error()).doing(|| format!("writing {}", tmp.display()))?;
-        let f = publisher.file();
-        f.seek(SeekFrom::Start(0)).doing(|| format!("seeking in {}", tmp.display()))?;
-        f.write_all(&self.header.encode()).doing(|| format!("writing {}", tmp.display()))?;
+        let path = self.path.clone();
+        self.write_at(0, &self.header.encode())?;
         // Finished tables are readable by everyone.
         use std::os::unix::fs::PermissionsExt;
-        f.set_permissions(std::fs::Permissions::from_mode(0o644))
-            .doing(|| format!("setting the permissions of {}", tmp.display()))?;
-        Ok(publisher.persist()?)
+        self.file
+            .set_permissions(std::fs::Permissions::from_mode(0o644))
+            .doing(|| format!("setting the permissions of {}", path.display()))?;
+        self.file.sync_all().doing(|| format!("syncing {}", path.display()))?;
+        drop(self.file);
+        Ok(publish_file(&path, target)?)
     }
 }
 
@@ -405,19 +397,21 @@ pub fn step_code(k: u8) -> u8 {
 mod tests {
     use super::*;
 
-    /// Writes a table of `KQvK`'s size with recognisable bytes in every section.
+    /// Assembles a table of `KQvK`'s size in two levels (two halves of every section) with
+    /// recognisable bytes, and publishes it into `dir`.
     fn write_sample(dir: &Path) -> PathBuf {
         let m = Material::parse("KQvK").unwrap();
         let n_slots = crate::index::Layout::new(&m).n_slots;
-        let mut w = TableWriter::create(dir, &m, n_slots).unwrap();
-        for (i, s) in Section::ALL.into_iter().enumerate() {
-            w.begin(s).unwrap();
-            let e = w.header.sections[s as usize];
-            let bytes: Vec<u8> = (0..e.length).map(|b| (b as u8).wrapping_mul(31).wrapping_add(i as u8)).collect();
-            w.write(&bytes).unwrap();
-            w.end(s).unwrap();
+        let partial = PartialTable::open(&dir.join("table.partial"), &m, n_slots).unwrap();
+        for (first, n) in [(n_slots / 2, n_slots / 2), (0, n_slots / 2)] {
+            for (i, s) in Section::ALL.into_iter().enumerate() {
+                let (off, len) = partial.range(s, first, n);
+                let bytes: Vec<u8> =
+                    (off..off + len).map(|b| (b as u8).wrapping_mul(31).wrapping_add(i as u8)).collect();
+                partial.write_at(off, &bytes).unwrap();
+            }
         }
-        w.finish(7).unwrap()
+        partial.finish(7, None, &table_path(dir, &m)).unwrap()
     }
 
     fn flip(path: &Path, at: u64) {
@@ -427,12 +421,26 @@ mod tests {
     }
 
     #[test]
+    fn an_assembled_table_is_published_and_reads_back() {
+        let dir = tempfile::tempdir().unwrap();
+        let m = Material::parse("KQvK").unwrap();
+        let path = write_sample(dir.path());
+        assert!(!dir.path().join("table.partial").exists());
+        let file = TableFile::open_run(&path, &m).unwrap();
+        assert_eq!(file.header.last_step, 7);
+        let e = file.header.sections[Section::BtmValues as usize];
+        let b = file.section(Section::BtmValues);
+        assert_eq!(b[100], ((e.offset + 100) as u8).wrapping_mul(31).wrapping_add(3));
+        use std::os::unix::fs::PermissionsExt;
+        assert_eq!(std::fs::metadata(&path).unwrap().permissions().mode() & 0o777, 0o644);
+    }
+
+    #[test]
     fn a_flipped_byte_in_each_section_is_named() {
         let dir = tempfile::tempdir().unwrap();
         let m = Material::parse("KQvK").unwrap();
         let path = write_sample(dir.path());
         let file = TableFile::open_run(&path, &m).unwrap();
-        assert_eq!(file.header.last_step, 7);
         let sections = file.header.sections;
         drop(file);
         for (i, e) in sections.iter().enumerate() {
@@ -459,25 +467,20 @@ mod tests {
     }
 
     #[test]
-    fn an_interrupted_table_write_leaves_only_a_temp_that_the_next_writer_removes() {
+    fn an_unfinished_table_is_never_published() {
         let dir = tempfile::tempdir().unwrap();
         let m = Material::parse("KQvK").unwrap();
         let n_slots = crate::index::Layout::new(&m).n_slots;
-        // A writer dropped before `finish` (an error) removes its temporary file.
-        let w = TableWriter::create(dir.path(), &m, n_slots).unwrap();
-        let tmp = w.tmp_path.clone();
-        assert!(tmp.exists() && tmp.file_name().unwrap().to_string_lossy().starts_with(".KQvK.tbs."));
-        drop(w);
-        assert!(!tmp.exists());
-        // A kill leaves it behind (simulated by keeping it): no table appears, and the next
-        // writer of the same table removes it.
-        let publisher = Publisher::create(&table_path(dir.path(), &m)).unwrap();
-        let stale = publisher.tmp_path().to_path_buf();
-        std::mem::forget(publisher);
-        assert!(stale.exists() && !table_path(dir.path(), &m).exists());
-        let path = write_sample(dir.path());
-        assert!(!stale.exists(), "stale temporary file removed");
-        let names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
-        assert_eq!(names, [path.file_name().unwrap()]);
+        // A kill while the table is assembled: the work folder holds it, the output folder
+        // nothing; opening it again keeps what was written.
+        let partial_path = dir.path().join("table.partial");
+        let partial = PartialTable::open(&partial_path, &m, n_slots).unwrap();
+        let (off, _) = partial.range(Section::WtmValues, 0, 64);
+        partial.write_at(off, &[7; 48]).unwrap();
+        drop(partial);
+        assert!(!table_path(dir.path(), &m).exists());
+        let partial = PartialTable::open(&partial_path, &m, n_slots).unwrap();
+        assert_eq!(partial.checksum(off, 48).unwrap(), xxh3_64(&[7; 48]));
+        assert!(TableFile::open(&partial_path).is_err(), "no header yet: not a table");
     }
 }

@@ -8,8 +8,8 @@ use serde::{Deserialize, Serialize};
 use std::path::Path;
 use xxhash_rust::xxh3::xxh3_64;
 
-/// Version of the manifest files.
-pub const MANIFEST_FORMAT: u32 = 1;
+/// Version of the manifest files (2: runs are solved level by level).
+pub const MANIFEST_FORMAT: u32 = 2;
 
 /// The job a work folder belongs to.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
@@ -36,6 +36,20 @@ pub struct PassDone {
     pub stream_bytes: u64,
 }
 
+/// A solved level of a run.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct LevelDone {
+    pub level: u8,
+    /// Its passes.
+    pub passes: Vec<PassDone>,
+    /// Seconds, bytes read and bytes written of its merge.
+    pub merge_secs: f64,
+    pub merge_bytes_read: u64,
+    pub merge_bytes_written: u64,
+    /// XXH3 of the level's byte range in each of the four sections of `table.partial`.
+    pub range_sums: [u64; 4],
+}
+
 /// Progress of one run.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct RunManifest {
@@ -43,6 +57,9 @@ pub struct RunManifest {
     pub run: String,
     /// log2 of the positions of a storage block; fixed for the whole run.
     pub block_bits: u32,
+    /// The levels solved, in order.
+    pub levels: Vec<LevelDone>,
+    /// The finished passes of the level in progress (the first level not in `levels`).
     pub passes: Vec<PassDone>,
 }
 

@@ -24,7 +24,8 @@ pub use error::{IoContext, StorageError};
 use crate::solve::{Pass, WorkTable};
 use std::path::{Path, PathBuf};
 
-/// The work folder of one run (`WORK/<RUN>/`) and the names of its files.
+/// The work folder of one run (`WORK/<RUN>/`): its manifest, the table being assembled, and
+/// a folder per level.
 #[derive(Clone, Debug)]
 pub struct RunFolder {
     path: PathBuf,
@@ -43,6 +44,30 @@ impl RunFolder {
     /// The run's manifest, `run.json`.
     pub fn manifest(&self) -> PathBuf {
         self.path.join("run.json")
+    }
+
+    /// The final table being assembled level by level, `table.partial`.
+    pub fn partial_table(&self) -> PathBuf {
+        self.path.join("table.partial")
+    }
+
+    /// The folder of a level, `level-LL/`.
+    pub fn level(&self, number: u8) -> LevelFolder {
+        LevelFolder { path: self.path.join(format!("level-{number:02}")) }
+    }
+}
+
+/// The folder of one level of a run: its work tables, block checksums, pass logs and
+/// streams, and, once the level is solved, its final bitbases for the levels below.
+#[derive(Clone, Debug)]
+pub struct LevelFolder {
+    path: PathBuf,
+}
+
+impl LevelFolder {
+    /// The folder itself.
+    pub fn path(&self) -> &Path {
+        &self.path
     }
 
     /// A work table's bits, `NAME.bits`.

@@ -77,6 +77,37 @@ impl Write for Publisher {
     }
 }
 
+/// Publishes a finished file (written and synced elsewhere, e.g. in a work folder) as
+/// `target`: renamed into place when both are on one file system, else copied through a
+/// temporary file beside the target (and the original removed). The folder is synced.
+pub fn publish_file(from: &Path, target: &Path) -> Result<PathBuf, StorageError> {
+    let tmp = tempfile::TempPath::try_from_path(from).doing(|| format!("publishing {}", from.display()))?;
+    match tmp.persist(target) {
+        Ok(()) => {
+            sync_dir(folder_of(target))?;
+            Ok(target.to_path_buf())
+        }
+        Err(e) if e.error.raw_os_error() == Some(libc::EXDEV) => {
+            // Not deleted: the copy below reads it.
+            let from = e.path.keep().map_err(|e| e.error).doing(|| format!("keeping {}", from.display()))?;
+            remove_stale(target)?;
+            let mut p = Publisher::create(target)?;
+            let tmp = p.tmp_path().to_path_buf();
+            let mut src = File::open(&from).doing(|| format!("opening {}", from.display()))?;
+            std::io::copy(&mut src, p.file()).doing(|| format!("copying {} to {}", from.display(), tmp.display()))?;
+            let perms = src.metadata().doing(|| format!("reading {}", from.display()))?.permissions();
+            p.file().set_permissions(perms).doing(|| format!("setting the permissions of {}", tmp.display()))?;
+            let path = p.persist()?;
+            std::fs::remove_file(&from).doing(|| format!("removing {}", from.display()))?;
+            Ok(path)
+        }
+        Err(e) => {
+            e.path.keep().ok();
+            Err(e.error).doing(|| format!("renaming {} to {}", from.display(), target.display()))
+        }
+    }
+}
+
 /// Writes `bytes` to `path` crash-safely.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), StorageError> {
     let mut p = Publisher::create(path)?;
@@ -144,6 +175,22 @@ mod tests {
         assert_eq!(remove_stale(&target).unwrap(), 1);
         assert!(!tmp.exists() && other_tmp.exists());
         assert_eq!(remove_stale(&target).unwrap(), 0);
+    }
+
+    #[test]
+    fn a_finished_file_is_published_by_rename() {
+        let dir = tempfile::tempdir().unwrap();
+        let from = dir.path().join("work").join("table.partial");
+        std::fs::create_dir(dir.path().join("work")).unwrap();
+        std::fs::write(&from, b"table").unwrap();
+        let target = dir.path().join("KQvK.tbs");
+        assert_eq!(publish_file(&from, &target).unwrap(), target);
+        assert_eq!(std::fs::read(&target).unwrap(), b"table");
+        assert!(!from.exists());
+        // A missing source is an error, and nothing appears.
+        let err = publish_file(&from, &dir.path().join("KRvK.tbs")).unwrap_err();
+        assert!(err.to_string().contains("table.partial"), "{err}");
+        assert!(!dir.path().join("KRvK.tbs").exists());
     }
 
     #[test]
