@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # Benchmark: builds an endgame's sub-endgames first, then times the endgame's own runs.
+# Runs with pawns are reported per level (`KRPvKR/5` is level 5 of KRPvKR).
 # Prints wall time, CPU time, peak RSS, positions per second, where the time goes, the bytes
 # read and written, MB/s per pass kind, the delta streams' size, and the disk's own speed.
 #
@@ -39,9 +40,12 @@ wall=$(grep 'Elapsed (wall clock)' "$log" | awk '{print $NF}')
 user=$(grep 'User time' "$log" | awk '{print $NF}')
 sys=$(grep 'System time' "$log" | awk '{print $NF}')
 rss=$(grep 'Maximum resident' "$log" | awk '{print $NF}')
-men=$(( $(echo "$sig" | tr -cd 'KQRBN' | wc -c) ))
+# Positions per side of each run, as `plan` gives them (pawn runs count their slices).
 positions=0
-for r in $runs; do positions=$(( positions + 2 * 10 * (64 ** (men - 1)) )); done
+for r in $runs; do
+  n=$("$bin" plan "$r" --out "$dir" 2>/dev/null | grep -E "^$r: " | sed -E 's/.* ([0-9]+) positions\/side.*/\1/')
+  positions=$(( positions + 2 * n ))
+done
 secs=$(python3 -c "
 t='$wall'.split(':'); s=0.0
 for x in t: s = s*60 + float(x)
@@ -62,7 +66,11 @@ size = lambda n, u: float(n) * units[u]
 kinds = {}
 pat = re.compile(r"^(\S+) (init white|init black|step +\d+ (white|black)): .*read ([\d.]+) (\w+), written ([\d.]+) (\w+), .*\(([\d.]+)s\)$")
 merge = re.compile(r"^(\S+) merge: .*\(([\d.]+)s\)$")
+merges = {}
 for line in open(sys.argv[1]):
+    mm = merge.match(line.strip())
+    if mm:
+        merges[mm.group(1)] = merges.get(mm.group(1), 0.0) + float(mm.group(2))
     m = pat.match(line.strip())
     if m:
         kind = "init" if m.group(2).startswith("init") else f"{m.group(3)} steps"
@@ -71,6 +79,9 @@ for line in open(sys.argv[1]):
 print("passes (per run and kind: count, seconds, read, written, MB/s):")
 for (run, kind), (n, r, w, s) in sorted(kinds.items()):
     print(f"  {run:8} {kind:12} {n:3} passes {s:7.2f} s  read {r/2**20:8.1f} MiB  written {w/2**20:8.1f} MiB  {(r+w)/1e6/max(s,1e-9):7.0f} MB/s")
+print("merges (per run, or per run and level with pawns: seconds):")
+for run, s in sorted(merges.items()):
+    print(f"  {run:10} {s:7.2f} s")
 PY
 rm -f "$log"
 # The disk's own streaming speed (1 GiB, direct I/O) in the bench folder, for comparison.

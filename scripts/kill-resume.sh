@@ -8,7 +8,7 @@
 #
 # Prints each kill, then: kills, finished runs (builds that reached the end and were
 # compared), runs that resumed an interrupted job, and mismatches. Exits 1 on any mismatch
-# or a work folder left behind.
+# or a work folder left behind. KILL_RESUME_BIN=path runs another build of tbstream.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [[ "${1:-}" =~ ^[0-9]+$ ]]; then
@@ -16,8 +16,12 @@ if [[ "${1:-}" =~ ^[0-9]+$ ]]; then
 else
   sig=${1:-KQRvKR} mem=${2:-16MiB} kills=${3:-20}
 fi
-cargo build --release --quiet
-bin=$PWD/target/release/tbstream
+if [ -n "${KILL_RESUME_BIN:-}" ]; then
+  bin=$KILL_RESUME_BIN
+else
+  cargo build --release --quiet
+  bin=$PWD/target/release/tbstream
+fi
 root=$(mktemp -d)
 trap 'rm -rf "$root"' EXIT
 ref=$root/ref

@@ -333,10 +333,31 @@ fn gen_accepts_every_spelling_and_is_deterministic() {
     }
 }
 
+/// Endings with pawns: `plan` and `gen` take them in both notations, and `probe` answers
+/// with promotions as best moves.
+#[test]
+fn gen_plan_and_probe_take_pawns() {
+    let dir = tempfile::tempdir().unwrap();
+    let out_dir = dir.path().join("out");
+    let out = run(&["plan", "KPvK", "--out", path_str(&out_dir)]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(out.stdout.contains("KPvK: 98304 positions/side"), "{}", out.stdout);
+    let out = run(&["gen", "KPK", "--out", path_str(&out_dir)]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(out_dir.join("KPvK.tbs").exists() && out_dir.join("KQvK.tbs").exists());
+    // White promotes at once; with black to move, the pawn is lost.
+    let out = run(&["probe", "--tables", path_str(&out_dir), "8/4P3/8/8/8/8/k7/4K3 w - - 0 1"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(out.stdout.trim(), "8/4P3/8/8/8/8/k7/4K3 w - - 0 1\t1\t1\te7e8q");
+    let out = run(&["probe", "--tables", path_str(&out_dir), "--json", "8/8/8/8/8/8/4Pk2/K7 b - - 0 1"]);
+    let v: serde_json::Value = serde_json::from_str(out.stdout.trim()).unwrap();
+    assert_eq!((v["wdl"].as_i64(), v["dtz"].as_i64()), (Some(0), Some(0)), "{v}");
+}
+
 #[test]
 fn gen_rejects_bad_signatures_cleanly() {
     let cases = [
-        ("KPvK", "pawns"),
+        ("KPPPPPPPPPvK", "pawns"),
         ("KXvK", "unknown piece letter 'X'"),
         ("QvK", "king"),
         ("KQQQQvKR", "7 men"),
@@ -362,9 +383,9 @@ fn gen_rejects_bad_signatures_cleanly() {
 #[test]
 fn gen_with_one_bad_signature_builds_nothing() {
     let dir = tempfile::tempdir().unwrap();
-    let out = run(&["gen", "KQvK", "KPvK", "--out", path_str(dir.path())]);
-    assert_error(&out, "gen KQvK KPvK");
-    assert!(out.stderr.contains("KPvK"), "{}", out.stderr);
+    let out = run(&["gen", "KQvK", "KXvK", "--out", path_str(dir.path())]);
+    assert_error(&out, "gen KQvK KXvK");
+    assert!(out.stderr.contains("KXvK"), "{}", out.stderr);
     assert!(!dir.path().join("KQvK.tbs").exists(), "signatures are all checked before any work");
 }
 

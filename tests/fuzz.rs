@@ -263,7 +263,7 @@ fn exercise_position(pos: &Position) -> Result<(), TestCaseError> {
     for mv in &moves {
         check!(pos.parse_uci(&mv.to_string()) == Some(*mv), "move {mv} of {fen} does not parse back");
         let next = pos.play(*mv);
-        let expected_clock = if mv.capture { 0 } else { pos.halfmove.saturating_add(1) };
+        let expected_clock = if mv.is_zeroing() { 0 } else { pos.halfmove.saturating_add(1) };
         check!(next.halfmove == expected_clock, "{mv} from {fen} sets the clock to {}", next.halfmove);
         check!(next.turn != pos.turn, "{mv} from {fen} keeps the side to move");
         check!(
@@ -547,7 +547,7 @@ fn signature_case(text: String) -> Result<(), TestCaseError> {
     check!((3..=6).contains(&m.men()), "{text:?} accepted with {} men", m.men());
     let shown = m.to_string();
     let (w, b) = shown.split_once('v').unwrap_or_default();
-    let well_formed = |s: &str| s.starts_with('K') && s[1..].chars().all(|c| "QRBN".contains(c));
+    let well_formed = |s: &str| s.starts_with('K') && s[1..].chars().all(|c| "QRBNP".contains(c));
     check!(well_formed(w) && well_formed(b), "{text:?} is shown as {shown:?}");
     check!(Material::parse(&shown).as_ref() == Ok(&m), "{text:?} -> {shown:?} does not parse back");
     let edwards = shown.replace('v', "");
@@ -561,6 +561,9 @@ fn signature_case(text: String) -> Result<(), TestCaseError> {
     }
     for run in &closure {
         check!(!run.white_bare() && run.men() <= m.men(), "closure of {shown} holds {run}");
+        if run.has_pawns() {
+            continue;
+        }
         let layout = Layout::new(run);
         check!(layout.n_slots == 10u64 << (6 * (run.men() - 1)), "layout of {run} has {} slots", layout.n_slots);
     }
@@ -859,9 +862,9 @@ fn table_case_run(case: TableCase) -> Result<(), TestCaseError> {
             let words = (h.n_slots / 64) as usize;
             for stm in [Color::White, Color::Black] {
                 check!(
-                    file.bitbase_words(stm).len() == words,
+                    file.bitbase_words(stm).unwrap().len() == words,
                     "bitbase of {} words, not {words}",
-                    file.bitbase_words(stm).len()
+                    file.bitbase_words(stm).unwrap().len()
                 );
             }
             for &(white, raw) in &case.reads {

@@ -228,3 +228,34 @@ fn missing_tables_are_errors_but_mates_and_bare_kings_need_none() {
     late.halfmove = 120;
     assert_eq!(tb.probe_wdl(&late).unwrap(), Wdl::Loss);
 }
+
+/// Positions with pawns whose tables are not built: every entry point reports the missing
+/// table (of the material or its colour swap, whichever it opens first) instead of
+/// panicking, beside pawnless tables too.
+#[test]
+fn positions_with_pawns_report_a_missing_table() {
+    let empty = tempfile::tempdir().unwrap();
+    for dir in [empty.path(), tables()] {
+        let tb = Tablebase::open(dir).unwrap();
+        for (fen, run) in [
+            ("8/8/8/8/8/3k4/1P6/K7 w - - 0 1", "KPvK"),
+            ("4k3/8/8/8/3pPp2/8/8/4K3 b - e3 0 1", "KPvKPP"),
+            ("8/8/8/8/8/2k5/7P/KQ6 w - - 0 1", "KQPvK"),
+            ("8/8/8/8/8/2k5/7p/KQ6 b - - 0 1", "KQvKP"),
+        ] {
+            let pos = Position::from_fen(fen).unwrap_or_else(|e| panic!("{fen}: {e}"));
+            let errors = [
+                tb.probe(&pos).err(),
+                tb.probe_wdl(&pos).err(),
+                tb.best_move(&pos).err(),
+                tb.line(&pos, 10).err(),
+                tb.run(&pos.material()).err(),
+            ];
+            for e in errors {
+                let e = format!("{:#}", e.unwrap_or_else(|| panic!("{fen} was answered")));
+                let swapped = tbstream::Material::parse(run).unwrap().swapped().to_string();
+                assert!(e.contains("missing table") && (e.contains(run) || e.contains(&swapped)), "{fen}: {e}");
+            }
+        }
+    }
+}

@@ -128,3 +128,57 @@ fn histogram_is_drawn_as_svg_and_png() {
         assert!(String::from_utf8_lossy(&o.stderr).starts_with("error:"));
     }
 }
+
+/// The README's "Tables with pawns" table: (table, six counts, longest white, longest
+/// black); counts of tables marked † are halved (the reference counts each mirror pair
+/// twice there, we count it once).
+fn readme_pawn_rows() -> Vec<(String, [u64; 6], u64, u64)> {
+    let text = std::fs::read_to_string(reference_dir().join("README.md")).unwrap();
+    let num = |c: &str| c.replace(',', "").parse::<u64>().ok();
+    let rows: Vec<_> = text
+        .lines()
+        .skip_while(|l| !l.starts_with("## Tables with pawns"))
+        .take_while(|l| !l.starts_with("## Cursed"))
+        .filter_map(|l| {
+            let cells: Vec<&str> = l.trim().trim_matches('|').split('|').map(str::trim).collect();
+            if cells.len() != 9 {
+                return None;
+            }
+            let halved = cells[0].ends_with('†');
+            let name = cells[0].trim_end_matches('†').trim().to_string();
+            let mut counts = [0u64; 6];
+            for (c, cell) in counts.iter_mut().zip(&cells[1..7]) {
+                *c = num(cell)? / if halved { 2 } else { 1 };
+            }
+            Some((name, counts, num(cells[7])?, num(cells[8])?))
+        })
+        .collect();
+    assert_eq!(rows.len(), 12, "README pawn table not found: {rows:?}");
+    rows
+}
+
+#[test]
+fn pawn_tables_match_the_reference_counts_and_longest_wins() {
+    let mut seen = 0;
+    for (table, counts, white, black) in readme_pawn_rows() {
+        if table == "KRPvKR" {
+            continue; // 5 men with its 29-run closure: measured in docs/BENCHMARKS.md
+        }
+        let s = stats_json(pawn_tables(), &table);
+        let n = |side: &str, k: &str| s[side][k].as_u64().unwrap();
+        let got = [
+            n("white_to_move", "white_wins"),
+            n("white_to_move", "draws"),
+            n("white_to_move", "black_wins"),
+            n("black_to_move", "black_wins"),
+            n("black_to_move", "draws"),
+            n("black_to_move", "white_wins"),
+        ];
+        let longest = (s["longest_white_win"].as_u64().unwrap(), s["longest_black_win"].as_u64().unwrap());
+        println!("{table}: {got:?}, longest {longest:?} (reference {counts:?}, {white} {black})");
+        assert_eq!(got, counts, "{table}: wtm wins/draws/losses, btm wins/draws/losses");
+        assert_eq!(longest, (white, black), "{table}: longest wins");
+        seen += 1;
+    }
+    assert_eq!(seen, 11);
+}

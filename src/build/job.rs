@@ -7,8 +7,8 @@ use super::run::{solve_run, sub_endgames_note, RunReport};
 use crate::chess::{Color, Material};
 use crate::index::Layout;
 use crate::progress::Progress;
-use crate::solve::{Bitbase, Captures, Pass, SubRun};
-use crate::table::format::{table_path, TableFile};
+use crate::solve::{BitWords, Bitbase, Captures, Pass};
+use crate::table::format::{table_path, Section, TableFile};
 use crate::work::lock::Lock;
 use crate::work::manifest::{self, JobManifest, MANIFEST_FORMAT};
 use crate::work::publish::remove_stale;
@@ -51,15 +51,32 @@ pub enum RunOutcome {
 
 /// Loads the final bitbases of a finished run, checking its checksums.
 pub fn load_bitbase(dir: &Path, m: &Material) -> anyhow::Result<Bitbase> {
+    open_bitbase(dir, m, true)
+}
+
+/// The final bitbases of a finished run, checked: read into RAM, or (`in_ram` false)
+/// memory-mapped from the table, so that the kernel holds the pages instead of the budget.
+pub fn open_bitbase(dir: &Path, m: &Material, in_ram: bool) -> anyhow::Result<Bitbase> {
     let path = table_path(dir, m);
     let file = TableFile::open_run(&path, m).with_context(|| format!("sub-endgame {m} is needed"))?;
-    Ok(Bitbase { layout: Layout::new(m), wtm: file.bitbase_words(Color::White), btm: file.bitbase_words(Color::Black) })
+    if in_ram {
+        let (wtm, btm) = (file.bitbase_words(Color::White)?, file.bitbase_words(Color::Black)?);
+        return Ok(Bitbase { layout: Layout::new(m), wtm: BitWords::Owned(wtm), btm: BitWords::Owned(btm) });
+    }
+    let f = std::fs::File::open(&path).with_context(|| format!("opening {}", path.display()))?;
+    // SAFETY: tables are published by rename and never modified in place afterwards.
+    let map = Arc::new(unsafe { memmap2::Mmap::map(&f) }.with_context(|| format!("mapping {}", path.display()))?);
+    let words = |s: Section| {
+        let e = file.header.sections[s as usize];
+        BitWords::Mapped { map: map.clone(), offset: e.offset as usize, words: (e.length / 8) as usize }
+    };
+    Ok(Bitbase { layout: Layout::new(m), wtm: words(Section::WtmBitbase), btm: words(Section::BtmBitbase) })
 }
 
 /// Every run `signatures` need, smallest first.
 pub fn runs_of(signatures: &[Material]) -> Vec<Material> {
     let mut runs: Vec<Material> = signatures.iter().flat_map(|s| s.closure()).collect();
-    runs.sort_by_key(|m| (m.men(), m.to_string()));
+    runs.sort_by_key(Material::order_key);
     runs.dedup();
     runs
 }
@@ -167,11 +184,17 @@ fn build_run(
         progress.log(&format!("{m}: already built ({})", path.display()));
         return Ok(RunOutcome::Existing(path));
     }
+    // Only this run's sub-endgames stay in RAM; when they would take more than half the
+    // budget they are mapped from their files instead.
+    let needed = m.successor_runs();
+    loaded.retain(|sub, _| needed.contains(sub));
+    let needed_bytes: u64 = needed.iter().filter(|s| !s.white_bare()).map(|s| Layout::new(s).n_slots / 4).sum();
+    let in_ram = needed_bytes <= opts.budget.mem / 2;
     let caps = Captures::new(m, |sub| -> anyhow::Result<Arc<Bitbase>> {
         if let Some(b) = loaded.get(sub) {
             return Ok(b.clone());
         }
-        let b = Arc::new(load_bitbase(&opts.out, sub)?);
+        let b = Arc::new(open_bitbase(&opts.out, sub, in_ram)?);
         loaded.insert(sub.clone(), b.clone());
         Ok(b)
     })?;
@@ -207,13 +230,7 @@ fn built_line(m: &Material, report: &RunReport) -> String {
 /// RAM held by the loaded sub-endgame bitbases of a run.
 fn caps_bytes(caps: &Captures) -> u64 {
     let mut seen = std::collections::HashSet::new();
-    caps.by_piece
-        .iter()
-        .filter_map(|s| match s {
-            SubRun::Table(t) if seen.insert(Arc::as_ptr(t)) => Some((t.wtm.len() + t.btm.len()) as u64 * 8),
-            _ => None,
-        })
-        .sum()
+    caps.tables().filter(|t| seen.insert(Arc::as_ptr(t))).map(|t| t.wtm.owned_bytes() + t.btm.owned_bytes()).sum()
 }
 
 /// The plan of one run of a job, before it runs.
@@ -225,6 +242,10 @@ pub struct RunPlan {
     pub needs: RunNeeds,
     /// The chunk plan and its estimated RAM, or why the budget does not fit.
     pub plan: Result<(Plan, u64), String>,
+    /// With pawns: slices and levels.
+    pub slices: Option<(usize, usize)>,
+    /// White and black chunks over all levels.
+    pub chunks: (usize, usize),
 }
 
 /// The plan of a whole job.
@@ -238,13 +259,15 @@ pub struct JobPlan {
 }
 
 /// Chunks, blocks, RAM, disk and I/O of every run a job needs, and the free space.
-pub fn plan_job(signatures: &[Material], opts: &GenOptions) -> JobPlan {
+pub fn plan_job(signatures: &[Material], opts: &GenOptions) -> anyhow::Result<JobPlan> {
     let mut runs = Vec::new();
     for m in runs_of(signatures) {
         let layout = Layout::new(&m);
         let needs = run_needs(&layout);
         // Sub-endgame bitbases held in RAM while the run is computed.
-        let subs: u64 = m.capture_runs().iter().filter(|s| !s.white_bare()).map(|s| Layout::new(s).n_slots / 4).sum();
+        let subs: u64 = m.successor_runs().iter().filter(|s| !s.white_bare()).map(|s| Layout::new(s).n_slots / 4).sum();
+        // Over half the budget they are mapped, not held (see `build_run`).
+        let subs = if subs <= opts.budget.mem / 2 { subs } else { 0 };
         let budget = Budget { mem: opts.budget.mem.saturating_sub(subs), ..opts.budget };
         let plan = Plan::choose(&layout, &budget)
             .with_context(|| sub_endgames_note(&opts.budget, subs))
@@ -253,13 +276,23 @@ pub fn plan_job(signatures: &[Material], opts: &GenOptions) -> JobPlan {
                 (p, mem)
             })
             .map_err(|e| format!("{e:#}"));
-        runs.push(RunPlan { built: is_built(&opts.out, &m), n_slots: layout.n_slots, needs, plan, material: m });
+        let slices = layout.slices.as_ref().map(|s| (s.len(), s.levels.len()));
+        let chunks = match &plan {
+            Ok((p, _)) if layout.has_pawns() => layout.levels().iter().fold((0, 0), |(w, b), level| {
+                let lp = Plan::new(&layout, level, p.block_bits);
+                (w + lp.white.list.len(), b + lp.black.list.len())
+            }),
+            Ok((p, _)) => (p.white.list.len(), p.black.list.len()),
+            Err(_) => (0, 0),
+        };
+        let built = is_built(&opts.out, &m);
+        runs.push(RunPlan { built, n_slots: layout.n_slots, needs, plan, slices, chunks, material: m });
     }
     let todo: Vec<&Material> = runs.iter().filter(|r| !r.built).map(|r| &r.material).collect();
-    JobPlan {
+    Ok(JobPlan {
         final_bytes: runs.iter().map(|r| r.needs.final_bytes).sum(),
         work_peak: runs.iter().map(|r| r.needs.work_peak).max().unwrap_or(0),
         disk: disk_needs(&todo, opts),
         runs,
-    }
+    })
 }

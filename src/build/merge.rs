@@ -76,7 +76,7 @@ pub fn write_level(ctx: &LevelContext, passes: &[PassDone], partial: &PartialTab
     let last_odd = last_of(1).context("no odd step")?;
     let last_even = last_of(0).context("no even step")?;
     let mut merged = Merged { range_sums: [0; 4], bytes_read: 0, bytes_written: 0 };
-    ctx.progress.start(format!("{} merge", ctx.layout.material), 2 * n_groups as u64, "chunks");
+    ctx.progress.start(format!("{} merge", ctx.name()), 2 * n_groups as u64, "chunks");
 
     // The final bitbases: t99 and t100 are the last tables of the chains.
     for (section, table) in [(Section::WtmBitbase, last_odd), (Section::BtmBitbase, last_even)] {

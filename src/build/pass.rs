@@ -9,10 +9,12 @@
 //! the pass's log and its blocks still match.
 
 use super::plan::{show_size, Budget, Chunk, Chunks, Plan};
-use crate::index::{Block, Layout, Level};
+use crate::chess::{Color, Square};
+use crate::index::slices::MAX_PAWNS;
+use crate::index::{Block, Layout, Level, Pawns};
 use crate::pipeline::{self, Order};
 use crate::progress::Progress;
-use crate::solve::{combine, compute_chunk, Captures, Frame, Pass, PassSpec, WorkTable};
+use crate::solve::{combine, compute_chunk, Captures, Frame, Pass, PassSpec, PushTargets, WorkTable};
 use crate::work::bits::{load_sums, BitFile};
 use crate::work::deltalog::{self, BlockEntry, ChunkRecord, DeltaLog, StreamWriter};
 use crate::work::gap::GapEncoder;
@@ -24,6 +26,9 @@ use std::time::Instant;
 pub struct LevelContext<'a> {
     pub layout: Layout,
     pub level: Level,
+    /// The solved levels whose final bitbases this level's pawn pushes read (one and two
+    /// levels up), with their folders.
+    pub above: Vec<(Level, LevelFolder)>,
     pub plan: Plan,
     pub caps: &'a Captures,
     pub folder: LevelFolder,
@@ -35,6 +40,15 @@ pub struct LevelContext<'a> {
 }
 
 impl LevelContext<'_> {
+    /// The run's name in progress lines, with the level for a run with pawns (`KRPvKR/5`).
+    pub fn name(&self) -> String {
+        if self.layout.has_pawns() {
+            format!("{}/{}", self.layout.material, self.level.number)
+        } else {
+            self.layout.material.to_string()
+        }
+    }
+
     /// Storage blocks per table of the level.
     pub fn n_blocks(&self) -> usize {
         (self.level.n_slots >> self.plan.block_bits) as usize
@@ -92,13 +106,14 @@ pub fn run_pass(ctx: &LevelContext, spec: &PassSpec) -> anyhow::Result<PassResul
     let inputs = spec.inputs.iter().map(|&t| ctx.open_finished(t)).collect::<anyhow::Result<Vec<_>>>()?;
     let combined = spec.combine.iter().map(|&t| ctx.open_finished(t)).collect::<anyhow::Result<Vec<_>>>()?;
     let outputs = spec.outputs.iter().map(|&t| ctx.open_table(t)).collect::<anyhow::Result<Vec<_>>>()?;
+    let finals = open_finals(ctx, spec.pass)?;
     let started = Instant::now();
     let mut state = resume_scan(ctx, spec, chunks, &outputs)?;
     let mut log = DeltaLog::open(&ctx.folder.log(spec.pass), state.log_len)?;
     let mut streams = StreamWriter::open(&ctx.folder.streams(spec.pass), state.streams_len)?;
     let todo: Vec<usize> = (0..chunks.list.len()).filter(|&i| !state.done[i]).collect();
     let threads = ctx.plan.pass_threads(spec.pass, &ctx.budget).max(1);
-    ctx.progress.start(format!("{} {}", ctx.layout.material, spec.pass), chunks.list.len() as u64, "chunks");
+    ctx.progress.start(format!("{} {}", ctx.name(), spec.pass), chunks.list.len() as u64, "chunks");
     for _ in 0..chunks.list.len() - todo.len() {
         ctx.progress.inc();
     }
@@ -111,11 +126,14 @@ pub fn run_pass(ctx: &LevelContext, spec: &PassSpec) -> anyhow::Result<PassResul
         todo.len(),
         threads,
         Order::Completion,
-        |i| read_inputs(&chunks.list[todo[i]], &inputs, words),
-        |i, bufs| {
+        |i| {
             let ch = &chunks.list[todo[i]];
-            let frame = Frame::new(&ctx.layout, &chunks.scheme, ch.key);
-            let out = compute_chunk(spec.pass, &frame, ctx.caps, words, bufs);
+            Ok((read_inputs(ch, &inputs, words)?, read_pushes(ctx, spec.pass, ch, &finals, words)?))
+        },
+        |i, (bufs, pushes)| {
+            let ch = &chunks.list[todo[i]];
+            let frame = Frame::new(&ctx.layout, &chunks.scheme, ch.key, ch.slice);
+            let out = compute_chunk(spec.pass, &frame, ctx.caps, &pushes.targets(), words, bufs);
             finish_chunk(spec.pass, &ch.blocks, &combined, out, io_words)
         },
         |i, out| {
@@ -136,11 +154,9 @@ pub fn run_pass(ctx: &LevelContext, spec: &PassSpec) -> anyhow::Result<PassResul
         ctx.progress.finish("failed");
         return Err(e);
     }
-    for file in &outputs {
-        file.sync()?;
-    }
-    streams.sync()?;
-    log.sync()?;
+    // Flushed, not synced: a kill loses nothing of what the page cache holds, and after a
+    // power loss the resume checks every block, record and stream against its checksum.
+    streams.flush()?;
     let r = &state.result;
     ctx.progress.finish(&format!(
         "{} new, read {}, written {}, {:.0} MB/s",
@@ -221,6 +237,100 @@ fn check_record(
     }
     let file = std::fs::File::open(streams).with_context(|| format!("opening {}", streams.display()))?;
     Ok(deltalog::check_streams(&file, streams, rec)?)
+}
+
+/// A solved level's final bitbase, open for reading.
+pub struct Final {
+    level: Level,
+    file: BitFile,
+    sums: Vec<u64>,
+}
+
+/// The final bitbases an init pass's pawn pushes read: after white's pushes black is to move,
+/// after black's white is.
+pub(super) fn open_finals(ctx: &LevelContext, pass: Pass) -> anyhow::Result<Vec<Final>> {
+    if !pass.is_init() || !ctx.layout.has_pawns() {
+        return Ok(Vec::new());
+    }
+    let table = WorkTable::Final(pass.mover().other());
+    ctx.above
+        .iter()
+        .map(|(level, folder)| {
+            let file = BitFile::open(&folder.bits(table), level.n_words(), ctx.io_bytes)?;
+            let sums = load_sums(&folder.sums(table), (level.n_slots >> ctx.plan.block_bits) as usize)?;
+            Ok(Final { level: *level, file, sums })
+        })
+        .collect()
+}
+
+/// The words of the slices a chunk's pawn pushes lead to, over the chunk.
+#[derive(Default)]
+pub(super) struct PushBuffers {
+    single: [Option<Vec<u64>>; MAX_PAWNS],
+    double: [Option<Vec<u64>>; MAX_PAWNS],
+}
+
+impl PushBuffers {
+    pub(super) fn targets(&self) -> PushTargets<'_> {
+        PushTargets {
+            single: std::array::from_fn(|i| self.single[i].as_deref()),
+            double: std::array::from_fn(|i| self.double[i].as_deref()),
+        }
+    }
+}
+
+/// The reader's part for pawn pushes: for each pawn of the mover (init passes), the words of
+/// the same chunk in the slices its push and double step lead to, from the final bitbases of
+/// the levels above. A push onto another pawn, or a promotion, has none.
+pub(super) fn read_pushes(
+    ctx: &LevelContext,
+    pass: Pass,
+    ch: &Chunk,
+    finals: &[Final],
+    words: usize,
+) -> anyhow::Result<PushBuffers> {
+    let mut out = PushBuffers::default();
+    let (Some(slices), Some(slice)) = (&ctx.layout.slices, ch.slice) else { return Ok(out) };
+    if finals.is_empty() {
+        return Ok(out);
+    }
+    let mover = pass.mover();
+    let pawns = slices.pawns(slice);
+    let step: i8 = if mover == Color::White { 8 } else { -8 };
+    let scheme = &ctx.plan.chunks_of(pass).scheme;
+    let read = |target: Pawns| -> anyhow::Result<Option<Vec<u64>>> {
+        let Some(s) = slices.find(&target) else { return Ok(None) };
+        let f =
+            finals.iter().find(|f| f.level.number == target.level()).context("a push leads to a level not solved")?;
+        let blocks = scheme.blocks(&ctx.layout, ch.key, Some(s), f.level.first_slot);
+        let mut buf = vec![0u64; words];
+        f.file.read_blocks(&blocks, &mut buf, &f.sums)?;
+        Ok(Some(buf))
+    };
+    for (i, &p) in pawns.of(mover).iter().enumerate() {
+        let one = (p as i8 + step) as Square;
+        if !(8..56).contains(&one) || pawns.occupied() & (1 << one) != 0 {
+            continue;
+        }
+        out.single[i] = read(moved(&pawns, p, one))?;
+        let start = if mover == Color::White { (8..16).contains(&p) } else { (48..56).contains(&p) };
+        let two = (p as i8 + 2 * step) as Square;
+        if start && pawns.occupied() & (1 << two) == 0 {
+            out.double[i] = read(moved(&pawns, p, two))?;
+        }
+    }
+    Ok(out)
+}
+
+/// The pawns with the one on `from` moved to `to`.
+fn moved(pawns: &Pawns, from: Square, to: Square) -> Pawns {
+    let mut sq = pawns.sq;
+    for s in &mut sq[..pawns.n] {
+        if *s == from {
+            *s = to;
+        }
+    }
+    Pawns::new(&sq[..pawns.n_white], &sq[pawns.n_white..pawns.n])
 }
 
 /// The reader's part: a chunk's blocks of every input table, checked.

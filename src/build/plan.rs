@@ -1,7 +1,7 @@
 //! Choosing chunks and blocks for a RAM budget, and estimating a job's disk and I/O.
 
 use crate::chess::Color;
-use crate::index::{Block, ChunkKey, ChunkScheme, Layout};
+use crate::index::{Block, ChunkKey, ChunkScheme, Layout, Level};
 use crate::solve::Pass;
 
 /// Smallest storage block: 512 positions (64 bytes of a bit table).
@@ -19,10 +19,12 @@ pub struct Budget {
     pub block_bytes: u64,
 }
 
-/// A chunk with its stored blocks.
+/// A chunk with its stored blocks (ids and words counted from its level's first slot).
 #[derive(Clone, Debug)]
 pub struct Chunk {
     pub key: ChunkKey,
+    /// The slice (pawn configuration) the chunk lies in, for a run with pawns.
+    pub slice: Option<u32>,
     pub blocks: Vec<Block>,
 }
 
@@ -37,13 +39,22 @@ pub struct Chunks {
 }
 
 impl Chunks {
-    pub fn new(layout: &Layout, mover: Color, block_bits: u32) -> Chunks {
+    /// The chunks of one level's passes where `mover` moves.
+    pub fn new(layout: &Layout, level: &Level, mover: Color, block_bits: u32) -> Chunks {
         // Tuning and testing knob: fix fewer bits, i.e. use fewer and larger chunks.
         let limit = std::env::var("TBSTREAM_MAX_FIXED_BITS").ok().and_then(|v| v.parse().ok()).unwrap_or(usize::MAX);
         let scheme = ChunkScheme::with_fixed_limit(layout, mover, block_bits, limit);
-        let list: Vec<Chunk> = scheme
-            .keys()
-            .map(|key| Chunk { key, blocks: scheme.blocks(layout, key) })
+        let slices: Vec<Option<u32>> = match &layout.slices {
+            None => vec![None],
+            Some(_) => {
+                let first = (level.first_slot >> layout.total_bits) as u32;
+                (first..first + (level.n_slots >> layout.total_bits) as u32).map(Some).collect()
+            }
+        };
+        let list: Vec<Chunk> = slices
+            .iter()
+            .flat_map(|&slice| scheme.keys().map(move |key| (slice, key)))
+            .map(|(slice, key)| Chunk { key, slice, blocks: scheme.blocks(layout, key, slice, level.first_slot) })
             .filter(|c| !c.blocks.is_empty())
             .collect();
         let buffer_words = list.iter().flat_map(|c| c.blocks.last()).map(|b| b.local_word + b.words).max().unwrap_or(0);
@@ -86,6 +97,9 @@ pub struct Plan {
     pub block_bits: u32,
     pub white: Chunks,
     pub black: Chunks,
+    /// Per side (white, black): the chunk buffers a chunk of its init pass reads for its
+    /// pawns' pushes (a push and a double step per pawn).
+    pub push_buffers: [u64; 2],
 }
 
 /// Human-readable bytes.
@@ -105,13 +119,37 @@ pub fn show_size(bytes: u64) -> String {
 }
 
 impl Plan {
-    /// The plan with storage blocks of `2^block_bits` positions.
-    pub fn new(layout: &Layout, block_bits: u32) -> Plan {
+    /// The plan of one level with storage blocks of `2^block_bits` positions.
+    pub fn new(layout: &Layout, level: &Level, block_bits: u32) -> Plan {
         Plan {
             block_bits,
-            white: Chunks::new(layout, Color::White, block_bits),
-            black: Chunks::new(layout, Color::Black, block_bits),
+            white: Chunks::new(layout, level, Color::White, block_bits),
+            black: Chunks::new(layout, level, Color::Black, block_bits),
+            push_buffers: [Color::White, Color::Black].map(|c| 2 * layout.material.pawns(c) as u64),
         }
+    }
+
+    /// The largest block size a layout allows: blocks lie inside a slice (with pawns), or
+    /// leave out whole hole prefixes (without).
+    pub fn max_block_bits(layout: &Layout) -> u32 {
+        if layout.has_pawns() {
+            layout.total_bits
+        } else {
+            layout.total_bits - 7
+        }
+    }
+
+    /// The level a run's block size is chosen on: chunk buffers are the same in every level
+    /// (a chunk lies in one slice), so the one with the fewest slices, to enumerate quickly.
+    pub fn sample_level(layout: &Layout) -> Level {
+        layout.levels().into_iter().min_by_key(|l| l.n_slots).expect("a run has a level")
+    }
+
+    /// Chunk buffers alive at once in a pass with `t` workers ([`pass_slots`]), with the
+    /// pawn-push buffers of the init passes (each worker's, and the reader's).
+    fn slots(&self, pass: Pass, t: u64) -> u64 {
+        let pushes = if pass.is_init() { self.push_buffers[pass.mover().index()] * (t + 1) } else { 0 };
+        pass_slots(pass, t) + pushes
     }
 
     /// The chunks of the side that moves in a pass.
@@ -125,7 +163,7 @@ impl Plan {
     /// Workers a pass may use within the budget (0: not even one fits).
     pub fn pass_threads(&self, pass: Pass, budget: &Budget) -> usize {
         let bytes = self.chunks_of(pass).buffer_bytes();
-        let fits = |t: &u64| pass_slots(pass, *t) * bytes <= budget.mem;
+        let fits = |t: &u64| self.slots(pass, *t) * bytes <= budget.mem;
         (1..=budget.threads.max(1) as u64).rev().find(fits).unwrap_or(0) as usize
     }
 
@@ -133,7 +171,7 @@ impl Plan {
     pub fn chunk_mem(&self, budget: &Budget) -> u64 {
         PASS_KINDS
             .iter()
-            .map(|&p| pass_slots(p, self.pass_threads(p, budget).max(1) as u64) * self.chunks_of(p).buffer_bytes())
+            .map(|&p| self.slots(p, self.pass_threads(p, budget).max(1) as u64) * self.chunks_of(p).buffer_bytes())
             .max()
             .unwrap_or(0)
     }
@@ -161,16 +199,17 @@ impl Plan {
     /// The plan with the largest blocks (at most `budget.block_bytes`) whose chunk buffers fit
     /// the budget and stay cache-sized; failing that, the one with the smallest chunks.
     pub fn choose(layout: &Layout, budget: &Budget) -> anyhow::Result<Plan> {
-        let max_bits = (budget.block_bytes.max(64) * 8).ilog2().min(layout.total_bits - 7);
+        let max_bits = (budget.block_bytes.max(64) * 8).ilog2().min(Plan::max_block_bits(layout));
         let min_bits = MIN_BLOCK_BITS.min(max_bits);
+        let level = Plan::sample_level(layout);
         // A side whose chunks cannot get cache-sized (one piece against many) aims at its
         // smallest chunks instead.
-        let smallest = Plan::new(layout, min_bits);
+        let smallest = Plan::new(layout, &level, min_bits);
         let target = |c: &Chunks, s: &Chunks| c.buffer_bytes() <= CACHE_BUFFER_BYTES.max(s.buffer_bytes());
         let mut fitting = None;
         let mut least = u64::MAX;
         for bits in (min_bits..=max_bits).rev() {
-            let plan = Plan::new(layout, bits);
+            let plan = Plan::new(layout, &level, bits);
             if plan.fits(budget) {
                 if target(&plan.white, &smallest.white) && target(&plan.black, &smallest.black) {
                     return Ok(plan);
@@ -208,13 +247,21 @@ pub struct RunNeeds {
 /// Estimates a run's disk needs: at the peak seven bit tables are alive (`t(k-2)`, `t(k-1)`,
 /// `t(k)`, `c`, `d` and the two illegal-position tables) with the delta streams, estimated at
 /// 10 bits per position per side (the seed's bound).
+/// A run with pawns is solved level by level: the largest level counts, plus the final
+/// bitbases of the two levels above it, which its pawn moves read.
 pub fn run_needs(layout: &Layout) -> RunNeeds {
-    let table_bytes = layout.n_slots / 8;
-    let deltas = layout.n_slots * 2 * 10 / 8;
+    let level_slots = layout.levels().iter().map(|l| l.n_slots).max().unwrap_or(0);
+    let table_bytes = level_slots / 8;
+    let deltas = level_slots * 2 * 10 / 8;
+    let finals_above = if layout.has_pawns() { 4 * table_bytes } else { 0 };
+    let slice_section = layout.slices.as_ref().map_or(0, |s| 4 * s.len() as u64 + 48 * s.levels.len() as u64);
     RunNeeds {
         table_bytes,
-        work_peak: 7 * table_bytes + deltas,
-        final_bytes: 4096 * 5 + 2 * table_bytes + 2 * layout.n_slots * 6 / 8,
-        pass_io: 4 * table_bytes + layout.n_slots / 8,
+        work_peak: 7 * table_bytes + deltas + finals_above,
+        final_bytes: 4096 * (5 + layout.has_pawns() as u64)
+            + slice_section
+            + 2 * layout.n_slots / 8
+            + 2 * layout.n_slots * 6 / 8,
+        pass_io: 4 * table_bytes + level_slots / 8,
     }
 }

@@ -2,7 +2,7 @@
 //! its work folder is checked against its checksums; damaged table blocks are rebuilt from
 //! the logs' streams (or by recomputing their init chunk), never trusted.
 
-use super::pass::LevelContext;
+use super::pass::{open_finals, read_pushes, LevelContext};
 use crate::index::Block;
 use crate::solve::{compute_chunk, obsolete_after, Frame, Pass, PassSpec, WorkTable};
 use crate::work::bits::{block_sum, load_sums, save_sums};
@@ -115,8 +115,8 @@ fn rebuild_block(
     let spec = PassSpec::of(pass);
     let o = spec.outputs.iter().position(|&t| t == table).with_context(|| format!("unknown work table {table}"))?;
     let chunks = ctx.plan.chunks_of(pass);
-    let key = chunks.scheme.chunk_of_block(&ctx.layout, block);
-    let ch = chunks.list.iter().find(|c| c.key == key).context("block outside every chunk")?;
+    let ch =
+        chunks.list.iter().find(|c| c.blocks.iter().any(|b| b.id == block)).context("block outside every chunk")?;
     let inputs = spec
         .inputs
         .iter()
@@ -128,8 +128,9 @@ fn rebuild_block(
             Ok(buf)
         })
         .collect::<anyhow::Result<Vec<_>>>()?;
-    let frame = Frame::new(&ctx.layout, &chunks.scheme, key);
-    let out = compute_chunk(pass, &frame, ctx.caps, chunks.buffer_words, inputs);
+    let frame = Frame::new(&ctx.layout, &chunks.scheme, ch.key, ch.slice);
+    let pushes = read_pushes(ctx, pass, ch, &open_finals(ctx, pass)?, chunks.buffer_words)?;
+    let out = compute_chunk(pass, &frame, ctx.caps, &pushes.targets(), chunks.buffer_words, inputs);
     let b = ch.blocks.iter().find(|b| b.id == block).context("block of its chunk")?;
     Ok(out[o][b.local_word..b.local_word + b.words].to_vec())
 }

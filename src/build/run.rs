@@ -7,15 +7,21 @@ use super::merge::write_level;
 use super::pass::{run_pass, LevelContext};
 use super::plan::{show_size, Budget, Plan};
 use super::repair::check_and_repair;
+use crate::chess::Color;
 use crate::chess::Material;
+use crate::index::Block;
 use crate::index::{Layout, Level};
 use crate::progress::Progress;
+use crate::solve::WorkTable;
 use crate::solve::{chains_complete, last_step, obsolete_after, Captures, Pass, PassSpec};
-use crate::table::format::{table_path, PartialTable, Section};
+use crate::table::format::{slice_section, table_path, LevelRecord, PartialTable, Section};
 use crate::work::bits::save_sums;
+use crate::work::bits::{load_sums, BitFile};
 use crate::work::manifest::{self, LevelDone, PassDone, RunManifest, MANIFEST_FORMAT};
-use crate::work::RunFolder;
+use crate::work::publish::Durability;
+use crate::work::{LevelFolder, RunFolder};
 use anyhow::Context;
+use byteorder::{ByteOrder, LittleEndian};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -75,25 +81,36 @@ pub fn solve_run(
     let chunk_budget = Budget { mem: budget.mem.saturating_sub(caps_bytes), ..*budget };
     let chosen = Plan::choose(&layout, &chunk_budget).with_context(|| sub_endgames_note(budget, caps_bytes))?;
     let mut manifest = open_manifest(material, &folder, chosen.block_bits, progress)?;
-    let mut partial = PartialTable::open(&folder.partial_table(), material, layout.n_slots)?;
+    let mut partial = PartialTable::open(&folder.partial_table(), &layout)?;
     if !manifest.levels.is_empty() {
         if let Err(e) = check_levels(&partial, &layout, &manifest) {
             manifest = restart(material, &folder, format!("{e:#}"), manifest.block_bits, progress)?;
-            partial = PartialTable::open(&folder.partial_table(), material, layout.n_slots)?;
+            partial = PartialTable::open(&folder.partial_table(), &layout)?;
         }
     }
     let mut chosen = Some(chosen);
-    for level in layout.levels() {
+    let levels = layout.levels();
+    for level in levels.iter().copied() {
         if manifest.levels.iter().any(|l| l.level == level.number) {
             continue;
         }
         let plan = match chosen.take() {
-            Some(p) if p.block_bits == manifest.block_bits => p,
-            _ => Plan::new(&layout, manifest.block_bits),
+            Some(p) if p.block_bits == manifest.block_bits && levels.len() == 1 => p,
+            _ => Plan::new(&layout, &level, manifest.block_bits),
         };
+        // Pawn pushes lead one or two levels up, solved before.
+        let above: Vec<(Level, LevelFolder)> = levels
+            .iter()
+            .filter(|l| layout.has_pawns() && (l.number == level.number + 1 || l.number == level.number + 2))
+            .map(|l| (*l, folder.level(l.number)))
+            .collect();
+        for (l, f) in &above {
+            ensure_finals(&partial, l, f, manifest.block_bits, budget.block_bytes as usize, progress)?;
+        }
         let ctx = LevelContext {
             layout: layout.clone(),
             level,
+            above,
             plan,
             caps,
             folder: folder.level(level.number),
@@ -102,12 +119,27 @@ pub fn solve_run(
             progress,
         };
         solve_level(&ctx, &folder, &mut manifest, &partial)?;
+        // Levels more than one above are read no more.
+        for l in levels.iter().filter(|l| l.number > level.number + 1) {
+            let dir = folder.level(l.number);
+            if dir.path().exists() {
+                std::fs::remove_dir_all(dir.path()).with_context(|| format!("removing {}", dir.path().display()))?;
+            }
+        }
     }
     let report = run_report(&manifest, &layout, &folder)?;
     let passes: Vec<(Pass, u64)> = manifest.levels.iter().flat_map(|l| new_per_pass(&l.passes)).collect();
     // One level covers every section whole: its range checksums are the sections'.
     let sums = if manifest.levels.len() == 1 { Some(manifest.levels[0].range_sums) } else { None };
-    let path = partial.finish(last_step(&passes), sums, &table_path(out_dir, material))?;
+    let slices = layout.has_pawns().then(|| {
+        let records: Vec<LevelRecord> = manifest
+            .levels
+            .iter()
+            .map(|l| LevelRecord { last_step: last_step(&new_per_pass(&l.passes)), range_sums: l.range_sums })
+            .collect();
+        slice_section(&layout, &records)
+    });
+    let path = partial.finish(last_step(&passes), sums, slices.as_deref(), &table_path(out_dir, material))?;
     std::fs::remove_dir_all(work_dir).with_context(|| format!("removing {}", work_dir.display()))?;
     Ok(RunReport { path, ..report })
 }
@@ -150,9 +182,92 @@ fn solve_level(
         merge_bytes_written: merged.bytes_written,
         range_sums: merged.range_sums,
     });
+    // A solved level is made durable: its ranges of the table, then the record.
+    partial.sync()?;
     manifest::save(&folder.manifest(), manifest)?;
     let dir = ctx.folder.path();
     std::fs::remove_dir_all(dir).with_context(|| format!("removing {}", dir.display()))?;
+    // The levels below read this level's final bitbases.
+    if ctx.layout.has_pawns() && ctx.level.number > 0 {
+        extract_finals(partial, &ctx.level, &ctx.folder, ctx.plan.block_bits, ctx.io_bytes)?;
+    }
+    Ok(())
+}
+
+/// Makes sure a solved level's final bitbases are in its folder and intact, extracting
+/// them again from the table being assembled (whose ranges were checked) if not. They are
+/// exactly the level's ranges of the table's bitbase sections.
+fn ensure_finals(
+    partial: &PartialTable,
+    level: &Level,
+    folder: &LevelFolder,
+    block_bits: u32,
+    io_bytes: usize,
+    progress: &dyn Progress,
+) -> anyhow::Result<()> {
+    let n_blocks = (level.n_slots >> block_bits) as usize;
+    let block_words = 1usize << (block_bits - 6);
+    let intact = |stm: Color| -> anyhow::Result<()> {
+        let table = WorkTable::Final(stm);
+        anyhow::ensure!(folder.bits(table).exists(), "{} is missing", folder.bits(table).display());
+        let sums = load_sums(&folder.sums(table), n_blocks)?;
+        let file = BitFile::open(&folder.bits(table), level.n_words(), io_bytes)?;
+        let step = (1 << 20) / (block_words * 8).max(1);
+        for first in (0..n_blocks).step_by(step.max(1)) {
+            file.read_range(first, step.min(n_blocks - first), block_words, &sums)?;
+        }
+        Ok(())
+    };
+    if intact(Color::White).and(intact(Color::Black)).is_ok() {
+        return Ok(());
+    }
+    if folder.path().exists() {
+        progress.log(&format!(
+            "{}: extracting the final bitbases of level {} again",
+            partial.path().display(),
+            level.number
+        ));
+    }
+    extract_finals(partial, level, folder, block_bits, io_bytes)
+}
+
+/// Writes a solved level's final bitbases (`final-wtm`, `final-btm`) into its folder from
+/// the table being assembled.
+fn extract_finals(
+    partial: &PartialTable,
+    level: &Level,
+    folder: &LevelFolder,
+    block_bits: u32,
+    io_bytes: usize,
+) -> anyhow::Result<()> {
+    std::fs::create_dir_all(folder.path()).with_context(|| format!("creating {}", folder.path().display()))?;
+    let block_words = 1usize << (block_bits - 6);
+    let n_blocks = (level.n_slots >> block_bits) as usize;
+    for (stm, section) in [(Color::White, Section::WtmBitbase), (Color::Black, Section::BtmBitbase)] {
+        let table = WorkTable::Final(stm);
+        let file = BitFile::open(&folder.bits(table), level.n_words(), io_bytes)?;
+        let (offset, _) = partial.range(section, level.first_slot, level.n_slots);
+        let mut sums = Vec::with_capacity(n_blocks);
+        let group = ((1 << 20) / (block_words * 8)).max(1);
+        for first in (0..n_blocks).step_by(group) {
+            let n = group.min(n_blocks - first);
+            let mut bytes = vec![0u8; n * block_words * 8];
+            partial.read_at(offset + (first * block_words * 8) as u64, &mut bytes)?;
+            let mut words = vec![0u64; n * block_words];
+            LittleEndian::read_u64_into(&bytes, &mut words);
+            let blocks: Vec<Block> = (0..n)
+                .map(|i| Block {
+                    id: first + i,
+                    local_word: i * block_words,
+                    slot_word: (first + i) * block_words,
+                    words: block_words,
+                })
+                .collect();
+            sums.extend(file.write_blocks(&blocks, &words)?);
+        }
+        file.sync()?;
+        save_sums(&folder.sums(table), &sums)?;
+    }
     Ok(())
 }
 
@@ -180,7 +295,8 @@ fn run_next_pass(ctx: &LevelContext, folder: &RunFolder, manifest: &mut RunManif
         bytes_written: r.bytes_written,
         stream_bytes: r.stream_bytes,
     });
-    manifest::save(&folder.manifest(), manifest)?;
+    // Not synced: after a power loss the resume finds lost data by its checksums.
+    manifest::save_with(&folder.manifest(), manifest, Durability::Atomic)?;
     for table in obsolete_after(pass) {
         std::fs::remove_file(ctx.folder.bits(table)).ok();
         std::fs::remove_file(ctx.folder.sums(table)).ok();
@@ -209,16 +325,22 @@ fn check_levels(partial: &PartialTable, layout: &Layout, manifest: &RunManifest)
 
 /// The report of a run whose levels are all solved.
 fn run_report(manifest: &RunManifest, layout: &Layout, folder: &RunFolder) -> anyhow::Result<RunReport> {
-    let plan = Plan::new(layout, manifest.block_bits);
     let _ = folder;
+    // Chunks summed over the levels.
+    let (mut white_chunks, mut black_chunks) = (0, 0);
+    for level in layout.levels() {
+        let plan = Plan::new(layout, &level, manifest.block_bits);
+        white_chunks += plan.white.list.len();
+        black_chunks += plan.black.list.len();
+    }
     let levels = &manifest.levels;
     Ok(RunReport {
         passes: levels.iter().flat_map(|l| l.passes.iter().cloned()).collect(),
         last_step: last_step(&levels.iter().flat_map(|l| new_per_pass(&l.passes)).collect::<Vec<_>>()),
         levels: levels.len(),
         block_bits: manifest.block_bits,
-        white_chunks: plan.white.list.len(),
-        black_chunks: plan.black.list.len(),
+        white_chunks,
+        black_chunks,
         merge_secs: levels.iter().map(|l| l.merge_secs).sum(),
         merge_bytes_read: levels.iter().map(|l| l.merge_bytes_read).sum(),
         merge_bytes_written: levels.iter().map(|l| l.merge_bytes_written).sum(),

@@ -29,6 +29,9 @@ pub enum RunStatus {
     /// A pass is running or was interrupted.
     InPass {
         run: String,
+        /// With pawns: the level in progress, its position in the solve order and the number
+        /// of levels.
+        level: Option<(u8, usize, usize)>,
         pass: Pass,
         chunks_done: usize,
         chunks: usize,
@@ -97,9 +100,9 @@ fn run_status(dir: &Path) -> anyhow::Result<Option<RunStatus>> {
         return Ok(Some(RunStatus::Merging { run: run.run, bytes }));
     }
     let layout = Layout::new(&Material::parse(&run.run)?);
-    let plan = Plan::new(&layout, run.block_bits);
     let levels = layout.levels();
     let level = levels.iter().position(|l| !run.levels.iter().any(|d| d.level == l.number)).unwrap_or(0);
+    let plan = Plan::new(&layout, &levels[level], run.block_bits);
     let pass = Pass::nth(run.passes.len());
     let chunks = plan.chunks_of(pass).list.len();
     let log = folder.level(levels[level].number).log(pass);
@@ -110,8 +113,10 @@ fn run_status(dir: &Path) -> anyhow::Result<Option<RunStatus>> {
         let per_pass = same_kind.iter().sum::<f64>() / same_kind.len() as f64;
         per_pass * (chunks - chunks_done.min(chunks)) as f64 / chunks as f64
     });
+    let level = layout.has_pawns().then(|| (levels[level].number, level + 1, levels.len()));
     Ok(Some(RunStatus::InPass {
         run: run.run,
+        level,
         pass,
         chunks_done,
         chunks,

@@ -1,6 +1,6 @@
 //! Attack sets, rays and the board lines that the bit-parallel passes sweep along.
 
-use super::piece::Role;
+use super::piece::{Color, Piece, Role};
 use super::square::{file_of, rank_of, Square};
 use std::sync::OnceLock;
 
@@ -13,6 +13,8 @@ pub struct Tables {
     pub king: [u64; 64],
     /// Knight attack set of each square.
     pub knight: [u64; 64],
+    /// `pawn[colour][s]`: the squares a pawn of that colour on `s` captures on.
+    pub pawn: [[u64; 64]; 2],
     /// `ray[d][s]`: squares from `s` (exclusive) to the edge in direction `d`.
     pub ray: [[u64; 64]; 8],
     /// `between[a][b]`: squares strictly between `a` and `b` on a line, else empty.
@@ -30,6 +32,7 @@ fn step(sq: Square, (df, dr): (i8, i8)) -> Option<Square> {
 fn build() -> Tables {
     let mut king = [0u64; 64];
     let mut knight = [0u64; 64];
+    let mut pawn = [[0u64; 64]; 2];
     let mut ray = [[0u64; 64]; 8];
     let mut between = Box::new([[0u64; 64]; 64]);
     for sq in 0..64u8 {
@@ -41,6 +44,13 @@ fn build() -> Tables {
         for d in [(1, 2), (2, 1), (-1, 2), (-2, 1), (1, -2), (2, -1), (-1, -2), (-2, -1)] {
             if let Some(t) = step(sq, d) {
                 knight[sq as usize] |= 1 << t;
+            }
+        }
+        for (color, forward) in [(Color::White, 1), (Color::Black, -1)] {
+            for side in [-1, 1] {
+                if let Some(t) = step(sq, (side, forward)) {
+                    pawn[color.index()][sq as usize] |= 1 << t;
+                }
             }
         }
         for (di, &d) in DIRECTIONS.iter().enumerate() {
@@ -68,7 +78,7 @@ fn build() -> Tables {
             })
             .collect()
     });
-    Tables { king, knight, ray, between, lines }
+    Tables { king, knight, pawn, ray, between, lines }
 }
 
 /// The shared attack tables.
@@ -110,13 +120,32 @@ pub fn slider_attacks(sq: Square, occupied: u64, dirs: &[usize]) -> u64 {
     att
 }
 
-/// Attack set of a man of `role` on `sq` given the occupied squares.
+/// The squares a pawn of `color` on `sq` captures on (its pushes are not attacks).
+#[inline]
+pub fn pawn_attacks(color: Color, sq: Square) -> u64 {
+    tables().pawn[color.index()][sq as usize]
+}
+
+/// Attack set of a piece of `role` on `sq` given the occupied squares.
+///
+/// Panics for a pawn, whose attacks depend on its colour: use [`attacks_of`] or
+/// [`pawn_attacks`].
 #[inline]
 pub fn attacks(role: Role, sq: Square, occupied: u64) -> u64 {
     match role {
         Role::King => king_attacks(sq),
         Role::Knight => knight_attacks(sq),
+        Role::Pawn => panic!("the attacks of a pawn depend on its colour: use attacks_of or pawn_attacks"),
         r => slider_attacks(sq, occupied, r.directions()),
+    }
+}
+
+/// Attack set of a man (pawns included) on `sq` given the occupied squares.
+#[inline]
+pub fn attacks_of(piece: Piece, sq: Square, occupied: u64) -> u64 {
+    match piece.role {
+        Role::Pawn => pawn_attacks(piece.color, sq),
+        role => attacks(role, sq, occupied),
     }
 }
 
@@ -154,6 +183,29 @@ mod tests {
         assert_eq!(att, (1 << 8) | (1 << 16) | (1 << 24) | 0xfe);
         assert_eq!(between(0, 63).count_ones(), 6);
         assert_eq!(between(0, 10), 0);
+    }
+
+    #[test]
+    fn pawn_attacks_go_diagonally_forward() {
+        // e4 (28) attacks d5 and f5 for white, d3 and f3 for black; a-file pawns one square.
+        assert_eq!(pawn_attacks(Color::White, 28), (1 << 35) | (1 << 37));
+        assert_eq!(pawn_attacks(Color::Black, 28), (1 << 19) | (1 << 21));
+        assert_eq!(pawn_attacks(Color::White, 8), 1 << 17);
+        assert_eq!(pawn_attacks(Color::Black, 15), 1 << 6);
+        assert_eq!(pawn_attacks(Color::White, 60), 0);
+        let piece = |color, role| Piece { color, role };
+        for sq in 0..64u8 {
+            // Black's pawns are white's seen from the other side of the board.
+            let black = attacks_of(piece(Color::Black, Role::Pawn), sq ^ 56, 0);
+            assert_eq!(black, attacks_of(piece(Color::White, Role::Pawn), sq, 0).swap_bytes());
+            assert_eq!(attacks_of(piece(Color::Black, Role::Rook), sq, 1 << 36), attacks(Role::Rook, sq, 1 << 36));
+        }
+    }
+
+    #[test]
+    #[should_panic(expected = "colour")]
+    fn attacks_refuse_a_pawn() {
+        attacks(Role::Pawn, 12, 0);
     }
 
     #[test]

@@ -1,6 +1,7 @@
-//! Endgame signatures (`KQRvKR`), their colour swap and the sub-endgames captures lead to.
+//! Endgame signatures (`KQRvKR`, `KRPvKR`), their colour swap and the sub-endgames that
+//! captures and promotions lead to.
 
-use super::piece::Role;
+use super::piece::{Color, Role};
 use std::collections::BTreeSet;
 use std::fmt;
 
@@ -8,37 +9,39 @@ use std::fmt;
 pub const MAX_MEN: usize = 6;
 /// Largest number of men besides the two kings.
 pub const MAX_PIECES: usize = MAX_MEN - 2;
+/// Most pawns a side can have.
+pub const MAX_PAWNS_PER_SIDE: usize = 8;
 
 /// Why a signature was refused.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum MaterialError {
     #[error("empty endgame signature")]
     Empty,
-    #[error("endgame '{0}': unknown piece letter '{1}' (expected K Q R B N)")]
+    #[error("endgame '{0}': unknown piece letter '{1}' (expected K Q R B N P)")]
     UnknownLetter(String, char),
-    #[error("endgame '{0}': pawns are not supported yet")]
-    Pawns(String),
     #[error("endgame '{0}': each side needs exactly one king, written first (e.g. KQvKR or KQKR)")]
     Kings(String),
+    #[error("endgame '{0}': {1} pawns on one side, but a side has at most {MAX_PAWNS_PER_SIDE}")]
+    TooManyPawns(String, usize),
     #[error("endgame '{0}': {1} men, but only 3 to {MAX_MEN} are supported")]
     Count(String, usize),
 }
 
-/// The material of an endgame: the non-king pieces of each side, strongest first.
+/// The material of an endgame: the men of each side besides its king, strongest first.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Material {
-    /// White's non-king pieces, ordered Q R B N.
+    /// White's men besides the king, ordered Q R B N P.
     pub white: Vec<Role>,
-    /// Black's non-king pieces, ordered Q R B N.
+    /// Black's men besides the king, ordered Q R B N P.
     pub black: Vec<Role>,
 }
 
-fn side_name(pieces: &[Role]) -> String {
-    std::iter::once('K').chain(pieces.iter().map(|r| r.letter())).collect()
+fn side_name(men: &[Role]) -> String {
+    std::iter::once('K').chain(men.iter().map(|r| r.letter())).collect()
 }
 
 impl Material {
-    /// Parses `KQRvKR` or the Edwards form `KQRKR` (split at the second king).
+    /// Parses `KQRvKR`, `KRPvKR` or the Edwards form `KQRKR` (split at the second king).
     pub fn parse(text: &str) -> Result<Material, MaterialError> {
         let s = text.trim();
         if s.is_empty() {
@@ -60,7 +63,6 @@ impl Material {
             let mut roles = Vec::new();
             for c in chars {
                 match c {
-                    'P' | 'p' => return Err(MaterialError::Pawns(text.to_string())),
                     'K' => return Err(MaterialError::Kings(text.to_string())),
                     c => match Role::from_letter(c) {
                         Some(r) if c.is_ascii_uppercase() => roles.push(r),
@@ -72,6 +74,12 @@ impl Material {
             Ok(roles)
         };
         let m = Material { white: side(w)?, black: side(b)? };
+        // Before the size check, so that nine pawns are named as such.
+        for color in [Color::White, Color::Black] {
+            if m.pawns(color) > MAX_PAWNS_PER_SIDE {
+                return Err(MaterialError::TooManyPawns(text.to_string(), m.pawns(color)));
+            }
+        }
         if !(3..=MAX_MEN).contains(&m.men()) {
             return Err(MaterialError::Count(text.to_string(), m.men()));
         }
@@ -90,6 +98,24 @@ impl Material {
         2 + self.white.len() + self.black.len()
     }
 
+    /// The men of one side besides its king.
+    pub fn side(&self, color: Color) -> &[Role] {
+        match color {
+            Color::White => &self.white,
+            Color::Black => &self.black,
+        }
+    }
+
+    /// Number of pawns of one side.
+    pub fn pawns(&self, color: Color) -> usize {
+        self.side(color).iter().filter(|&&r| r == Role::Pawn).count()
+    }
+
+    /// Whether either side has a pawn.
+    pub fn has_pawns(&self) -> bool {
+        self.pawns(Color::White) + self.pawns(Color::Black) > 0
+    }
+
     /// The same material with colours exchanged (`KQvKR` -> `KRvKQ`).
     pub fn swapped(&self) -> Material {
         Material { white: self.black.clone(), black: self.white.clone() }
@@ -100,7 +126,8 @@ impl Material {
         self.white == self.black
     }
 
-    /// Whether white has only its king (such a white-wins run holds no wins).
+    /// Whether white has only its king, no piece and no pawn (such a white-wins run holds no
+    /// wins).
     pub fn white_bare(&self) -> bool {
         self.white.is_empty()
     }
@@ -121,14 +148,43 @@ impl Material {
         Material { white, black: self.black.clone() }
     }
 
-    /// The white-wins runs whose final bitbases this run's captures read.
-    pub fn capture_runs(&self) -> BTreeSet<Material> {
+    /// Material after a pawn of `color` promotes to `to`.
+    pub fn promoted(&self, color: Color, to: Role) -> Material {
+        assert!(Role::PROMOTIONS.contains(&to), "a pawn cannot promote to {to:?}");
+        let mut m = self.clone();
+        let side = if color == Color::White { &mut m.white } else { &mut m.black };
+        let i = side.iter().position(|&r| r == Role::Pawn).expect("promoting pawn present");
+        side[i] = to;
+        side.sort();
+        m
+    }
+
+    /// Every material one conversion away, for either side to move: each capture of a man
+    /// (pawns included), each promotion to Q, R, B or N, and each promotion that captures a
+    /// piece (never a pawn: none stands on the last rank). These are the runs whose final
+    /// bitbases this run's conversions read (the bare-white ones hold no table).
+    pub fn successor_runs(&self) -> BTreeSet<Material> {
         let mut out = BTreeSet::new();
         for &r in &self.black {
             out.insert(self.without_black(r));
         }
         for &r in &self.white {
             out.insert(self.without_white(r));
+        }
+        for color in [Color::White, Color::Black] {
+            if self.pawns(color) == 0 {
+                continue;
+            }
+            for to in Role::PROMOTIONS {
+                let promoted = self.promoted(color, to);
+                for &victim in self.side(color.other()).iter().filter(|&&r| r != Role::Pawn) {
+                    out.insert(match color {
+                        Color::White => promoted.without_black(victim),
+                        Color::Black => promoted.without_white(victim),
+                    });
+                }
+                out.insert(promoted);
+            }
         }
         out
     }
@@ -144,19 +200,27 @@ impl Material {
         runs
     }
 
-    /// Every non-trivial white-wins run needed to build `self`'s signature, smallest first:
-    /// its own runs and, recursively, every run a capture leads to.
+    /// Sort key of the build order: men, then pawns of both sides, then the name. A run's
+    /// successors have fewer men, or as many men and fewer pawns (a promotion), so they sort
+    /// first.
+    pub fn order_key(&self) -> (usize, usize, String) {
+        (self.men(), self.pawns(Color::White) + self.pawns(Color::Black), self.to_string())
+    }
+
+    /// Every non-trivial white-wins run needed to build `self`'s signature, in build order
+    /// ([`Material::order_key`]): its own runs and, recursively, the runs of both colours of
+    /// every successor.
     pub fn closure(&self) -> Vec<Material> {
         let mut seen = BTreeSet::new();
         let mut todo = self.runs_of_signature();
         while let Some(m) = todo.pop() {
-            if m.white_bare() || !seen.insert(m.clone()) {
+            if !seen.insert(m.clone()) {
                 continue;
             }
-            todo.extend(m.capture_runs());
+            todo.extend(m.successor_runs().iter().flat_map(Material::runs_of_signature));
         }
         let mut v: Vec<Material> = seen.into_iter().collect();
-        v.sort_by_key(|m| (m.men(), m.to_string()));
+        v.sort_by_key(Material::order_key);
         v
     }
 }
@@ -187,8 +251,37 @@ mod tests {
     }
 
     #[test]
+    fn parses_pawns_after_the_pieces() {
+        for (text, shown) in [
+            ("KRPvKR", "KRPvKR"),
+            ("KPRvKR", "KRPvKR"),
+            ("KRPKR", "KRPvKR"),
+            ("KPvKP", "KPvKP"),
+            ("KPPvK", "KPPvK"),
+            ("KvKP", "KvKP"),
+            ("KPNvKPQ", "KNPvKQP"),
+        ] {
+            assert_eq!(Material::parse(text).unwrap().to_string(), shown, "{text}");
+        }
+        let m = Material::parse("KRPPvKP").unwrap();
+        assert_eq!((m.pawns(Color::White), m.pawns(Color::Black), m.has_pawns()), (2, 1, true));
+        assert!(!Material::parse("KQvKR").unwrap().has_pawns());
+        assert!(!Material::parse("KPvKR").unwrap().white_bare());
+        assert!(Material::parse("KvKP").unwrap().white_bare());
+        assert_eq!(m.promoted(Color::White, Role::Knight).to_string(), "KRNPvKP");
+        assert_eq!(m.promoted(Color::Black, Role::Queen).to_string(), "KRPPvKQ");
+        assert_eq!(m.without_white(Role::Pawn).to_string(), "KRPvKP");
+        assert_eq!(m.without_black(Role::Pawn).to_string(), "KRPPvK");
+    }
+
+    #[test]
     fn rejects_bad_signatures() {
-        assert!(matches!(Material::parse("KPvK"), Err(MaterialError::Pawns(_))));
+        assert_eq!(Material::parse("KPPPPPPPPPvK"), Err(MaterialError::TooManyPawns("KPPPPPPPPPvK".into(), 9)));
+        assert_eq!(Material::parse("KvKPPPPPPPPP"), Err(MaterialError::TooManyPawns("KvKPPPPPPPPP".into(), 9)));
+        assert_eq!(Material::parse("KPPPPPvK"), Err(MaterialError::Count("KPPPPPvK".into(), 7)));
+        assert_eq!(Material::parse("KRPPvKRP"), Err(MaterialError::Count("KRPPvKRP".into(), 7)));
+        assert_eq!(Material::parse("KpvK"), Err(MaterialError::UnknownLetter("KpvK".into(), 'p')));
+        assert_eq!(Material::parse("PKvK"), Err(MaterialError::Kings("PKvK".into())));
         assert!(matches!(Material::parse("KXvK"), Err(MaterialError::UnknownLetter(..))));
         assert!(matches!(Material::parse("QvK"), Err(MaterialError::Kings(_))));
         assert!(matches!(Material::parse("KvK"), Err(MaterialError::Count(..))));
@@ -205,5 +298,59 @@ mod tests {
         let c = Material::parse("KQvKR").unwrap().closure();
         let names: Vec<String> = c.iter().map(|m| m.to_string()).collect();
         assert_eq!(names, ["KQvK", "KRvK", "KQvKR", "KRvKQ"]);
+    }
+
+    fn names(runs: &[Material]) -> Vec<String> {
+        runs.iter().map(|m| m.to_string()).collect()
+    }
+
+    #[test]
+    fn successors_hold_captures_and_promotions() {
+        let m = Material::parse("KRPvKR").unwrap();
+        let successors: Vec<Material> = m.successor_runs().into_iter().collect();
+        let mut got = names(&successors);
+        got.sort();
+        let mut expected = [
+            "KPvKR", "KRvKR", "KRPvK", // captures
+            "KQRvKR", "KRRvKR", "KRBvKR", "KRNvKR", // promotions
+            "KQRvK", "KRRvK", "KRBvK", "KRNvK", // promotions taking the rook
+        ];
+        expected.sort();
+        assert_eq!(got, expected);
+        // A promoting pawn never takes a pawn: KPvKP's promotions keep the other side's pawn.
+        let expected: BTreeSet<Material> =
+            ["KPvK", "KvKP", "KQvKP", "KRvKP", "KBvKP", "KNvKP", "KPvKQ", "KPvKR", "KPvKB", "KPvKN"]
+                .iter()
+                .map(|s| Material::parse(s).unwrap())
+                .collect();
+        assert_eq!(Material::parse("KPvKP").unwrap().successor_runs(), expected);
+    }
+
+    #[test]
+    fn closures_with_pawns_match_the_design() {
+        // docs: ../shared/docs/pawns.md section 4, in build order.
+        let krpvkr = "KBvK KNvK KQvK KRvK KPvK KBvKR KNvKR KQRvK KQvKR KRBvK KRNvK KRRvK KRvKB KRvKN KRvKQ KRvKR \
+                      KPvKR KRPvK KRvKP KQRvKR KRBvKR KRNvKR KRRvKR KRvKQR KRvKRB KRvKRN KRvKRR KRPvKR KRvKRP";
+        let kpvkp = "KBvK KNvK KQvK KRvK KPvK KBvKB KBvKN KBvKQ KBvKR KNvKB KNvKN KNvKQ KNvKR KQvKB KQvKN KQvKQ \
+                     KQvKR KRvKB KRvKN KRvKQ KRvKR KBvKP KNvKP KPvKB KPvKN KPvKQ KPvKR KQvKP KRvKP KPvKP";
+        for (sig, expected, n) in [("KRPvKR", krpvkr, 29), ("KPvKP", kpvkp, 30)] {
+            let closure = Material::parse(sig).unwrap().closure();
+            let expected: Vec<&str> = expected.split_whitespace().collect();
+            assert_eq!(expected.len(), n);
+            assert_eq!(names(&closure), expected, "{sig}");
+        }
+    }
+
+    #[test]
+    fn every_run_of_a_closure_comes_after_its_successors() {
+        for sig in ["KRPvKR", "KPvKP", "KPPvKP", "KQPvKR", "KRPPvKR", "KBNPvK"] {
+            let closure = Material::parse(sig).unwrap().closure();
+            for (i, run) in closure.iter().enumerate() {
+                for sub in run.successor_runs().iter().flat_map(Material::runs_of_signature) {
+                    let at = closure.iter().position(|m| *m == sub);
+                    assert!(at.is_some_and(|j| j < i), "{sig}: {run} needs {sub}, which is not built before it");
+                }
+            }
+        }
     }
 }

@@ -22,7 +22,8 @@ impl Color {
     }
 }
 
-/// A piece kind (colour is held elsewhere).
+/// A piece kind (colour is held elsewhere). The order is the order of a side's men in a
+/// signature: K, then Q R B N, then P.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Role {
     King,
@@ -30,6 +31,7 @@ pub enum Role {
     Rook,
     Bishop,
     Knight,
+    Pawn,
 }
 
 impl Role {
@@ -41,6 +43,7 @@ impl Role {
             Role::Rook => 'R',
             Role::Bishop => 'B',
             Role::Knight => 'N',
+            Role::Pawn => 'P',
         }
     }
 
@@ -52,9 +55,13 @@ impl Role {
             'R' => Role::Rook,
             'B' => Role::Bishop,
             'N' => Role::Knight,
+            'P' => Role::Pawn,
             _ => return None,
         })
     }
+
+    /// The pieces a pawn may promote to, strongest first (the order of promotion moves).
+    pub const PROMOTIONS: [Role; 4] = [Role::Queen, Role::Rook, Role::Bishop, Role::Knight];
 
     /// Whether the role moves along rays that can be blocked.
     pub fn is_slider(self) -> bool {

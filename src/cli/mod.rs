@@ -194,7 +194,7 @@ fn run_gen(signatures: Vec<String>, opts: GenOptions) -> anyhow::Result<i32> {
 
 fn run_plan(signatures: Vec<String>, opts: GenOptions) -> anyhow::Result<i32> {
     let materials = parse_materials(signatures)?;
-    for line in report::plan_lines(&plan_job(&materials, &opts)) {
+    for line in report::plan_lines(&plan_job(&materials, &opts)?) {
         println!("{line}");
     }
     Ok(0)

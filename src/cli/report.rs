@@ -13,18 +13,20 @@ pub fn plan_lines(plan: &JobPlan) -> Vec<String> {
         .iter()
         .map(|r| match &r.plan {
             Ok((p, mem)) => format!(
-                "{}: {}{} positions/side, {} white + {} black chunks, blocks of {}, RAM ~{}, work peak {}, final {}, \
-                 I/O ~{} per step (up to 101 steps)",
+                "{}: {}{} positions/side{}, {} white + {} black chunks, blocks of {}, RAM ~{}, work peak {}, final {}, \
+                 I/O ~{} per step (up to 101 steps{})",
                 r.material,
                 if r.built { "[built] " } else { "" },
                 r.n_slots,
-                p.white.list.len(),
-                p.black.list.len(),
+                r.slices.map_or(String::new(), |(s, l)| format!(" in {s} pawn slices, {l} levels")),
+                r.chunks.0,
+                r.chunks.1,
                 show_size(1u64 << (p.block_bits - 3)),
                 show_size(*mem),
                 show_size(r.needs.work_peak),
                 show_size(r.needs.final_bytes),
                 show_size(r.needs.pass_io),
+                if r.slices.is_some() { " per level" } else { "" },
             ),
             Err(e) => format!("{}: {e}", r.material),
         })
@@ -55,16 +57,17 @@ pub fn status_lines(s: &JobStatus) -> Vec<String> {
             RunStatus::Merging { run, bytes } => {
                 format!("{run}: all steps done, merging ({} in work files)", show_size(*bytes))
             }
-            RunStatus::InPass { run, pass, chunks_done, chunks, passes_done, secs, bytes, eta } => {
+            RunStatus::InPass { run, level, pass, chunks_done, chunks, passes_done, secs, bytes, eta } => {
                 let name = match pass {
                     Pass::InitWhite => "init (white chunks)".to_string(),
                     Pass::InitBlack => "init (black chunks, t0)".to_string(),
                     Pass::Step(k) => format!("step {k} ({})", if k % 2 == 1 { "white" } else { "black" }),
                 };
                 let eta = eta.map_or("unknown".to_string(), |s| format!("{s:.1}s"));
+                let level = level.map_or(String::new(), |(n, i, of)| format!("level {n} ({i} of {of}), "));
                 format!(
-                    "{run}: {name}, chunk {chunks_done}/{chunks}, {passes_done} passes done in {secs:.1}s, {} written \
-                     in work files, ETA of this pass {eta}",
+                    "{run}: {level}{name}, chunk {chunks_done}/{chunks}, {passes_done} passes done in {secs:.1}s, {} \
+                     written in work files, ETA of this pass {eta}",
                     show_size(*bytes)
                 )
             }

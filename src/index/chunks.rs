@@ -1,7 +1,7 @@
 //! Chunks: how one side's passes cut a run's index so that every move of the mover stays
 //! inside its chunk, and the storage blocks each chunk holds.
 
-use super::{deposit, extract, Layout, PREFIX_BITS};
+use super::{deposit, Layout, PREFIX_BITS};
 use crate::chess::Color;
 
 /// Places the low bits of `value` at the set bits of `mask`, in order (software `pdep`).
@@ -78,7 +78,8 @@ impl ChunkScheme {
     /// Like [`ChunkScheme::new`], but fixing at most the top `limit` bits (fewer, larger
     /// chunks; any limit gives the same tables).
     pub fn with_fixed_limit(layout: &Layout, mover: Color, block_bits: u32, limit: usize) -> ChunkScheme {
-        assert!(block_bits >= 6 && block_bits <= layout.total_bits - PREFIX_BITS, "block bits out of range");
+        let max_bits = if layout.has_pawns() { layout.total_bits } else { layout.total_bits - PREFIX_BITS };
+        assert!(block_bits >= 6 && block_bits <= max_bits, "block bits out of range");
         let mut fixed_bits = Vec::new();
         if mover != Color::Black {
             fixed_bits.extend_from_slice(&layout.bk_bits);
@@ -140,21 +141,17 @@ impl ChunkScheme {
         self.key_bits(key) | deposit_mask(local, self.free_mask())
     }
 
-    /// The chunk holding a storage block.
-    pub fn chunk_of_block(&self, layout: &Layout, block: usize) -> ChunkKey {
-        let global = layout.index_of_slot((block as u64) << self.block_bits);
-        ChunkKey(extract(global, &self.fixed_bits) as usize)
-    }
-
     /// The stored blocks of a chunk in local (and storage) order; empty for a chunk made
-    /// only of holes.
-    pub fn blocks(&self, layout: &Layout, key: ChunkKey) -> Vec<Block> {
+    /// only of holes. With pawns the chunk lies in slice `slice`. Block ids and storage words
+    /// count from slot `first_slot` (the first slot of the chunk's level).
+    pub fn blocks(&self, layout: &Layout, key: ChunkKey, slice: Option<u32>, first_slot: u64) -> Vec<Block> {
         let n = 1usize << (self.local_bits() - self.block_bits);
         let words = 1usize << (self.block_bits - 6);
+        let base = slice.map_or(0, |s| (s as u64) << self.total_bits);
         (0..n)
             .filter_map(|b| {
                 let local = (b as u64) << self.block_bits;
-                let slot = layout.slot(self.global_index(key, local))?;
+                let slot = layout.slot(self.global_index(key, local))? + base - first_slot;
                 Some(Block {
                     id: (slot >> self.block_bits) as usize,
                     local_word: b * words,
@@ -184,10 +181,9 @@ mod tests {
                 let cs = ChunkScheme::new(&l, mover, bb);
                 let mut seen = vec![false; l.n_words()];
                 for key in cs.keys() {
-                    for b in cs.blocks(&l, key) {
+                    for b in cs.blocks(&l, key, None, 0) {
                         for w in 0..b.words {
                             assert!(!seen[b.slot_word + w]);
-                            assert_eq!(cs.chunk_of_block(&l, b.id), key);
                             seen[b.slot_word + w] = true;
                         }
                     }

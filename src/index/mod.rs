@@ -8,11 +8,13 @@
 //! positions that differ only in the white king's square. See `docs/FORMAT.md`.
 
 mod chunks;
+pub mod slices;
 
 pub use chunks::{Block, ChunkKey, ChunkScheme};
 
 use crate::chess::square::TRIANGLE;
 use crate::chess::{Color, Material, Role, Square, Symmetry};
+pub use slices::{Pawns, Slices};
 
 /// The square-code diagram of the seed, rank 8 first: two octal digits `HL` per square.
 /// `H` is shared by all symmetric images of a square, `L` says which image it is.
@@ -73,20 +75,33 @@ pub struct PieceSlot {
 }
 
 /// The index layout of one white-wins run.
+///
+/// Pawnless: the black king's triangle code (4 bits) and every piece's H digit on top,
+/// interleaved between the sides, then the L digits, then the white king; holes (codes
+/// 10..15) are left out of the storage order. With pawns: a slice per canonical pawn
+/// configuration ([`Slices`]); inside a slice the black king is an ordinary man (its H digit
+/// on top with black's, its L digit first in the low part), there are no holes, and the slot
+/// is `slice << total_bits | index`.
 #[derive(Clone, Debug)]
 pub struct Layout {
     pub material: Material,
-    /// Non-king pieces: white's (Q R B N order), then black's.
+    /// Non-king pieces other than pawns: white's (Q R B N order), then black's.
     pub pieces: Vec<PieceSlot>,
-    /// Number of index bits (holes included).
+    /// The pawn configurations of a run with pawns.
+    pub slices: Option<Slices>,
+    /// Number of index bits (holes included); with pawns, of the index inside a slice.
     pub total_bits: u32,
     /// Bits of the low part: L digits and the white king.
     pub low_bits: u32,
-    /// Global bit positions of the black-king code, most significant first.
-    pub bk_bits: [u32; 4],
-    /// Stored positions per side to move: `10 * 64^(men-1)`.
+    /// Global bit positions of the black king's high part (the triangle code, or with pawns
+    /// its H digit), most significant first.
+    pub bk_bits: Vec<u32>,
+    /// Stored positions per side to move: `10 * 64^(men-1)` without pawns, `slices << bits`
+    /// with.
     pub n_slots: u64,
-    bk_contrib: [u64; 10],
+    /// Index contribution of each black-king code: a triangle code (0..10), or with pawns a
+    /// square (0..64).
+    bk_contrib: Vec<u64>,
     piece_contrib: Vec<[u64; 64]>,
 }
 
@@ -145,11 +160,16 @@ const PREFIX_RANK: [u8; 128] = {
 };
 
 impl Layout {
-    /// The layout of `material`'s white-wins run. White must have at least one piece.
+    /// The layout of `material`'s white-wins run. White must have at least one man.
     pub fn new(material: &Material) -> Layout {
         assert!(!material.white_bare(), "a run where white is bare is never stored");
-        let mut pieces: Vec<(Color, Role)> = material.white.iter().map(|&r| (Color::White, r)).collect();
-        pieces.extend(material.black.iter().map(|&r| (Color::Black, r)));
+        let not_pawn = |r: &&Role| **r != Role::Pawn;
+        let mut pieces: Vec<(Color, Role)> =
+            material.white.iter().filter(not_pawn).map(|&r| (Color::White, r)).collect();
+        pieces.extend(material.black.iter().filter(not_pawn).map(|&r| (Color::Black, r)));
+        if material.has_pawns() {
+            return Layout::with_pawns(material, &pieces);
+        }
         let np = pieces.len() as u32;
         let low_bits = 3 * np + 6;
         let total_bits = 4 + 3 * np + low_bits;
@@ -166,7 +186,7 @@ impl Layout {
             merged.extend(black_seq.get(i));
             merged.extend(white_seq.get(i));
         }
-        let mut bk_bits = [0u32; 4];
+        let mut bk_bits = vec![0u32; 4];
         let mut h_bits = vec![[0u32; 3]; pieces.len()];
         for (i, &(owner, b)) in merged.iter().enumerate() {
             let pos = total_bits - 1 - i as u32;
@@ -185,7 +205,7 @@ impl Layout {
                 l_shift: 6 + 3 * (np - 1 - k as u32),
             })
             .collect();
-        let bk_contrib = std::array::from_fn(|c| deposit(c as u64, &bk_bits));
+        let bk_contrib = (0..10).map(|c| deposit(c as u64, &bk_bits)).collect();
         let piece_contrib = pieces
             .iter()
             .map(|p| {
@@ -198,6 +218,7 @@ impl Layout {
         Layout {
             material: material.clone(),
             n_slots: 10u64 << (6 * (np + 1)),
+            slices: None,
             pieces,
             total_bits,
             low_bits,
@@ -207,9 +228,99 @@ impl Layout {
         }
     }
 
+    /// The layout of a run with pawns (see [`Layout`]).
+    fn with_pawns(material: &Material, pieces: &[(Color, Role)]) -> Layout {
+        let np = pieces.len() as u32;
+        let low_bits = 3 * (np + 1) + 6;
+        let total_bits = 3 * (np + 1) + low_bits;
+        // High-bit owners, most significant first: None = black king, Some(k) = piece k.
+        type Bit = (Option<usize>, u32);
+        let mut black_seq: Vec<Bit> = (0..3).rev().map(|b| (None, b)).collect();
+        let mut white_seq: Vec<Bit> = Vec::new();
+        for (k, &(c, _)) in pieces.iter().enumerate() {
+            let seq = if c == Color::White { &mut white_seq } else { &mut black_seq };
+            seq.extend((0..3).rev().map(|b| (Some(k), b)));
+        }
+        let mut merged = Vec::new();
+        for i in 0..black_seq.len().max(white_seq.len()) {
+            merged.extend(black_seq.get(i));
+            merged.extend(white_seq.get(i));
+        }
+        let mut bk_bits = vec![0u32; 3];
+        let mut h_bits = vec![[0u32; 3]; pieces.len()];
+        for (i, &(owner, b)) in merged.iter().enumerate() {
+            let pos = total_bits - 1 - i as u32;
+            match owner {
+                None => bk_bits[2 - b as usize] = pos,
+                Some(k) => h_bits[k][2 - b as usize] = pos,
+            }
+        }
+        let bk_l_shift = 6 + 3 * np;
+        let pieces: Vec<PieceSlot> = pieces
+            .iter()
+            .enumerate()
+            .map(|(k, &(color, role))| PieceSlot {
+                color,
+                role,
+                h_bits: h_bits[k],
+                l_shift: 6 + 3 * (np - 1 - k as u32),
+            })
+            .collect();
+        let contrib = |h_bits: &[u32], l_shift: u32, sq: Square| {
+            let code = square_code(sq) as u64;
+            deposit(code >> 3, h_bits) | ((code & 7) << l_shift)
+        };
+        let bk_contrib = (0..64).map(|sq| contrib(&bk_bits, bk_l_shift, sq)).collect();
+        let piece_contrib =
+            pieces.iter().map(|p| std::array::from_fn(|sq| contrib(&p.h_bits, p.l_shift, sq as Square))).collect();
+        let slices = Slices::new(material.pawns(Color::White), material.pawns(Color::Black));
+        Layout {
+            material: material.clone(),
+            n_slots: (slices.len() as u64) << total_bits,
+            slices: Some(slices),
+            pieces,
+            total_bits,
+            low_bits,
+            bk_bits,
+            bk_contrib,
+            piece_contrib,
+        }
+    }
+
+    /// Whether the run has pawns (and slices).
+    pub fn has_pawns(&self) -> bool {
+        self.slices.is_some()
+    }
+
+    /// Number of black-king codes: 10 triangle squares, or 64 squares with pawns.
+    pub fn bk_codes(&self) -> u8 {
+        self.bk_contrib.len() as u8
+    }
+
+    /// The square of a black-king code.
+    #[inline]
+    pub fn bk_square(&self, code: u8) -> Square {
+        if self.slices.is_some() {
+            code
+        } else {
+            TRIANGLE[code as usize]
+        }
+    }
+
     /// The levels of the run, in the order they are solved.
     pub fn levels(&self) -> Vec<Level> {
-        vec![Level { number: 0, first_slot: 0, n_slots: self.n_slots }]
+        match &self.slices {
+            None => vec![Level { number: 0, first_slot: 0, n_slots: self.n_slots }],
+            Some(slices) => slices
+                .levels
+                .iter()
+                .map(|l| Level {
+                    number: l.level,
+                    first_slot: (l.first as u64) << self.total_bits,
+                    n_slots: (l.count as u64) << self.total_bits,
+                })
+                .collect(),
+        }
     }
 
     /// Number of 64-position words per side to move.
@@ -244,6 +355,9 @@ impl Layout {
     /// order with the holes left out.
     #[inline]
     pub fn slot(&self, index: u64) -> Option<u64> {
+        if self.slices.is_some() {
+            return Some(index);
+        }
         let shift = self.total_bits - PREFIX_BITS;
         let rank = PREFIX_RANK[(index >> shift) as usize];
         (rank != u8::MAX).then(|| ((rank as u64) << shift) | (index & ((1 << shift) - 1)))
@@ -251,13 +365,17 @@ impl Layout {
 
     /// The index stored in a slot (inverse of [`Layout::slot`]).
     pub fn index_of_slot(&self, slot: u64) -> u64 {
+        if self.slices.is_some() {
+            return slot;
+        }
         let shift = self.total_bits - PREFIX_BITS;
         let rank = (slot >> shift) as u8;
         let p = PREFIX_RANK.iter().position(|&r| r == rank).expect("slot in range") as u64;
         (p << shift) | (slot & ((1 << shift) - 1))
     }
 
-    /// Splits an index into (black-king code, piece squares, white-king square).
+    /// Splits an index into (black-king code, piece squares, white-king square); with pawns,
+    /// the index inside its slice (the slice is `index >> total_bits`).
     pub fn decode(&self, index: u64) -> (u8, Vec<Square>, Square) {
         let mut squares = vec![0; self.pieces.len()];
         let (bk, wk) = self.decode_into(index, &mut squares);
@@ -273,7 +391,14 @@ impl Layout {
             let l = ((index >> p.l_shift) & 7) as u8;
             *sq = square_of_code(h * 8 + l);
         }
-        (extract(index, &self.bk_bits) as u8, (index & 63) as Square)
+        let high = extract(index, &self.bk_bits) as u8;
+        let code = if self.slices.is_some() {
+            let l = ((index >> (6 + 3 * self.pieces.len() as u32)) & 7) as u8;
+            square_of_code(high * 8 + l)
+        } else {
+            high
+        };
+        (code, (index & 63) as Square)
     }
 
     /// Canonical index of a position given by plain squares (black king anywhere): maps the
@@ -290,6 +415,29 @@ impl Layout {
             idx |= self.piece_contrib[k][sym.apply(sq) as usize];
         }
         (idx, sym)
+    }
+
+    /// Storage slot of a position given by plain squares in any orientation, and the symmetry
+    /// that brings it to its stored image: without pawns the black king may stand anywhere
+    /// (`pawns` must be empty); with pawns, the configuration is mirrored when its mirror is
+    /// the stored one. `None` when the pawns are not a stored configuration (a pawn on rank
+    /// 1 or 8, or the wrong number of pawns). Allocates nothing.
+    #[inline]
+    pub fn canonical_slot(&self, bk: Square, pieces: &[Square], wk: Square, pawns: &Pawns) -> Option<(u64, Symmetry)> {
+        let Some(slices) = &self.slices else {
+            let (idx, sym) = self.canonical_index(bk, pieces, wk);
+            return Some((self.slot(idx).expect("canonical index is not a hole"), sym));
+        };
+        let (sym, pawns) = match pawns.orientation() {
+            std::cmp::Ordering::Greater => (Symmetry::MIRROR_FILES, pawns.mirrored()),
+            _ => (Symmetry::IDENTITY, *pawns),
+        };
+        let slice = slices.find(&pawns)? as u64;
+        let mut idx = (slice << self.total_bits) | self.bk_contrib[sym.apply(bk) as usize] | sym.apply(wk) as u64;
+        for (k, &sq) in pieces.iter().enumerate() {
+            idx |= self.piece_contrib[k][sym.apply(sq) as usize];
+        }
+        Some((idx, sym))
     }
 }
 

@@ -1,9 +1,8 @@
 //! A chunk seen from inside: where each man's square puts a position in the chunk-local
 //! buffer, and enumeration of the configurations of the men other than the white king.
 
-use crate::chess::square::TRIANGLE;
-use crate::chess::{Role, Square, MAX_PIECES};
-use crate::index::{ChunkKey, ChunkScheme, Layout};
+use crate::chess::{Color, Role, Square, MAX_PIECES};
+use crate::index::{ChunkKey, ChunkScheme, Layout, Pawns};
 
 /// Marks a square a man cannot stand on inside this chunk.
 pub const INVALID: u64 = u64::MAX;
@@ -12,17 +11,23 @@ pub const INVALID: u64 = u64::MAX;
 pub struct Frame {
     /// Per piece, per square: chunk-local index contribution, or [`INVALID`].
     pub piece: Vec<[u64; 64]>,
-    /// Per black-king triangle code: chunk-local contribution, or [`INVALID`].
-    pub bk: [u64; 10],
+    /// Per black-king code (a triangle code, or with pawns a square): chunk-local
+    /// contribution, or [`INVALID`].
+    pub bk: Vec<u64>,
+    /// The square of each black-king code.
+    pub bk_square: Vec<Square>,
+    /// The pawns of the chunk's slice (none without pawns): static men of the chunk.
+    pub pawns: Pawns,
     pub roles: Vec<Role>,
     /// Number of white pieces (they come first).
     pub n_white: usize,
 }
 
 impl Frame {
-    /// The frame of chunk `key`: a man's square is valid when its fixed index bits match
-    /// the key's, and its contribution is its global one with the fixed bits taken out.
-    pub fn new(layout: &Layout, scheme: &ChunkScheme, key: ChunkKey) -> Frame {
+    /// The frame of chunk `key` (of slice `slice`, with pawns): a man's square is valid when
+    /// its fixed index bits match the key's, and its contribution is its global one with the
+    /// fixed bits taken out.
+    pub fn new(layout: &Layout, scheme: &ChunkScheme, key: ChunkKey, slice: Option<u32>) -> Frame {
         let key_bits = scheme.key_bits(key);
         let local = |global: u64, own_mask: u64| -> u64 {
             if (global ^ key_bits) & scheme.fixed_mask() & own_mask != 0 {
@@ -39,8 +44,19 @@ impl Frame {
             })
             .collect();
         let own = mask_of(&layout.bk_bits);
-        let bk = std::array::from_fn(|c| local(layout.bk_contrib(c as u8), own));
-        Frame { piece, bk, roles: layout.pieces.iter().map(|p| p.role).collect(), n_white: layout.material.white.len() }
+        let bk = (0..layout.bk_codes()).map(|c| local(layout.bk_contrib(c), own)).collect();
+        let pawns = match (&layout.slices, slice) {
+            (Some(slices), Some(s)) => slices.pawns(s),
+            _ => Pawns::none(),
+        };
+        Frame {
+            piece,
+            bk,
+            bk_square: (0..layout.bk_codes()).map(|c| layout.bk_square(c)).collect(),
+            pawns,
+            roles: layout.pieces.iter().map(|p| p.role).collect(),
+            n_white: layout.pieces.iter().filter(|p| p.color == Color::White).count(),
+        }
     }
 
     /// Number of non-king pieces.
@@ -52,16 +68,20 @@ impl Frame {
     /// `skip`, if given, and except the black king if `skip_bk`) in which no two of them
     /// share a square. The white king is the word's bit index and is not enumerated.
     pub fn for_each_config(&self, skip: Option<usize>, skip_bk: bool, f: &mut dyn FnMut(&Config)) {
-        let mut cfg = Config { bk_code: 0, bk: 64, sq: [64; MAX_PIECES], occ: 0, base: 0 };
-        let codes: Vec<u8> =
-            if skip_bk { vec![u8::MAX] } else { (0..10u8).filter(|&c| self.bk[c as usize] != INVALID).collect() };
-        for code in codes {
-            if code != u8::MAX {
-                cfg.bk_code = code;
-                cfg.bk = TRIANGLE[code as usize];
-                cfg.occ = 1 << cfg.bk;
-                cfg.base = self.bk[code as usize];
+        let pawn_occ = self.pawns.occupied();
+        let mut cfg = Config { bk_code: 0, bk: 64, sq: [64; MAX_PIECES], occ: pawn_occ, base: 0 };
+        if skip_bk {
+            return self.recurse(0, skip, &mut cfg, f);
+        }
+        for code in 0..self.bk.len() as u8 {
+            let sq = self.bk_square[code as usize];
+            if self.bk[code as usize] == INVALID || pawn_occ & (1 << sq) != 0 {
+                continue;
             }
+            cfg.bk_code = code;
+            cfg.bk = sq;
+            cfg.occ = pawn_occ | 1 << sq;
+            cfg.base = self.bk[code as usize];
             self.recurse(0, skip, &mut cfg, f);
         }
     }
@@ -99,7 +119,7 @@ pub struct Config {
     pub bk: Square,
     /// Piece squares in layout order (64 when skipped).
     pub sq: [Square; MAX_PIECES],
-    /// Squares occupied by the enumerated men.
+    /// Squares occupied by the enumerated men and the slice's pawns.
     pub occ: u64,
     /// Chunk-local index of the configuration with the white king on a1.
     pub base: u64,

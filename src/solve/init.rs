@@ -1,21 +1,94 @@
-//! The tables that start a run: illegal wtm positions, `c` (winning white captures), and for
-//! black to move `t0` (checkmate) and `d` (legal, not stalemate, every capture loses).
+//! The tables that start a level: illegal wtm positions, `c` (white's winning conversions),
+//! and for black to move `t0` (checkmate) and `d` (legal, not stalemate, every conversion
+//! loses).
+//!
+//! Conversions are the moves that reset the 50-move counter: captures, and with pawns every
+//! pawn move. Their results are read from final bitbases: a sub-run's (captures and
+//! promotions) or, for a pawn push, this run's level above (`PushTargets`, read word for word
+//! over the chunk: the push changes only the slice). Illegal results are encoded so that
+//! they never help the side that moves into them (illegal btm is 0, illegal wtm is 1).
 
-use super::captures::{Captures, SubRun};
+use super::captures::{squares_after, Captures, PROMOTIONS};
 use super::frame::{Config, Frame};
 use crate::chess::attacks::{attacks, between, king_attacks};
 use crate::chess::{Color, Square, MAX_PIECES};
+use crate::index::slices::MAX_PAWNS;
+use crate::index::Pawns;
+
+const FILE_A: u64 = 0x0101_0101_0101_0101;
+const FILE_H: u64 = FILE_A << 7;
 
 #[inline]
 fn word(cfg: &Config) -> usize {
     (cfg.base >> 6) as usize
 }
 
-/// White-king squares for which `target` is attacked by white: by the king itself when
-/// adjacent, or by a white piece (other than `skip`) whose ray the king does not block.
+/// All bits when `cond`, else none.
 #[inline]
-pub fn white_attack_mask(frame: &Frame, sq: &[Square], target: Square, skip: Option<usize>, occ: u64) -> u64 {
-    let mut m = king_attacks(target);
+fn all_if(cond: bool) -> u64 {
+    if cond {
+        !0
+    } else {
+        0
+    }
+}
+
+/// Squares attacked by the pawns `pawns` (a bitboard) of `color`.
+#[inline]
+fn pawn_attack_set(color: Color, pawns: u64) -> u64 {
+    match color {
+        Color::White => ((pawns & !FILE_A) << 7) | ((pawns & !FILE_H) << 9),
+        Color::Black => ((pawns & !FILE_A) >> 9) | ((pawns & !FILE_H) >> 7),
+    }
+}
+
+/// The bitboard of one side's pawns.
+#[inline]
+fn pawn_bb(pawns: &Pawns, color: Color) -> u64 {
+    pawns.of(color).iter().fold(0, |b, &s| b | 1 << s)
+}
+
+/// Whether a square is on the last rank of a side's pawns.
+#[inline]
+fn promotes(color: Color, sq: Square) -> bool {
+    if color == Color::White {
+        sq >= 56
+    } else {
+        sq < 8
+    }
+}
+
+/// Whether a square is the double-step start rank of a side's pawns.
+#[inline]
+fn start_rank(color: Color, sq: Square) -> bool {
+    if color == Color::White {
+        (8..16).contains(&sq)
+    } else {
+        (48..56).contains(&sq)
+    }
+}
+
+/// The final bitbase words over a chunk of the slices the mover's pawn pushes lead to (in
+/// this run's higher levels), indexed by the pawn's index among the mover's pawns.
+#[derive(Default)]
+pub struct PushTargets<'a> {
+    pub single: [Option<&'a [u64]>; MAX_PAWNS],
+    pub double: [Option<&'a [u64]>; MAX_PAWNS],
+}
+
+/// White-king squares for which `target` is attacked by white: by the king itself when
+/// adjacent, by a white piece (other than `skip`) whose ray the king does not block, or by a
+/// white pawn of `white_pawns`.
+#[inline]
+pub fn white_attack_mask(
+    frame: &Frame,
+    sq: &[Square],
+    target: Square,
+    skip: Option<usize>,
+    occ: u64,
+    white_pawns: u64,
+) -> u64 {
+    let mut m = king_attacks(target) | all_if(pawn_attack_set(Color::White, white_pawns) & (1 << target) != 0);
     for (k, (&role, &from)) in frame.roles[..frame.n_white].iter().zip(sq).enumerate() {
         if skip != Some(k) && attacks(role, from, occ) & (1 << target) != 0 {
             m |= if role.is_slider() { !between(from, target) } else { !0 };
@@ -27,7 +100,7 @@ pub fn white_attack_mask(frame: &Frame, sq: &[Square], target: Square, skip: Opt
 /// Squares attacked by black (the white king may not stand there with black to move).
 #[inline]
 fn black_attacks(frame: &Frame, cfg: &Config) -> u64 {
-    let mut a = king_attacks(cfg.bk);
+    let mut a = king_attacks(cfg.bk) | pawn_attack_set(Color::Black, pawn_bb(&frame.pawns, Color::Black));
     for k in frame.n_white..frame.n_pieces() {
         a |= attacks(frame.roles[k], cfg.sq[k], cfg.occ);
     }
@@ -55,17 +128,47 @@ fn after_capture(
     (out, n)
 }
 
+/// The pawns after one of them moves (`from` to `to`, `None`: captured) and possibly one of
+/// the other side is captured on `taken`.
+#[inline]
+fn pawns_after(pawns: &Pawns, from: Option<Square>, to: Option<Square>, taken: Option<Square>) -> Pawns {
+    let mut w = [0u8; MAX_PAWNS];
+    let mut b = [0u8; MAX_PAWNS];
+    let (mut nw, mut nb) = (0, 0);
+    for (i, &s) in pawns.sq[..pawns.n].iter().enumerate() {
+        let s = if Some(s) == from {
+            match to {
+                Some(t) => t,
+                None => continue,
+            }
+        } else if Some(s) == taken {
+            continue;
+        } else {
+            s
+        };
+        if i < pawns.n_white {
+            w[nw] = s;
+            nw += 1;
+        } else {
+            b[nb] = s;
+            nb += 1;
+        }
+    }
+    Pawns::new(&w[..nw], &b[..nb])
+}
+
 /// Fills the illegal-wtm word and the `c` word of every configuration of a white chunk.
 /// `illegal` must start as all ones (configurations with two men on a square stay so) and
 /// `c` as zeros.
-pub fn init_white(frame: &Frame, caps: &Captures, illegal: &mut [u64], c: &mut [u64]) {
+pub fn init_white(frame: &Frame, caps: &Captures, pushes: &PushTargets, illegal: &mut [u64], c: &mut [u64]) {
+    let wp = pawn_bb(&frame.pawns, Color::White);
     frame.for_each_config(None, false, &mut |cfg| {
         let w = word(cfg);
-        illegal[w] = cfg.occ | white_attack_mask(frame, &cfg.sq, cfg.bk, None, cfg.occ);
+        illegal[w] = cfg.occ | white_attack_mask(frame, &cfg.sq, cfg.bk, None, cfg.occ, wp);
         let mut won = 0u64;
         for j in frame.n_white..frame.n_pieces() {
             let x = cfg.sq[j];
-            let SubRun::Table(sub) = &caps.by_piece[j] else { unreachable!("black pieces lead to tables") };
+            let sub = &caps.by_piece[j];
             for i in 0..frame.n_white {
                 let role = frame.roles[i];
                 let from = cfg.sq[i];
@@ -73,28 +176,225 @@ pub fn init_white(frame: &Frame, caps: &Captures, illegal: &mut [u64], c: &mut [
                     continue;
                 }
                 let (sqs, n) = after_capture(frame, cfg, j, Some(i), x);
-                let lost = sub.word(Color::Black, cfg.bk, &sqs[..n]);
+                let lost = sub.word(Color::Black, cfg.bk, &sqs[..n], &frame.pawns, 0);
                 won |= lost & if role.is_slider() { !between(from, x) } else { !0 };
             }
             let (sqs, n) = after_capture(frame, cfg, j, None, x);
-            if sub.word(Color::Black, cfg.bk, &sqs[..n]) & (1 << x) != 0 {
+            if sub.word(Color::Black, cfg.bk, &sqs[..n], &frame.pawns, 0) & (1 << x) != 0 {
                 won |= king_attacks(x);
             }
+        }
+        if frame.pawns.n > 0 {
+            won |= white_pawn_conversions(frame, caps, pushes, cfg);
         }
         c[w] = won;
     });
 }
 
+/// White's conversions that involve pawns, in one configuration: captures of black pawns
+/// by pieces and the king, pawn captures (promoting on the last rank), pushes, promotions
+/// and double steps (with black's en-passant replies).
+fn white_pawn_conversions(frame: &Frame, caps: &Captures, pushes: &PushTargets, cfg: &Config) -> u64 {
+    let pawns = &frame.pawns;
+    let mut won = 0u64;
+    // Pieces and the king capture a black pawn.
+    if let Some(sub) = &caps.by_pawn[Color::Black.index()] {
+        for &x in pawns.of(Color::Black) {
+            let after = pawns_after(pawns, Some(x), None, None);
+            for i in 0..frame.n_white {
+                let (role, from) = (frame.roles[i], cfg.sq[i]);
+                if attacks(role, from, cfg.occ) & (1 << x) != 0 {
+                    let (sqs, n) = squares_after(&frame.roles, frame.n_white, &cfg.sq, None, Some(i), None, x);
+                    let lost = sub.word(Color::Black, cfg.bk, &sqs[..n], &after, 0);
+                    won |= lost & if role.is_slider() { !between(from, x) } else { !0 };
+                }
+            }
+            let lost = sub.word(Color::Black, cfg.bk, &cfg.sq[..frame.n_pieces()], &after, 0);
+            if lost & (1 << x) != 0 {
+                won |= king_attacks(x);
+            }
+        }
+    }
+    for (i, &p) in pawns.of(Color::White).iter().enumerate() {
+        won |= white_pawn_captures(frame, caps, cfg, p);
+        let to = p + 8;
+        if cfg.occ & (1 << to) != 0 {
+            continue;
+        }
+        if promotes(Color::White, to) {
+            let promos = caps.promotion[0].as_ref().expect("white pawns promote");
+            let after = pawns_after(pawns, Some(p), None, None);
+            for (r, role) in PROMOTIONS.iter().enumerate() {
+                let new = Some((Color::White, *role));
+                let (sqs, n) = squares_after(&frame.roles, frame.n_white, &cfg.sq, None, None, new, to);
+                won |= promos[r].word(Color::Black, cfg.bk, &sqs[..n], &after, 0);
+            }
+            continue;
+        }
+        // A blocked push lands on a broken target (0); the words are the target slice's.
+        if let Some(t) = pushes.single[i] {
+            won |= t[word(cfg)];
+        }
+        if start_rank(Color::White, p) && cfg.occ & (1 << (p + 16)) == 0 {
+            if let Some(t) = pushes.double[i] {
+                won |= white_double_step(frame, caps, cfg, p, t[word(cfg)]) & !(1u64 << (p + 8));
+            }
+        }
+    }
+    won
+}
+
+/// Captures by the white pawn on `p`, onto black pieces and pawns; onto the last rank with
+/// each promotion.
+fn white_pawn_captures(frame: &Frame, caps: &Captures, cfg: &Config, p: Square) -> u64 {
+    let pawns = &frame.pawns;
+    let mut won = 0u64;
+    let targets = pawn_attack_set(Color::White, 1 << p);
+    for j in frame.n_white..frame.n_pieces() {
+        let x = cfg.sq[j];
+        if targets & (1 << x) == 0 {
+            continue;
+        }
+        if promotes(Color::White, x) {
+            let after = pawns_after(pawns, Some(p), None, None);
+            for (r, role) in PROMOTIONS.iter().enumerate() {
+                let new = Some((Color::White, *role));
+                let (sqs, n) = squares_after(&frame.roles, frame.n_white, &cfg.sq, Some(j), None, new, x);
+                won |= caps.promotion_capture[0][j][r].word(Color::Black, cfg.bk, &sqs[..n], &after, 0);
+            }
+        } else {
+            let after = pawns_after(pawns, Some(p), Some(x), None);
+            let (sqs, n) = after_capture(frame, cfg, j, None, x);
+            won |= caps.by_piece[j].word(Color::Black, cfg.bk, &sqs[..n], &after, 0);
+        }
+    }
+    if let Some(sub) = &caps.by_pawn[Color::Black.index()] {
+        for &x in pawns.of(Color::Black) {
+            if targets & (1 << x) != 0 {
+                let after = pawns_after(pawns, Some(p), Some(x), Some(x));
+                won |= sub.word(Color::Black, cfg.bk, &cfg.sq[..frame.n_pieces()], &after, 0);
+            }
+        }
+    }
+    won
+}
+
+/// The white king squares for which white's double step `p` to `p + 16` wins, given `lost`
+/// (the target's final btm word, en passant left out): black's en-passant captures are
+/// valued here, since stored positions never carry an en-passant square. Black loses iff
+/// (`lost` or its only moves are en-passant captures) and every en-passant capture loses.
+fn white_double_step(frame: &Frame, caps: &Captures, cfg: &Config, p: Square, lost: u64) -> u64 {
+    let (mid, to) = (p + 8, p + 16);
+    let after = pawns_after(&frame.pawns, Some(p), Some(to), None);
+    let capturers: Vec<Square> = after
+        .of(Color::Black)
+        .iter()
+        .copied()
+        .filter(|&b| b / 8 == to / 8 && (b as i8 - to as i8).abs() == 1)
+        .collect();
+    if capturers.is_empty() {
+        return lost;
+    }
+    let sub = caps.by_pawn[Color::White.index()].as_ref().expect("a white pawn can be captured");
+    let occ = (cfg.occ & !(1 << p)) | 1 << to;
+    let (mut all_lose, mut some_legal) = (!0u64, 0u64);
+    for &b in &capturers {
+        let ep = pawns_after(&after, Some(b), Some(mid), Some(to));
+        let occ_ep = (occ & !(1 << b) & !(1 << to)) | 1 << mid;
+        all_lose &= sub.word(Color::White, cfg.bk, &cfg.sq[..frame.n_pieces()], &ep, occ_ep);
+        let wp = pawn_bb(&ep, Color::White);
+        some_legal |= !white_attack_mask(frame, &cfg.sq, cfg.bk, None, occ_ep, wp);
+    }
+    let check = white_attack_mask(frame, &cfg.sq, cfg.bk, None, occ, pawn_bb(&after, Color::White));
+    let open = all_lose & some_legal & !lost & !check;
+    let only_ep = if open != 0 { open & !black_has_move(frame, cfg, &after, occ) } else { 0 };
+    (lost | (only_ep & some_legal)) & all_lose
+}
+
+/// The white king squares for which black, to move in the configuration `cfg` with pawns
+/// `pawns` (occupancy `occ`, the white king not included), has a legal move other than an
+/// en-passant capture.
+fn black_has_move(frame: &Frame, cfg: &Config, pawns: &Pawns, occ: u64) -> u64 {
+    let wp = pawn_bb(pawns, Color::White);
+    let bp = pawn_bb(pawns, Color::Black);
+    let mut black_occ = bp | 1 << cfg.bk;
+    for k in frame.n_white..frame.n_pieces() {
+        black_occ |= 1 << cfg.sq[k];
+    }
+    let white_piece_at = |x: Square| (0..frame.n_white).find(|&i| cfg.sq[i] == x);
+    let mut any = 0u64;
+    // King steps (capturing a white man, if any, on the target).
+    let mut targets = king_attacks(cfg.bk) & !black_occ;
+    while targets != 0 {
+        let t = targets.trailing_zeros() as Square;
+        targets &= targets - 1;
+        let occ_k = occ & !(1 << cfg.bk);
+        let safe = !white_attack_mask(frame, &cfg.sq, t, white_piece_at(t), occ_k, wp & !(1 << t));
+        any |= safe & !(1u64 << t);
+    }
+    // Other pieces (a slider's ray is blocked by the white king in that bit).
+    for j in frame.n_white..frame.n_pieces() {
+        let from = cfg.sq[j];
+        let role = frame.roles[j];
+        let mut targets = attacks(role, from, occ) & !black_occ;
+        while targets != 0 {
+            let t = targets.trailing_zeros() as Square;
+            targets &= targets - 1;
+            let occ_m = (occ & !(1 << from)) | 1 << t;
+            let mut sq = cfg.sq;
+            sq[j] = t;
+            let safe = !white_attack_mask(frame, &sq, cfg.bk, white_piece_at(t), occ_m, wp & !(1 << t));
+            let path = if role.is_slider() { !between(from, t) } else { !0 };
+            any |= safe & path & !(1u64 << t);
+        }
+    }
+    any | black_pawn_moves(frame, cfg, pawns, occ)
+}
+
+/// The white king squares for which some move of a black pawn (push, double step, capture,
+/// promotion; not en passant) is legal.
+fn black_pawn_moves(frame: &Frame, cfg: &Config, pawns: &Pawns, occ: u64) -> u64 {
+    let wp = pawn_bb(pawns, Color::White);
+    let white_piece_at = |x: Square| (0..frame.n_white).find(|&i| cfg.sq[i] == x);
+    let mut any = 0u64;
+    for &p in pawns.of(Color::Black) {
+        let legal_after = |to: Square, captured: u64| {
+            let occ_m = (occ & !(1 << p)) | 1 << to;
+            let skip = if captured != 0 { white_piece_at(to) } else { None };
+            !white_attack_mask(frame, &cfg.sq, cfg.bk, skip, occ_m, wp & !captured)
+        };
+        let one = p - 8;
+        if occ & (1 << one) == 0 {
+            any |= legal_after(one, 0) & !(1u64 << one);
+            let two = p - 16;
+            if start_rank(Color::Black, p) && occ & (1 << two) == 0 {
+                any |= legal_after(two, 0) & !(1u64 << one) & !(1u64 << two);
+            }
+        }
+        let mut targets = pawn_attack_set(Color::Black, 1 << p) & occ;
+        while targets != 0 {
+            let t = targets.trailing_zeros() as Square;
+            targets &= targets - 1;
+            if white_piece_at(t).is_some() || wp & (1 << t) != 0 {
+                any |= legal_after(t, 1 << t);
+            }
+        }
+    }
+    any
+}
+
 /// Fills `d` and `t0` for every configuration of a black chunk. On entry `d` holds, per
-/// word, the positions where every non-capturing black move is illegal (the black kernel
-/// applied to the illegal-wtm table); it is replaced in place. `t0` must start as zeros.
-pub fn init_black(frame: &Frame, caps: &Captures, d: &mut [u64], t0: &mut [u64]) {
+/// word, the positions where every non-capturing black piece or king move is illegal (the
+/// black kernel applied to the illegal-wtm table); it is replaced in place. `t0` must start
+/// as zeros.
+pub fn init_black(frame: &Frame, caps: &Captures, pushes: &PushTargets, d: &mut [u64], t0: &mut [u64]) {
+    let wp = pawn_bb(&frame.pawns, Color::White);
     // Words of configurations with two men on a square stay: they are cleared below.
     let mut seen = vec![false; d.len()];
     frame.for_each_config(None, false, &mut |cfg| {
         let w = word(cfg);
         let legal = !(cfg.occ | black_attacks(frame, cfg));
-        let in_check = white_attack_mask(frame, &cfg.sq, cfg.bk, None, cfg.occ);
+        let in_check = white_attack_mask(frame, &cfg.sq, cfg.bk, None, cfg.occ, wp);
         let mut captures_lose = !0u64;
         let mut legal_capture = 0u64;
         for i in 0..frame.n_white {
@@ -103,12 +403,9 @@ pub fn init_black(frame: &Frame, caps: &Captures, d: &mut [u64], t0: &mut [u64])
             // The black king captures.
             if king_attacks(cfg.bk) & (1 << x) != 0 {
                 let occ = cfg.occ & !(1 << cfg.bk);
-                legal_capture |= !white_attack_mask(frame, &cfg.sq, x, Some(i), occ);
+                legal_capture |= !white_attack_mask(frame, &cfg.sq, x, Some(i), occ, wp);
                 let (sqs, n) = after_capture(frame, cfg, i, None, x);
-                captures_lose &= match sub {
-                    SubRun::Table(t) => t.word(Color::White, x, &sqs[..n]),
-                    SubRun::BareWhite => occ | king_attacks(x),
-                };
+                captures_lose &= sub.word(Color::White, x, &sqs[..n], &frame.pawns, occ);
             }
             // A black piece captures.
             for j in frame.n_white..frame.n_pieces() {
@@ -117,13 +414,15 @@ pub fn init_black(frame: &Frame, caps: &Captures, d: &mut [u64], t0: &mut [u64])
                     continue;
                 }
                 let occ = cfg.occ & !(1 << from);
-                legal_capture |= !white_attack_mask(frame, &cfg.sq, cfg.bk, Some(i), occ);
+                legal_capture |= !white_attack_mask(frame, &cfg.sq, cfg.bk, Some(i), occ, wp);
                 let (sqs, n) = after_capture(frame, cfg, i, Some(j), x);
-                captures_lose &= match sub {
-                    SubRun::Table(t) => t.word(Color::White, cfg.bk, &sqs[..n]),
-                    SubRun::BareWhite => occ | king_attacks(cfg.bk),
-                };
+                captures_lose &= sub.word(Color::White, cfg.bk, &sqs[..n], &frame.pawns, occ);
             }
+        }
+        if frame.pawns.n > 0 {
+            let (lose, moves) = black_pawn_conversions(frame, caps, pushes, cfg);
+            captures_lose &= lose;
+            legal_capture |= moves;
         }
         let has_move = !d[w] | legal_capture;
         seen[w] = true;
@@ -135,6 +434,141 @@ pub fn init_black(frame: &Frame, caps: &Captures, d: &mut [u64], t0: &mut [u64])
             *w = 0;
         }
     }
+}
+
+/// Black's conversions that involve pawns, in one configuration: the AND over them of the
+/// results (won for white with a fresh counter), and the white king squares where one of
+/// them is legal.
+fn black_pawn_conversions(frame: &Frame, caps: &Captures, pushes: &PushTargets, cfg: &Config) -> (u64, u64) {
+    let pawns = &frame.pawns;
+    let mut lose = !0u64;
+    // The king and the pieces capture a white pawn.
+    if let Some(sub) = &caps.by_pawn[Color::White.index()] {
+        for &x in pawns.of(Color::White) {
+            let after = pawns_after(pawns, Some(x), None, None);
+            if king_attacks(cfg.bk) & (1 << x) != 0 {
+                let occ = cfg.occ & !(1 << cfg.bk);
+                lose &= sub.word(Color::White, x, &cfg.sq[..frame.n_pieces()], &after, occ);
+            }
+            for j in frame.n_white..frame.n_pieces() {
+                let from = cfg.sq[j];
+                if attacks(frame.roles[j], from, cfg.occ) & (1 << x) != 0 {
+                    let occ = cfg.occ & !(1 << from);
+                    let (sqs, n) = squares_after(&frame.roles, frame.n_white, &cfg.sq, None, Some(j), None, x);
+                    lose &= sub.word(Color::White, cfg.bk, &sqs[..n], &after, occ);
+                }
+            }
+        }
+    }
+    for (i, &p) in pawns.of(Color::Black).iter().enumerate() {
+        lose &= black_pawn_captures(frame, caps, cfg, p);
+        let to = p - 8;
+        if cfg.occ & (1 << to) != 0 {
+            continue;
+        }
+        if promotes(Color::Black, to) {
+            let promos = caps.promotion[1].as_ref().expect("black pawns promote");
+            let after = pawns_after(pawns, Some(p), None, None);
+            let occ = (cfg.occ & !(1 << p)) | 1 << to;
+            for (r, role) in PROMOTIONS.iter().enumerate() {
+                let new = Some((Color::Black, *role));
+                let (sqs, n) = squares_after(&frame.roles, frame.n_white, &cfg.sq, None, None, new, to);
+                lose &= promos[r].word(Color::White, cfg.bk, &sqs[..n], &after, occ);
+            }
+            continue;
+        }
+        // Blocked or illegal pushes land on broken or illegal targets (1).
+        if let Some(t) = pushes.single[i] {
+            lose &= t[word(cfg)];
+        }
+        if start_rank(Color::Black, p) && cfg.occ & (1 << (p - 16)) == 0 {
+            if let Some(t) = pushes.double[i] {
+                lose &= black_double_step(frame, caps, cfg, p, t[word(cfg)]) | (1u64 << to);
+            }
+        }
+    }
+    let moves = black_pawn_moves(frame, cfg, pawns, cfg.occ) | black_takes_white_pawn(frame, cfg, pawns);
+    (lose, moves)
+}
+
+/// The white king squares for which the black king or a black piece may legally capture a
+/// white pawn.
+fn black_takes_white_pawn(frame: &Frame, cfg: &Config, pawns: &Pawns) -> u64 {
+    let wp = pawn_bb(pawns, Color::White);
+    let mut any = 0u64;
+    for &x in pawns.of(Color::White) {
+        let rest = wp & !(1 << x);
+        if king_attacks(cfg.bk) & (1 << x) != 0 {
+            let occ = cfg.occ & !(1 << cfg.bk);
+            any |= !white_attack_mask(frame, &cfg.sq, x, None, occ, rest);
+        }
+        for j in frame.n_white..frame.n_pieces() {
+            let from = cfg.sq[j];
+            if attacks(frame.roles[j], from, cfg.occ) & (1 << x) != 0 {
+                let occ = cfg.occ & !(1 << from);
+                any |= !white_attack_mask(frame, &cfg.sq, cfg.bk, None, occ, rest);
+            }
+        }
+    }
+    any
+}
+
+/// Captures by the black pawn on `p`: the AND over them of the results (wtm, `t99`); onto
+/// the first rank with each promotion (black chooses, so every promotion must lose).
+fn black_pawn_captures(frame: &Frame, caps: &Captures, cfg: &Config, p: Square) -> u64 {
+    let pawns = &frame.pawns;
+    let mut lose = !0u64;
+    let targets = pawn_attack_set(Color::Black, 1 << p);
+    for i in 0..frame.n_white {
+        let x = cfg.sq[i];
+        if targets & (1 << x) == 0 {
+            continue;
+        }
+        let occ = cfg.occ & !(1 << p);
+        if promotes(Color::Black, x) {
+            let after = pawns_after(pawns, Some(p), None, None);
+            for (r, role) in PROMOTIONS.iter().enumerate() {
+                let new = Some((Color::Black, *role));
+                let (sqs, n) = squares_after(&frame.roles, frame.n_white, &cfg.sq, Some(i), None, new, x);
+                lose &= caps.promotion_capture[1][i][r].word(Color::White, cfg.bk, &sqs[..n], &after, occ);
+            }
+        } else {
+            let after = pawns_after(pawns, Some(p), Some(x), None);
+            let (sqs, n) = after_capture(frame, cfg, i, None, x);
+            lose &= caps.by_piece[i].word(Color::White, cfg.bk, &sqs[..n], &after, occ);
+        }
+    }
+    if let Some(sub) = &caps.by_pawn[Color::White.index()] {
+        for &x in pawns.of(Color::White) {
+            if targets & (1 << x) != 0 {
+                let after = pawns_after(pawns, Some(p), Some(x), Some(x));
+                let occ = cfg.occ & !(1 << p);
+                lose &= sub.word(Color::White, cfg.bk, &cfg.sq[..frame.n_pieces()], &after, occ);
+            }
+        }
+    }
+    lose
+}
+
+/// The white king squares for which black's double step `p` to `p - 16` leads to a white
+/// win, given `won` (the target's final wtm word, en passant left out): white may also
+/// capture en passant, which is valued here.
+fn black_double_step(frame: &Frame, caps: &Captures, cfg: &Config, p: Square, won: u64) -> u64 {
+    let (mid, to) = (p - 8, p - 16);
+    let after = pawns_after(&frame.pawns, Some(p), Some(to), None);
+    let sub = match &caps.by_pawn[Color::Black.index()] {
+        Some(s) => s,
+        None => return won,
+    };
+    let mut won = won;
+    for &wpawn in after.of(Color::White) {
+        if wpawn / 8 != to / 8 || (wpawn as i8 - to as i8).abs() != 1 {
+            continue;
+        }
+        let ep = pawns_after(&after, Some(wpawn), Some(mid), Some(to));
+        won |= sub.word(Color::Black, cfg.bk, &cfg.sq[..frame.n_pieces()], &ep, 0);
+    }
+    won
 }
 
 /// Fills the illegal-btm word of every configuration (`out` starts as all ones).

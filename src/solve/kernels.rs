@@ -80,7 +80,37 @@ pub fn black_moves(frame: &Frame, input: &[u64], out: &mut [u64]) {
             sweep_black(role, contrib, cfg, input, out);
         });
     }
-    black_king_moves(frame, input, out);
+    if frame.bk.len() == 64 {
+        black_king_steps(frame, input, out);
+    } else {
+        black_king_moves(frame, input, out);
+    }
+}
+
+/// Black-king moves of a layout with pawns: the king is an ordinary man, indexed by its
+/// square; a step AND-s the word of the target square.
+fn black_king_steps(frame: &Frame, input: &[u64], out: &mut [u64]) {
+    frame.for_each_config(None, true, &mut |cfg| {
+        let mut free = !cfg.occ;
+        while free != 0 {
+            let from = free.trailing_zeros() as usize;
+            free &= free - 1;
+            let here = frame.bk[from];
+            if here == INVALID {
+                continue;
+            }
+            let mut acc = !0u64;
+            let mut targets = king_attacks(from as Square) & !cfg.occ;
+            while targets != 0 {
+                let to = targets.trailing_zeros() as usize;
+                targets &= targets - 1;
+                if frame.bk[to] != INVALID {
+                    acc &= input[word(cfg.base, frame.bk[to])];
+                }
+            }
+            out[word(cfg.base, here)] &= acc;
+        }
+    });
 }
 
 fn sweep_black(role: Role, contrib: &[u64; 64], cfg: &Config, input: &[u64], out: &mut [u64]) {
@@ -151,6 +181,7 @@ fn king_steps() -> &'static ([Vec<KingStep>; 10], Vec<Symmetry>) {
 
 /// Black-king moves: a king leaving the triangle is mapped back by a symmetry, which also
 /// moves every other man (L digits only) and permutes the white-king word.
+/// (Without pawns.)
 fn black_king_moves(frame: &Frame, input: &[u64], out: &mut [u64]) {
     let np = frame.n_pieces();
     let (steps, used) = king_steps();

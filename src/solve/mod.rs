@@ -12,6 +12,7 @@ mod init;
 mod kernels;
 mod pass;
 
-pub use captures::{Bitbase, Captures, SubRun};
+pub use captures::{BitWords, Bitbase, Captures};
 pub use frame::Frame;
+pub use init::PushTargets;
 pub use pass::{chains_complete, combine, compute_chunk, last_step, obsolete_after, Pass, PassSpec, WorkTable};

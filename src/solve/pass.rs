@@ -7,6 +7,7 @@
 
 use super::captures::Captures;
 use super::frame::Frame;
+use super::init::PushTargets;
 use super::{init, kernels};
 use crate::chess::Color;
 use std::fmt;
@@ -123,6 +124,9 @@ pub enum WorkTable {
     /// `t(k)`: positions won for white with `k` plies left on the 50-move counter (wtm for
     /// odd `k`, btm for even `k`).
     Chain(u8),
+    /// A solved level's final bitbase of a side to move (its `t99` or `t100`), kept for the
+    /// levels below, whose pawn pushes lead into it.
+    Final(Color),
 }
 
 impl WorkTable {
@@ -134,6 +138,8 @@ impl WorkTable {
             WorkTable::WinningCapture => "c".to_string(),
             WorkTable::CapturesLose => "d".to_string(),
             WorkTable::Chain(k) => format!("t{k:03}"),
+            WorkTable::Final(Color::White) => "final-wtm".to_string(),
+            WorkTable::Final(Color::Black) => "final-btm".to_string(),
         }
     }
 
@@ -191,11 +197,13 @@ impl PassSpec {
 }
 
 /// Computes one chunk of a pass from its chunk-local inputs: the init tables, or the words
-/// that the side to move reaches (white: OR over moves; black: AND over moves).
+/// that the side to move reaches (white: OR over moves; black: AND over moves). The init
+/// passes also read the final words of the slices the mover's pawn pushes lead to.
 pub fn compute_chunk(
     pass: Pass,
     frame: &Frame,
     caps: &Captures,
+    pushes: &PushTargets,
     words: usize,
     mut inputs: Vec<Vec<u64>>,
 ) -> Vec<Vec<u64>> {
@@ -203,7 +211,7 @@ pub fn compute_chunk(
         Pass::InitWhite => {
             let mut illegal = vec![!0u64; words];
             let mut c = vec![0u64; words];
-            init::init_white(frame, caps, &mut illegal, &mut c);
+            init::init_white(frame, caps, pushes, &mut illegal, &mut c);
             let mut illegal_btm = vec![!0u64; words];
             init::illegal_btm(frame, &mut illegal_btm);
             vec![illegal, c, illegal_btm]
@@ -214,7 +222,7 @@ pub fn compute_chunk(
             kernels::black_moves(frame, &illegal_wtm, &mut d);
             drop(illegal_wtm);
             let mut t0 = vec![0u64; words];
-            init::init_black(frame, caps, &mut d, &mut t0);
+            init::init_black(frame, caps, pushes, &mut d, &mut t0);
             vec![d, t0]
         }
         Pass::Step(k) if k % 2 == 1 => {

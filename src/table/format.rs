@@ -1,7 +1,9 @@
-//! The final table file of one white-wins run: a checksummed header and four sections.
-//! `docs/FORMAT.md` describes it byte by byte.
+//! The final table file of one white-wins run: a checksummed header and four sections (five
+//! with pawns: the fifth lists the run's slices and levels). `docs/FORMAT.md` describes it
+//! byte by byte.
 
 use crate::chess::{Color, Material};
+use crate::index::Layout;
 use crate::work::publish::publish_file;
 use crate::work::{IoContext, StorageError};
 use byteorder::{ByteOrder, LittleEndian};
@@ -11,11 +13,17 @@ use std::path::{Path, PathBuf};
 use xxhash_rust::xxh3::{xxh3_64, Xxh3};
 
 pub const MAGIC: [u8; 8] = *b"TBSTREAM";
-/// Format version written by this build.
+/// Format version of pawnless tables.
 pub const VERSION: u16 = 1;
+/// Format version of tables with pawns.
+pub const VERSION_PAWNS: u16 = 2;
 pub const HEADER_LEN: usize = 256;
-/// Layout id of the Koistinen interleaved index (see `index.rs`).
+/// Layout id of the Koistinen interleaved index (see `index/mod.rs`).
 pub const LAYOUT_KOISTINEN_V1: u8 = 1;
+/// Layout id of the index with pawn slices.
+pub const LAYOUT_PAWN_SLICES: u8 = 2;
+/// Bytes of one level's record in the slice section.
+pub const LEVEL_RECORD_BYTES: u64 = 48;
 /// Bytes of the 6 bit planes of one word of values.
 pub const VALUE_WORD_BYTES: u64 = 48;
 /// Section alignment in the file.
@@ -28,7 +36,7 @@ pub const CODE_ILLEGAL: u8 = 63;
 /// Value code of a position not won for white.
 pub const CODE_NONE: u8 = 0;
 
-/// The four sections, in file order.
+/// The sections, in file order.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Section {
     /// `t99`, one bit per position, wtm.
@@ -39,10 +47,19 @@ pub enum Section {
     WtmValues = 2,
     /// 6-bit btm values, bit-plane packed.
     BtmValues = 3,
+    /// With pawns: the slices' keys and the levels' records.
+    Slices = 4,
 }
 
 impl Section {
+    /// The sections every table has, indexed by position.
     pub const ALL: [Section; 4] = [Section::WtmBitbase, Section::BtmBitbase, Section::WtmValues, Section::BtmValues];
+
+    /// The section at a position of the section table.
+    pub fn at(i: usize) -> Section {
+        [Section::WtmBitbase, Section::BtmBitbase, Section::WtmValues, Section::BtmValues, Section::Slices][i]
+    }
+
     pub fn bitbase(stm: Color) -> Section {
         if stm == Color::White {
             Section::WtmBitbase
@@ -64,7 +81,7 @@ impl Section {
 pub enum FormatError {
     #[error("{0}: not a tbstream table (bad magic)")]
     BadMagic(PathBuf),
-    #[error("{0}: format version {1} is not supported (this build reads {VERSION})")]
+    #[error("{0}: format version {1} is not supported (this build reads {VERSION} and {VERSION_PAWNS})")]
     Version(PathBuf, u16),
     #[error("{0}: header checksum mismatch (file damaged)")]
     HeaderChecksum(PathBuf),
@@ -94,6 +111,17 @@ pub struct SectionEntry {
     pub checksum: u64,
 }
 
+/// What the header says of a table with pawns.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SliceInfo {
+    pub n_slices: u32,
+    /// Index bits inside a slice.
+    pub slice_bits: u8,
+    pub white_pawns: u8,
+    pub black_pawns: u8,
+    pub n_levels: u8,
+}
+
 /// The decoded header.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Header {
@@ -101,31 +129,90 @@ pub struct Header {
     pub n_slots: u64,
     /// Last step that added positions (0..=100).
     pub last_step: u8,
-    pub sections: [SectionEntry; 4],
+    /// Four sections, five with pawns.
+    pub sections: Vec<SectionEntry>,
+    pub slices: Option<SliceInfo>,
 }
 
-fn section_lengths(n_slots: u64) -> [u64; 4] {
+fn section_lengths(n_slots: u64, slices: Option<&SliceInfo>) -> Vec<u64> {
     let words = n_slots / 64;
-    [words * 8, words * 8, words * VALUE_WORD_BYTES, words * VALUE_WORD_BYTES]
+    let mut v = vec![words * 8, words * 8, words * VALUE_WORD_BYTES, words * VALUE_WORD_BYTES];
+    if let Some(s) = slices {
+        v.push(4 * s.n_slices as u64 + LEVEL_RECORD_BYTES * s.n_levels as u64);
+    }
+    v
 }
 
-fn layout_sections(n_slots: u64) -> [SectionEntry; 4] {
+fn layout_sections(n_slots: u64, slices: Option<&SliceInfo>) -> Vec<SectionEntry> {
     let mut off = ALIGN;
-    section_lengths(n_slots).map(|length| {
-        let e = SectionEntry { offset: off, length, checksum: 0 };
-        off = (off + length).div_ceil(ALIGN) * ALIGN;
-        e
-    })
+    section_lengths(n_slots, slices)
+        .into_iter()
+        .map(|length| {
+            let e = SectionEntry { offset: off, length, checksum: 0 };
+            off = (off + length).div_ceil(ALIGN) * ALIGN;
+            e
+        })
+        .collect()
+}
+
+impl SliceInfo {
+    /// The header's description of a layout's slices, if it has pawns.
+    pub fn of(layout: &Layout) -> Option<SliceInfo> {
+        layout.slices.as_ref().map(|s| SliceInfo {
+            n_slices: s.len() as u32,
+            slice_bits: layout.total_bits as u8,
+            white_pawns: s.n_white as u8,
+            black_pawns: s.n_black as u8,
+            n_levels: s.levels.len() as u8,
+        })
+    }
+}
+
+/// A level's record in the slice section: its last step and the checksums of its ranges
+/// in sections 0 to 3.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LevelRecord {
+    pub last_step: u8,
+    pub range_sums: [u64; 4],
+}
+
+/// The bytes of the slice section of a layout with pawns: the slices' keys in storage
+/// order, then per level (in solve order) its first slice, slice count, last step, seven
+/// zero bytes and its four range checksums.
+pub fn slice_section(layout: &Layout, records: &[LevelRecord]) -> Vec<u8> {
+    let slices = layout.slices.as_ref().expect("a layout with pawns");
+    let mut out = vec![0u8; 4 * slices.len() + LEVEL_RECORD_BYTES as usize * slices.levels.len()];
+    LittleEndian::write_u32_into(&slices.keys, &mut out[..4 * slices.len()]);
+    for (i, (l, r)) in slices.levels.iter().zip(records).enumerate() {
+        let o = 4 * slices.len() + LEVEL_RECORD_BYTES as usize * i;
+        LittleEndian::write_u32(&mut out[o..o + 4], l.first);
+        LittleEndian::write_u32(&mut out[o + 4..o + 8], l.count);
+        out[o + 8] = r.last_step;
+        LittleEndian::write_u64_into(&r.range_sums, &mut out[o + 16..o + 48]);
+    }
+    out
 }
 
 impl Header {
+    /// The header of a run's table before its checksums and last step are known.
+    pub fn new(layout: &Layout) -> Header {
+        let slices = SliceInfo::of(layout);
+        Header {
+            material: layout.material.clone(),
+            n_slots: layout.n_slots,
+            last_step: 0,
+            sections: layout_sections(layout.n_slots, slices.as_ref()),
+            slices,
+        }
+    }
+
     fn encode(&self) -> [u8; HEADER_LEN] {
         type Le = LittleEndian;
         let mut h = [0u8; HEADER_LEN];
         h[0..8].copy_from_slice(&MAGIC);
-        Le::write_u16(&mut h[8..10], VERSION);
+        Le::write_u16(&mut h[8..10], if self.slices.is_some() { VERSION_PAWNS } else { VERSION });
         Le::write_u16(&mut h[10..12], HEADER_LEN as u16);
-        h[12] = LAYOUT_KOISTINEN_V1;
+        h[12] = if self.slices.is_some() { LAYOUT_PAWN_SLICES } else { LAYOUT_KOISTINEN_V1 };
         h[13] = self.material.men() as u8;
         h[14] = self.last_step;
         let name = self.material.to_string();
@@ -136,6 +223,13 @@ impl Header {
             Le::write_u64(&mut h[o..o + 8], s.offset);
             Le::write_u64(&mut h[o + 8..o + 16], s.length);
             Le::write_u64(&mut h[o + 16..o + 24], s.checksum);
+        }
+        if let Some(info) = &self.slices {
+            Le::write_u32(&mut h[160..164], info.n_slices);
+            h[164] = info.slice_bits;
+            h[165] = info.white_pawns;
+            h[166] = info.black_pawns;
+            h[167] = info.n_levels;
         }
         let sum = xxh3_64(&h[..248]);
         Le::write_u64(&mut h[248..256], sum);
@@ -152,37 +246,52 @@ impl Header {
         }
         let u64_at = |o: usize| LittleEndian::read_u64(&h[o..o + 8]);
         let version = LittleEndian::read_u16(&h[8..10]);
-        if version != VERSION {
+        if version != VERSION && version != VERSION_PAWNS {
             return Err(FormatError::Version(path.to_path_buf(), version));
         }
         if xxh3_64(&h[..248]) != u64_at(248) {
             return Err(FormatError::HeaderChecksum(path.to_path_buf()));
         }
-        if h[12] != LAYOUT_KOISTINEN_V1 || LittleEndian::read_u16(&h[10..12]) as usize != HEADER_LEN {
+        let layout_id = if version == VERSION { LAYOUT_KOISTINEN_V1 } else { LAYOUT_PAWN_SLICES };
+        if h[12] != layout_id || LittleEndian::read_u16(&h[10..12]) as usize != HEADER_LEN {
             return Err(bad("unknown layout or header length"));
         }
         let name_end = h[16..32].iter().position(|&b| b == 0).unwrap_or(16);
         let name = std::str::from_utf8(&h[16..16 + name_end]).map_err(|_| bad("signature"))?;
         let material = Material::parse(name).map_err(|e| bad(&e.to_string()))?;
-        let n_slots = u64_at(32);
-        if material.white_bare() || n_slots != crate::index::Layout::new(&material).n_slots {
+        if material.white_bare() || material.has_pawns() != (version == VERSION_PAWNS) {
+            return Err(bad("signature does not match the format version"));
+        }
+        let expected = Header::new(&Layout::new(&material));
+        if u64_at(32) != expected.n_slots {
             return Err(bad("slot count does not match the signature"));
         }
-        let mut sections = [SectionEntry::default(); 4];
+        let mut sections = expected.sections.clone();
         for (i, s) in sections.iter_mut().enumerate() {
             let o = 40 + 24 * i;
-            *s = SectionEntry { offset: u64_at(o), length: u64_at(o + 8), checksum: u64_at(o + 16) };
+            if (u64_at(o), u64_at(o + 8)) != (s.offset, s.length) {
+                return Err(bad("section table"));
+            }
+            s.checksum = u64_at(o + 16);
         }
-        let expected = layout_sections(n_slots);
-        if sections.iter().zip(&expected).any(|(a, b)| a.offset != b.offset || a.length != b.length) {
-            return Err(bad("section table"));
+        if let Some(info) = &expected.slices {
+            let stored = SliceInfo {
+                n_slices: LittleEndian::read_u32(&h[160..164]),
+                slice_bits: h[164],
+                white_pawns: h[165],
+                black_pawns: h[166],
+                n_levels: h[167],
+            };
+            if &stored != info {
+                return Err(bad("slice description does not match the signature"));
+            }
         }
-        Ok(Header { material, n_slots, last_step: h[14], sections })
+        Ok(Header { last_step: h[14], sections, ..expected })
     }
 
     /// Total file length.
     pub fn file_len(&self) -> u64 {
-        let last = self.sections[3];
+        let last = self.sections.last().expect("a table has sections");
         last.offset + last.length
     }
 }
@@ -203,8 +312,8 @@ pub struct PartialTable {
 
 impl PartialTable {
     /// Opens the table of `material` being assembled at `path`, creating it if needed.
-    pub fn open(path: &Path, material: &Material, n_slots: u64) -> Result<PartialTable, FormatError> {
-        let header = Header { material: material.clone(), n_slots, last_step: 0, sections: layout_sections(n_slots) };
+    pub fn open(path: &Path, layout: &Layout) -> Result<PartialTable, FormatError> {
+        let header = Header::new(layout);
         let file = std::fs::OpenOptions::new()
             .read(true)
             .write(true)
@@ -240,6 +349,20 @@ impl PartialTable {
             .doing(|| format!("writing {} at offset {offset}", self.path.display()))?)
     }
 
+    /// Syncs what was written to disk.
+    pub fn sync(&self) -> Result<(), FormatError> {
+        Ok(self.file.sync_data().doing(|| format!("syncing {}", self.path.display()))?)
+    }
+
+    /// Reads bytes at a file offset.
+    pub fn read_at(&self, offset: u64, buf: &mut [u8]) -> Result<(), FormatError> {
+        use std::os::unix::fs::FileExt;
+        Ok(self
+            .file
+            .read_exact_at(buf, offset)
+            .doing(|| format!("reading {} at offset {offset}", self.path.display()))?)
+    }
+
     /// XXH3 of `len` bytes at `offset`.
     pub fn checksum(&self, offset: u64, len: u64) -> Result<u64, FormatError> {
         use std::os::unix::fs::FileExt;
@@ -259,12 +382,26 @@ impl PartialTable {
 
     /// Writes the header (with the sections' checksums: `sums` if known, else computed from
     /// the file), syncs, and publishes the table as `target`.
-    pub fn finish(mut self, last_step: u8, sums: Option<[u64; 4]>, target: &Path) -> Result<PathBuf, FormatError> {
+    /// `slices` is the slice section of a table with pawns.
+    pub fn finish(
+        mut self,
+        last_step: u8,
+        sums: Option<[u64; 4]>,
+        slices: Option<&[u8]>,
+        target: &Path,
+    ) -> Result<PathBuf, FormatError> {
         self.header.last_step = last_step;
+        if let (Some(bytes), Some(e)) = (slices, self.header.sections.get(Section::Slices as usize)) {
+            if bytes.len() as u64 != e.length {
+                return Err(FormatError::Writer(self.path.clone(), "the slice section has the wrong length"));
+            }
+            self.write_at(e.offset, bytes)?;
+        }
         for (i, e) in self.header.sections.clone().iter().enumerate() {
-            self.header.sections[i].checksum = match sums {
-                Some(s) => s[i],
-                None => self.checksum(e.offset, e.length)?,
+            self.header.sections[i].checksum = match (sums, Section::at(i)) {
+                (Some(s), section) if section != Section::Slices => s[i],
+                (_, Section::Slices) => xxh3_64(slices.unwrap_or_default()),
+                _ => self.checksum(e.offset, e.length)?,
             };
         }
         let path = self.path.clone();
@@ -285,6 +422,7 @@ pub struct TableFile {
     pub path: PathBuf,
     pub header: Header,
     map: Mmap,
+    file: File,
 }
 
 impl TableFile {
@@ -297,7 +435,7 @@ impl TableFile {
         if map.len() as u64 != header.file_len() {
             return Err(FormatError::Length(path.to_path_buf(), map.len() as u64, header.file_len()));
         }
-        Ok(TableFile { path: path.to_path_buf(), header, map })
+        Ok(TableFile { path: path.to_path_buf(), header, map, file })
     }
 
     /// Opens the table of run `material` and checks it: the header must name that run (a
@@ -316,14 +454,27 @@ impl TableFile {
         Ok(file)
     }
 
-    /// Checks every section's checksum.
+    /// Checks every section's checksum. The file is read, not touched through the map, so
+    /// that checking a large table does not make it resident in this process.
     pub fn verify(&self) -> Result<(), FormatError> {
+        use std::os::unix::fs::FileExt;
+        let mut buf = vec![0u8; 1 << 20];
         for (i, s) in self.header.sections.iter().enumerate() {
-            let bytes = &self.map[s.offset as usize..(s.offset + s.length) as usize];
-            if xxh3_64(bytes) != s.checksum {
+            let mut hasher = Xxh3::new();
+            let mut done = 0;
+            while done < s.length {
+                let n = buf.len().min((s.length - done) as usize);
+                let at = s.offset + done;
+                self.file
+                    .read_exact_at(&mut buf[..n], at)
+                    .doing(|| format!("reading {} at offset {at}", self.path.display()))?;
+                hasher.update(&buf[..n]);
+                done += n as u64;
+            }
+            if hasher.digest() != s.checksum {
                 return Err(FormatError::SectionChecksum {
                     path: self.path.clone(),
-                    section: Section::ALL[i],
+                    section: Section::at(i),
                     offset: s.offset,
                 });
             }
@@ -344,12 +495,16 @@ impl TableFile {
         LittleEndian::read_u64(&b[w * 8..w * 8 + 8])
     }
 
-    /// A bitbase section as words.
-    pub fn bitbase_words(&self, stm: Color) -> Vec<u64> {
-        let bytes = self.section(Section::bitbase(stm));
-        let mut words = vec![0u64; bytes.len() / 8];
-        LittleEndian::read_u64_into(bytes, &mut words);
-        words
+    /// A bitbase section as words (read from the file, not through the map).
+    pub fn bitbase_words(&self, stm: Color) -> Result<Vec<u64>, FormatError> {
+        use std::os::unix::fs::FileExt;
+        let e = self.header.sections[Section::bitbase(stm) as usize];
+        let mut words = vec![0u64; (e.length / 8) as usize];
+        // SAFETY: u8 has no alignment or validity requirements; the length covers the words.
+        let bytes = unsafe { std::slice::from_raw_parts_mut(words.as_mut_ptr() as *mut u8, words.len() * 8) };
+        self.file.read_exact_at(bytes, e.offset).doing(|| format!("reading {}", self.path.display()))?;
+        LittleEndian::from_slice_u64(&mut words);
+        Ok(words)
     }
 
     /// The six bit planes of values of storage word `w` (bit `j` of a code in plane `j`).
@@ -402,7 +557,7 @@ mod tests {
     fn write_sample(dir: &Path) -> PathBuf {
         let m = Material::parse("KQvK").unwrap();
         let n_slots = crate::index::Layout::new(&m).n_slots;
-        let partial = PartialTable::open(&dir.join("table.partial"), &m, n_slots).unwrap();
+        let partial = PartialTable::open(&dir.join("table.partial"), &crate::index::Layout::new(&m)).unwrap();
         for (first, n) in [(n_slots / 2, n_slots / 2), (0, n_slots / 2)] {
             for (i, s) in Section::ALL.into_iter().enumerate() {
                 let (off, len) = partial.range(s, first, n);
@@ -411,7 +566,7 @@ mod tests {
                 partial.write_at(off, &bytes).unwrap();
             }
         }
-        partial.finish(7, None, &table_path(dir, &m)).unwrap()
+        partial.finish(7, None, None, &table_path(dir, &m)).unwrap()
     }
 
     fn flip(path: &Path, at: u64) {
@@ -441,7 +596,7 @@ mod tests {
         let m = Material::parse("KQvK").unwrap();
         let path = write_sample(dir.path());
         let file = TableFile::open_run(&path, &m).unwrap();
-        let sections = file.header.sections;
+        let sections = file.header.sections.clone();
         drop(file);
         for (i, e) in sections.iter().enumerate() {
             for at in [e.offset, e.offset + e.length / 2, e.offset + e.length - 1] {
@@ -470,16 +625,15 @@ mod tests {
     fn an_unfinished_table_is_never_published() {
         let dir = tempfile::tempdir().unwrap();
         let m = Material::parse("KQvK").unwrap();
-        let n_slots = crate::index::Layout::new(&m).n_slots;
         // A kill while the table is assembled: the work folder holds it, the output folder
         // nothing; opening it again keeps what was written.
         let partial_path = dir.path().join("table.partial");
-        let partial = PartialTable::open(&partial_path, &m, n_slots).unwrap();
+        let partial = PartialTable::open(&partial_path, &crate::index::Layout::new(&m)).unwrap();
         let (off, _) = partial.range(Section::WtmValues, 0, 64);
         partial.write_at(off, &[7; 48]).unwrap();
         drop(partial);
         assert!(!table_path(dir.path(), &m).exists());
-        let partial = PartialTable::open(&partial_path, &m, n_slots).unwrap();
+        let partial = PartialTable::open(&partial_path, &crate::index::Layout::new(&m)).unwrap();
         assert_eq!(partial.checksum(off, 48).unwrap(), xxh3_64(&[7; 48]));
         assert!(TableFile::open(&partial_path).is_err(), "no header yet: not a table");
     }

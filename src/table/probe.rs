@@ -31,7 +31,8 @@ use super::error::TableError;
 use super::format::{code_to_distance, table_path, TableFile};
 use crate::chess::attacks::attacks;
 use crate::chess::{Color, Material, Move, Position, Role, Square, MAX_PIECES};
-use crate::index::Layout;
+use crate::index::slices::MAX_PAWNS;
+use crate::index::{Layout, Pawns};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
 
@@ -118,8 +119,16 @@ impl Run {
                 k += 1;
             }
         }
-        let (idx, _) = self.layout.canonical_index(men.kings[b] ^ flip, &squares[..k], men.kings[w] ^ flip);
-        self.layout.slot(idx).expect("canonical index is not a hole")
+        if men.pawns.n == 0 {
+            let (idx, _) = self.layout.canonical_index(men.kings[b] ^ flip, &squares[..k], men.kings[w] ^ flip);
+            return self.layout.slot(idx).expect("canonical index is not a hole");
+        }
+        let pawns = if swap { men.pawns.swapped() } else { men.pawns };
+        let (slot, _) = self
+            .layout
+            .canonical_slot(men.kings[b] ^ flip, &squares[..k], men.kings[w] ^ flip, &pawns)
+            .expect("the pawns of a legal position form a stored configuration");
+        slot
     }
 
     /// Bit of a slot in the final bitbase of `stm` (`t99` for white, `t100` for black).
@@ -151,17 +160,18 @@ pub fn men_in_layout_order(layout: &Layout, pos: &Position) -> (Square, Vec<Squa
 // Material keys: a number per side, a fixed table of runs
 // ---------------------------------------------------------------------------------------------
 
-/// Number of piece multisets of one side (at most 4 pieces of Q, R, B, N): C(8, 4).
-const PIECE_SETS: usize = 70;
+/// Number of multisets of one side's men besides the king (at most 4 of Q, R, B, N, P):
+/// C(9, 4).
+const PIECE_SETS: usize = 126;
 
-/// Index of a side's piece counts `q + 5r + 25b + 125n` among the multisets of at most 4
-/// pieces (0 = bare king); `u8::MAX` for more than 4.
-const PIECE_SET_INDEX: [u8; 625] = {
-    let mut t = [u8::MAX; 625];
+/// Index of a side's counts `q + 5r + 25b + 125n + 625p` among the multisets of at most 4
+/// men (0 = bare king); `u8::MAX` for more than 4.
+const PIECE_SET_INDEX: [u8; 3125] = {
+    let mut t = [u8::MAX; 3125];
     let mut i = 0;
     let mut next = 0;
-    while i < 625 {
-        if i % 5 + i / 5 % 5 + i / 25 % 5 + i / 125 <= 4 {
+    while i < 3125 {
+        if i % 5 + i / 5 % 5 + i / 25 % 5 + i / 125 % 5 + i / 625 <= 4 {
             t[i] = next;
             next += 1;
         }
@@ -178,6 +188,7 @@ fn role_weight(role: Role) -> usize {
         Role::Rook => 5,
         Role::Bishop => 25,
         Role::Knight => 125,
+        Role::Pawn => 625,
         Role::King => 0,
     }
 }
@@ -194,7 +205,7 @@ fn piece_set_index(roles: &[Role]) -> Option<usize> {
 fn piece_set_roles(index: usize) -> Vec<Role> {
     let code = PIECE_SET_INDEX.iter().position(|&i| i as usize == index).expect("side index in range");
     let mut roles = Vec::new();
-    for (role, w) in [(Role::Queen, 1), (Role::Rook, 5), (Role::Bishop, 25), (Role::Knight, 125)] {
+    for (role, w) in [(Role::Queen, 1), (Role::Rook, 5), (Role::Bishop, 25), (Role::Knight, 125), (Role::Pawn, 625)] {
         roles.extend(std::iter::repeat_n(role, code / w % 5));
     }
     roles
@@ -209,8 +220,9 @@ fn run_key(m: &Material) -> Option<usize> {
 // The men of a position in a fixed array
 // ---------------------------------------------------------------------------------------------
 
-/// The men of a position, gathered once per probe without allocating: kings apart, the other
-/// pieces sorted white first, each side in the order Q R B N (the layout's order).
+/// The men of a position, gathered once per probe without allocating: kings apart, the
+/// pawns apart, the other pieces sorted white first, each side in the order Q R B N (the
+/// layout's order).
 #[derive(Clone, Copy, Debug)]
 struct Men {
     /// King squares, white's then black's.
@@ -225,6 +237,8 @@ struct Men {
     by_color: [u64; 2],
     /// Piece-set index of each side's pieces.
     piece_set: [usize; 2],
+    /// The pawns, white's then black's.
+    pawns: Pawns,
 }
 
 impl Men {
@@ -242,7 +256,10 @@ impl Men {
             occ: 0,
             by_color: [0; 2],
             piece_set: [0; 2],
+            pawns: Pawns::none(),
         };
+        let (mut wp, mut bp) = ([0 as Square; MAX_PAWNS], [0 as Square; MAX_PAWNS]);
+        let (mut nwp, mut nbp) = (0, 0);
         let mut code = [0usize; 2];
         // (colour, role order) of each piece, for the insertion sort.
         let mut rank = [0u8; MAX_PIECES];
@@ -257,6 +274,17 @@ impl Men {
                 continue;
             }
             code[c] += role_weight(p.role);
+            if p.role == Role::Pawn {
+                assert!(nwp + nbp < MAX_PAWNS, "a position holds at most {MAX_PAWNS} pawns");
+                if c == 0 {
+                    wp[nwp] = s;
+                    nwp += 1;
+                } else {
+                    bp[nbp] = s;
+                    nbp += 1;
+                }
+                continue;
+            }
             if c == 0 {
                 men.n_white += 1;
             }
@@ -275,6 +303,7 @@ impl Men {
             men.n += 1;
         }
         men.piece_set = [PIECE_SET_INDEX[code[0]] as usize, PIECE_SET_INDEX[code[1]] as usize];
+        men.pawns = Pawns::new(&wp[..nwp], &bp[..nbp]);
         men
     }
 
@@ -336,6 +365,19 @@ impl Men {
         }
         false
     }
+}
+
+/// The result of a position where the side to move has no legal move: checkmate (a loss)
+/// or stalemate (a draw); `None` when it has one.
+#[inline]
+fn game_over(men: &Men, pos: &Position) -> Option<Wdl> {
+    let (has_move, in_check) = if men.pawns.n == 0 {
+        (men.has_legal_move(0), men.in_check(0))
+    } else {
+        // Pawn moves (pushes, promotions, en passant): the plain board decides.
+        (pos.has_legal_move(), pos.in_check(pos.turn))
+    };
+    (!has_move).then_some(if in_check { Wdl::Loss } else { Wdl::Draw })
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -433,13 +475,24 @@ impl Tablebase {
     /// ```
     pub fn probe(&self, pos: &Position) -> Result<Probe, TableError> {
         let men = Men::gather(pos, pos.turn == Color::Black);
-        if !men.has_legal_move(0) {
-            return Ok(Probe { wdl: if men.in_check(0) { -1 } else { 0 }, dtz: 0 });
+        if let Some(end) = game_over(&men, pos) {
+            return Ok(Probe { wdl: end.as_i8(), dtz: 0 });
         }
-        let g50 = 100 - pos.halfmove.min(101) as i32;
+        let stored = self.probe_stored(&men, pos.halfmove)?;
+        if pos.ep.is_some() {
+            return self.with_en_passant(pos, stored);
+        }
+        Ok(stored)
+    }
+
+    /// The probe of a position as stored (no en-passant capture available), the side to move
+    /// having a legal move.
+    #[inline]
+    fn probe_stored(&self, men: &Men, halfmove: u32) -> Result<Probe, TableError> {
+        let g50 = 100 - halfmove.min(101) as i32;
         let within = |stm, code| code_to_distance(stm, code).filter(|&v| v as i32 <= g50);
         let (white, black) = self.read_runs(
-            &men,
+            men,
             |run, stm, slot| run.file.value_code(stm, slot),
             |code| within(Color::White, code).is_some(),
         )?;
@@ -450,6 +503,31 @@ impl Tablebase {
             return Ok(Probe { wdl: -1, dtz: -(v as i32) });
         }
         Ok(Probe { wdl: 0, dtz: 0 })
+    }
+
+    /// The probe of a position with an en-passant capture available (which no stored
+    /// position has): the better of the stored value and the captures; a capture that wins is
+    /// a zeroing move (distance 1), and when only en-passant captures are legal, they decide.
+    #[cold]
+    fn with_en_passant(&self, pos: &Position, stored: Probe) -> Result<Probe, TableError> {
+        let moves = pos.legal_moves();
+        let mut best: Option<i8> = None;
+        for &mv in moves.iter().filter(|m| m.en_passant) {
+            let child = self.probe(&pos.play(mv))?;
+            best = best.max(Some(-child.wdl));
+        }
+        let Some(best) = best else { return Ok(stored) };
+        if best == 1 {
+            return Ok(Probe { wdl: 1, dtz: 1 });
+        }
+        if moves.iter().all(|m| m.en_passant) {
+            return Ok(Probe { wdl: best, dtz: if best < 0 { -2 } else { 0 } });
+        }
+        Ok(match stored.wdl {
+            -1 if best == 0 => Probe { wdl: 0, dtz: 0 },
+            -1 => Probe { wdl: -1, dtz: stored.dtz.min(-2) },
+            _ => stored,
+        })
     }
 
     /// Reads the two runs a position (white to move) needs: white's run with the men as they
@@ -502,12 +580,12 @@ impl Tablebase {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn probe_wdl(&self, pos: &Position) -> Result<Wdl, TableError> {
-        if pos.halfmove != 0 {
+        if pos.halfmove != 0 || pos.ep.is_some() {
             return self.probe(pos).map(|p| Wdl::from_sign(p.wdl));
         }
         let men = Men::gather(pos, pos.turn == Color::Black);
-        if !men.has_legal_move(0) {
-            return Ok(if men.in_check(0) { Wdl::Loss } else { Wdl::Draw });
+        if let Some(end) = game_over(&men, pos) {
+            return Ok(end);
         }
         // A fresh clock: a win (at most 99 plies with the winner to move) is a set bit of
         // t99, a loss (at most 100 plies with the loser to move) a set bit of t100. Legal
@@ -548,23 +626,18 @@ impl Tablebase {
         let mut best: Option<(i64, Move, Probe)> = None;
         for mv in pos.legal_moves() {
             let child = self.probe(&pos.play(mv))?;
+            let d = child.dtz.abs() as i64;
             let score: i64 = match here.wdl {
-                // Mates first, then winning captures, then the shortest distance.
-                1 if child.wdl == -1 => {
-                    if mv.capture {
-                        -2
-                    } else {
-                        -2 * child.dtz.abs() as i64 - 1
-                    }
-                }
+                // Mates first, then winning zeroing moves (captures, pawn moves), then the
+                // shortest distance; among zeroing moves too, the shortest distance after it
+                // (so that the choice does not depend on the order of the moves).
+                1 if child.wdl == -1 && d == 0 => 3000,
+                1 if child.wdl == -1 && mv.is_zeroing() => 2000 - d,
+                1 if child.wdl == -1 => 1000 - d,
                 1 => continue,
-                -1 => {
-                    if mv.capture {
-                        -1000
-                    } else {
-                        child.dtz.abs() as i64
-                    }
-                }
+                // The longest resistance; zeroing moves last.
+                -1 if mv.is_zeroing() => -1000 + d,
+                -1 => d,
                 _ if child.wdl == 0 => 0,
                 _ if child.wdl == -1 => 1, // cannot happen in a correct draw, kept for safety
                 _ => continue,
@@ -577,11 +650,12 @@ impl Tablebase {
     }
 
     /// The principal line of a decisive position: the moves of [`Tablebase::best_move`] for
-    /// both sides, until checkmate, a zeroing move (a capture, which ends the line), or
+    /// both sides, until checkmate, a zeroing move (a capture or a pawn move, promotions and
+    /// en passant included, which ends the line), or
     /// `max_plies` moves. A drawn position (or one without moves) has an empty line; the line
     /// also stops early should a position along it be a draw (which a correct table never
-    /// gives). Its length is `|dtz|` when it ends in mate or the winner's capture, and
-    /// `|dtz| - 1` when it ends with a capture the loser is forced to make (distances are
+    /// gives). Its length is `|dtz|` when it ends in mate or the winner's zeroing move, and
+    /// `|dtz| - 1` when it ends with a zeroing move the loser is forced to make (distances are
     /// rounded up to the parity of the side to move).
     ///
     /// ```
@@ -608,7 +682,7 @@ impl Tablebase {
         while line.len() < max_plies {
             let Some((mv, child)) = self.best_move_from(&p, here)? else { break };
             line.push(mv);
-            if mv.capture || child.wdl == 0 {
+            if mv.is_zeroing() || child.wdl == 0 {
                 break;
             }
             p = p.play(mv);

@@ -8,10 +8,10 @@
 
 use super::error::TableError;
 use super::format::{code_to_distance, table_path, TableFile, CODE_ILLEGAL, CODE_NONE};
-use crate::chess::attacks::{attacks, king_attacks};
-use crate::chess::square::{on_diagonal, TRIANGLE};
+use crate::chess::attacks::{attacks, king_attacks, pawn_attacks};
+use crate::chess::square::on_diagonal;
 use crate::chess::{Color, Material, Piece, Position, Role, Square, Symmetry, MAX_PIECES};
-use crate::index::Layout;
+use crate::index::{Layout, Pawns};
 use crate::pipeline::{self, Order};
 use std::path::Path;
 
@@ -192,6 +192,11 @@ struct WordMen {
     transposed_base: Option<u64>,
     /// Identical men stand in canonical (increasing square) order.
     canonical_order: bool,
+    /// The pawns of the word's slice (none without pawns).
+    pawns: Pawns,
+    /// With pawns whose file pattern is its own mirror image (both orientations stored):
+    /// the slot bits of the mirrored men; the mirrored white king is added per position.
+    mirror_base: Option<u64>,
 }
 
 /// Scans one run's table.
@@ -215,8 +220,8 @@ impl<'a> RunScanner<'a> {
         RunScanner { layout, file, same_as_next, count_stalemates }
     }
 
-    /// Index of men given as squares, identical men put in increasing square order.
-    fn canonical_index(&self, bk_code: u8, squares: &mut [Square]) -> u64 {
+    /// Identical men put in increasing square order.
+    fn canonical_order(&self, squares: &mut [Square]) {
         let mut start = 0;
         for k in 0..squares.len() {
             if !self.same_as_next[k] {
@@ -224,6 +229,11 @@ impl<'a> RunScanner<'a> {
                 start = k + 1;
             }
         }
+    }
+
+    /// Index of men given as squares, identical men put in increasing square order.
+    fn canonical_index(&self, bk_code: u8, squares: &mut [Square]) -> u64 {
+        self.canonical_order(squares);
         self.layout.index(bk_code, squares, 0)
     }
 
@@ -232,21 +242,40 @@ impl<'a> RunScanner<'a> {
         let n = self.layout.pieces.len();
         let mut squares = [0; MAX_PIECES];
         let (bk_code, _) = self.layout.decode_into(base, &mut squares[..n]);
-        let bk = TRIANGLE[bk_code as usize];
+        let bk = self.layout.bk_square(bk_code);
         let canonical_order = squares[..n].windows(2).zip(&self.same_as_next).all(|(w, &same)| !same || w[0] < w[1]);
-        let transposed_base = on_diagonal(bk).then(|| {
-            let mut t = squares.map(|s| Symmetry::TRANSPOSE.apply(s));
-            self.canonical_index(bk_code, &mut t[..n])
+        let Some(slices) = &self.layout.slices else {
+            let transposed_base = on_diagonal(bk).then(|| {
+                let mut t = squares.map(|s| Symmetry::TRANSPOSE.apply(s));
+                self.canonical_index(bk_code, &mut t[..n])
+            });
+            let pawns = Pawns::none();
+            return WordMen { bk, squares, n, base, transposed_base, canonical_order, pawns, mirror_base: None };
+        };
+        let pawns = slices.pawns((base >> self.layout.total_bits) as u32);
+        let mirror_base = (pawns.orientation() == std::cmp::Ordering::Equal).then(|| {
+            let mut m = squares.map(|s| s ^ 7);
+            self.canonical_order(&mut m[..n]);
+            let (slot, _) =
+                self.layout.canonical_slot(bk ^ 7, &m[..n], 0, &pawns.mirrored()).expect("a stored mirror image");
+            slot
         });
-        WordMen { bk, squares, n, base, transposed_base, canonical_order }
+        WordMen { bk, squares, n, base, transposed_base: None, canonical_order, pawns, mirror_base }
     }
 
     /// Whether the side to move (run colours) is stalemated in a legal position.
     fn stalemated(&self, men: &WordMen, wk: Square, stm: Color) -> bool {
-        let occ = men.squares[..men.n].iter().fold((1u64 << men.bk) | (1u64 << wk), |o, &s| o | (1 << s));
+        let occ = men.squares[..men.n].iter().fold((1u64 << men.bk) | (1u64 << wk), |o, &s| o | (1 << s))
+            | men.pawns.occupied();
         let (king, enemy_king) = if stm == Color::White { (wk, men.bk) } else { (men.bk, wk) };
         let mut own = 1u64 << king;
         let mut attacked = king_attacks(enemy_king);
+        for &p in men.pawns.of(stm) {
+            own |= 1 << p;
+        }
+        for &p in men.pawns.of(stm.other()) {
+            attacked |= pawn_attacks(stm.other(), p);
+        }
         for (p, &sq) in self.layout.pieces.iter().zip(&men.squares) {
             if p.color == stm {
                 own |= 1 << sq;
@@ -269,6 +298,11 @@ impl<'a> RunScanner<'a> {
         let mut list = vec![(wk, king(Color::White)), (men.bk, king(Color::Black))];
         for (p, &sq) in self.layout.pieces.iter().zip(&men.squares) {
             list.push((sq, Piece { color: p.color, role: p.role }));
+        }
+        for color in [Color::White, Color::Black] {
+            for &sq in men.pawns.of(color) {
+                list.push((sq, Piece { color, role: Role::Pawn }));
+            }
         }
         Position::from_men(&list, stm).ok()
     }
@@ -294,6 +328,9 @@ impl<'a> RunScanner<'a> {
                 }
                 let index = men.base | wk as u64;
                 if men.transposed_base.is_some_and(|t| (t | Symmetry::TRANSPOSE.apply(wk) as u64) < index) {
+                    continue;
+                }
+                if men.mirror_base.is_some_and(|m| (m | (wk ^ 7) as u64) < index) {
                     continue;
                 }
                 acc.legal += 1;

@@ -2,7 +2,7 @@
 //! written in whole blocks, each block checked against its XXH3 checksum (`<name>.sums`).
 
 use super::error::{IoContext, StorageError};
-use super::publish::write_atomic;
+use super::publish::{write_with, Durability};
 use crate::index::Block;
 use byteorder::{ByteOrder, LittleEndian};
 use std::fs::{File, OpenOptions};
@@ -176,7 +176,8 @@ pub fn save_sums(path: &Path, sums: &[u64]) -> Result<(), StorageError> {
     let end = bytes.len() - 8;
     let sum = xxh3_64(&bytes[..end]);
     LittleEndian::write_u64(&mut bytes[end..], sum);
-    write_atomic(path, &bytes)
+    // A resume checks every table against the pass logs anyway.
+    write_with(path, &bytes, Durability::Atomic)
 }
 
 /// Loads the block checksums saved by [`save_sums`].

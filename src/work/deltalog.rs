@@ -103,10 +103,6 @@ impl DeltaLog {
         Ok(())
     }
 
-    /// Flushes the log to disk.
-    pub fn sync(&mut self) -> Result<(), StorageError> {
-        self.file.sync_data().doing(|| format!("syncing {}", self.path.display()))
-    }
 }
 
 /// The valid records of a log, the length they cover, and a description of the damage found
@@ -240,12 +236,6 @@ impl StreamWriter {
     pub fn flush(&mut self) -> Result<(), StorageError> {
         self.file.flush().doing(|| format!("writing {}", self.path.display()))
     }
-
-    /// Flushes and syncs to disk.
-    pub fn sync(&mut self) -> Result<(), StorageError> {
-        self.flush()?;
-        self.file.get_ref().sync_data().doing(|| format!("syncing {}", self.path.display()))
-    }
 }
 
 /// Checks that a record's streams are intact in the stream file.
@@ -344,8 +334,8 @@ mod tests {
             log.append(&record).unwrap();
             ends.push(ends.last().copied().unwrap_or(0) + record.len() as u64);
         }
-        log.sync().unwrap();
-        streams.sync().unwrap();
+        streams.flush().unwrap();
+        drop(log);
         (log_path, ends)
     }
 

@@ -2,7 +2,7 @@
 //! what a job builds and which passes of a run are finished.
 
 use super::error::{IoContext, StorageError};
-use super::publish::write_atomic;
+use super::publish::{write_with, Durability};
 use crate::solve::Pass;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
@@ -63,11 +63,17 @@ pub struct RunManifest {
     pub passes: Vec<PassDone>,
 }
 
-/// Writes a manifest as `JSON\nxxh3:<hex>\n`, atomically.
+/// Writes a manifest as `JSON\nxxh3:<hex>\n`, atomically and durably.
 pub fn save<T: Serialize>(path: &Path, value: &T) -> Result<(), StorageError> {
+    save_with(path, value, Durability::Durable)
+}
+
+/// Writes a manifest, durably if `durability` asks (after every pass it need not be: a resume
+/// checks the passes' files).
+pub fn save_with<T: Serialize>(path: &Path, value: &T, durability: Durability) -> Result<(), StorageError> {
     let json = serde_json::to_string_pretty(value).expect("manifests serialise");
     let text = format!("{json}\nxxh3:{:016x}\n", xxh3_64(json.as_bytes()));
-    write_atomic(path, text.as_bytes())
+    write_with(path, text.as_bytes(), durability)
 }
 
 /// Reads a manifest written by [`save`]; `None` if the file does not exist.

@@ -1,14 +1,28 @@
 //! Crash-safe publishing of a file: every artifact (manifests, block checksums, final tables)
-//! is written to a temporary file in its target folder, synced, renamed over the target and
-//! the folder synced, so that a reader sees either the old file or the whole new one. A kill
-//! before the rename leaves only a temporary file, `.NAME.XXXXXX.tmp`, which readers ignore
-//! and [`remove_stale`] deletes.
+//! is written to a temporary file in its target folder and renamed over the target, so that a
+//! reader sees either the old file or the whole new one, whenever the process is killed. A
+//! kill before the rename leaves only a temporary file, `.NAME.XXXXXX.tmp`, which readers
+//! ignore and [`remove_stale`] deletes.
+//!
+//! [`Durability::Durable`] also syncs the file and the folder, so that the new file survives
+//! a power loss too: final tables and the manifest entries that finish a level. The work
+//! folder's per-pass files are only [`Durability::Atomic`]: after a power loss a resume
+//! finds any lost or torn data by its checksums and recomputes it.
 
 use super::error::{IoContext, StorageError};
 use std::fs::File;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use tempfile::NamedTempFile;
+
+/// Whether a publish waits for the disk.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Durability {
+    /// Rename only: atomic for a killed process.
+    Atomic,
+    /// Sync the file, rename, sync the folder: atomic and durable.
+    Durable,
+}
 
 /// Suffix of the temporary files of unfinished publishes.
 const TMP_SUFFIX: &str = ".tmp";
@@ -56,13 +70,22 @@ impl Publisher {
 
     /// Syncs the file, renames it over the target, and syncs the folder.
     pub fn persist(self) -> Result<PathBuf, StorageError> {
+        self.persist_with(Durability::Durable)
+    }
+
+    /// Renames the file over the target, syncing file and folder if `durability` asks.
+    pub fn persist_with(self, durability: Durability) -> Result<PathBuf, StorageError> {
         let tmp_path = self.tmp.path().to_path_buf();
-        self.tmp.as_file().sync_all().doing(|| format!("syncing {}", tmp_path.display()))?;
+        if durability == Durability::Durable {
+            self.tmp.as_file().sync_all().doing(|| format!("syncing {}", tmp_path.display()))?;
+        }
         self.tmp
             .persist(&self.target)
             .map_err(|e| e.error)
             .doing(|| format!("renaming {} into place", self.target.display()))?;
-        sync_dir(folder_of(&self.target))?;
+        if durability == Durability::Durable {
+            sync_dir(folder_of(&self.target))?;
+        }
         Ok(self.target)
     }
 }
@@ -108,12 +131,12 @@ pub fn publish_file(from: &Path, target: &Path) -> Result<PathBuf, StorageError>
     }
 }
 
-/// Writes `bytes` to `path` crash-safely.
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), StorageError> {
+/// Writes `bytes` to `path` crash-safely, durably if `durability` asks.
+pub fn write_with(path: &Path, bytes: &[u8], durability: Durability) -> Result<(), StorageError> {
     let mut p = Publisher::create(path)?;
     let tmp = p.tmp_path().to_path_buf();
     p.file().write_all(bytes).doing(|| format!("writing {}", tmp.display()))?;
-    p.persist().map(|_| ())
+    p.persist_with(durability).map(|_| ())
 }
 
 /// Fsyncs a folder so that a rename in it is durable.
@@ -151,8 +174,8 @@ mod tests {
     fn publish_replaces_the_target_whole() {
         let dir = tempfile::tempdir().unwrap();
         let target = dir.path().join("run.json");
-        write_atomic(&target, b"first").unwrap();
-        write_atomic(&target, b"second").unwrap();
+        write_with(&target, b"first", Durability::Durable).unwrap();
+        write_with(&target, b"second", Durability::Atomic).unwrap();
         assert_eq!(std::fs::read(&target).unwrap(), b"second");
         let names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
         assert_eq!(names, ["run.json"], "no temporary file is left");
@@ -162,7 +185,7 @@ mod tests {
     fn an_interrupted_publish_leaves_the_old_file_and_a_temp_that_is_cleaned_up() {
         let dir = tempfile::tempdir().unwrap();
         let target = dir.path().join("t001.sums");
-        write_atomic(&target, b"old").unwrap();
+        write_with(&target, b"old", Durability::Durable).unwrap();
         // A kill after writing and before the rename: the temporary file stays behind.
         let mut p = Publisher::create(&target).unwrap();
         p.file().write_all(b"new but unfinished").unwrap();

@@ -88,3 +88,20 @@ impl Rng {
         self.next() % n
     }
 }
+
+/// The tables with pawns of the reference folder (4 and 5 men).
+pub const PAWN_TABLES: [&str; 12] =
+    ["KPvK", "KPvKP", "KQvKP", "KRvKP", "KBvKP", "KNvKP", "KPPvK", "KBPvK", "KNPvK", "KQPvK", "KRPvK", "KRPvKR"];
+
+/// A folder holding the pawn tables of the reference folder but KRPvKR (and their
+/// closures), built once per test binary.
+pub fn pawn_tables() -> &'static Path {
+    static DIR: OnceLock<tempfile::TempDir> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let dir = tempfile::tempdir().unwrap();
+        let sigs: Vec<Material> = PAWN_TABLES[..11].iter().map(|s| Material::parse(s).unwrap()).collect();
+        generate(&sigs, &GenOptions::new(dir.path(), 2), &SilentProgress).unwrap();
+        dir
+    })
+    .path()
+}

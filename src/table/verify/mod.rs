@@ -23,6 +23,10 @@
 //! stores both a position and its transpose) is checked against that slot instead of being
 //! derived again; since every value is then locally consistent with its successors, it is the
 //! exact fixpoint of the definitions above (every win bottoms out in a capture or a mate).
+//!
+//! Runs with pawns go through [`pawns`]: every pawn move is a conversion too (pushes and
+//! double steps read this run's own final bitbases, promotions and captures a sub-run's),
+//! en passant is valued at the double step, and only the left-right mirror is a symmetry.
 
 use super::error::TableError;
 use super::format::{table_path, TableFile, CODE_ILLEGAL, CODE_NONE};
@@ -33,6 +37,7 @@ use crate::chess::{Color, Material, Move, Piece, Position, Role, Square, Symmetr
 use crate::index::Layout;
 use crate::pipeline::{self, Order};
 use std::collections::BTreeMap;
+use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -145,6 +150,8 @@ macro_rules! wrong {
     };
 }
 
+mod pawns;
+
 /// Storage slot of the canonical image of a position (black king anywhere).
 fn canonical_slot(layout: &Layout, men: &Men) -> u64 {
     let sym = Symmetry::to_triangle(men.bk);
@@ -200,6 +207,52 @@ fn describe_code(stm: Color, code: u8) -> String {
     }
 }
 
+/// An illegal position must hold code 63, bitbase bit 1 (wtm) or 0 (btm); `here` names it.
+fn check_illegal(
+    stm: Color,
+    stored: u8,
+    stored_bit: bool,
+    here: impl Fn() -> String,
+    rep: &mut SideReport,
+) -> Result<(), TableError> {
+    if stored != CODE_ILLEGAL {
+        wrong!("{}: illegal position stored as {}, expected code 63", here(), describe_code(stm, stored));
+    }
+    let want_bit = stm == Color::White;
+    if stored_bit != want_bit {
+        wrong!("{}: illegal position has bitbase bit {}, expected {}", here(), stored_bit as u8, want_bit as u8);
+    }
+    rep.illegal += 1;
+    Ok(())
+}
+
+/// A legal position's bitbase bit must be set iff its (checked) value is a win; counts it.
+fn check_bit_and_count(
+    stm: Color,
+    stored: u8,
+    stored_bit: bool,
+    fen: &dyn Fn() -> String,
+    rep: &mut SideReport,
+) -> Result<(), TableError> {
+    if stored_bit != (stored != CODE_NONE) {
+        wrong!(
+            "{}: value {} but bitbase ({}) bit {}",
+            fen(),
+            describe_code(stm, stored),
+            if stm == Color::White { "t99" } else { "t100" },
+            stored_bit as u8
+        );
+    }
+    if stored == CODE_NONE {
+        rep.not_won += 1;
+    } else {
+        rep.won += 1;
+        let d = if stm == Color::White { 2 * stored - 1 } else { 2 * (stored - 1) };
+        rep.longest = rep.longest.max(Some(d));
+    }
+    Ok(())
+}
+
 fn side_name(stm: Color) -> &'static str {
     if stm == Color::White {
         "wtm"
@@ -221,7 +274,14 @@ struct PlainMove {
 
 impl PlainMove {
     fn as_move(&self) -> Move {
-        Move { from: self.from, to: self.to, capture: self.captured.is_some() }
+        Move {
+            from: self.from,
+            to: self.to,
+            capture: self.captured.is_some(),
+            promotion: None,
+            pawn: false,
+            en_passant: false,
+        }
     }
 }
 
@@ -242,7 +302,13 @@ fn occupancy(men: &Men) -> u64 {
     men.pieces().iter().fold((1u64 << men.wk) | (1u64 << men.bk), |o, &s| o | (1 << s))
 }
 
-/// Everything the workers of one run read.
+/// What the workers of one run check, slot by slot (the pawnless and the pawn paths).
+trait CheckSlot: Sync {
+    /// Checks one slot; `Err` names the wrong position.
+    fn check_slot(&self, stm: Color, slot: u64, rep: &mut SideReport) -> Result<(), TableError>;
+}
+
+/// Everything the workers of one pawnless run read.
 struct Ctx<'a> {
     material: &'a Material,
     layout: Layout,
@@ -271,12 +337,15 @@ impl Ctx<'_> {
     }
 
     /// Checks one slot; `Err` names the wrong position.
-    fn check_slot(&self, stm: Color, slot: u64, rep: &mut SideReport) -> Result<(), TableError> {
+    fn check(&self, stm: Color, slot: u64, rep: &mut SideReport) -> Result<(), TableError> {
         let men = self.men_of_slot(slot);
         let stored = self.file.value_code(stm, slot);
         let stored_bit = bit(self.file, stm, slot);
         if !self.legal(&men, stm) {
-            return self.check_illegal(stm, slot, &men, stored, stored_bit, rep);
+            let here = || {
+                format!("{} {} slot {slot}: {}", self.material, side_name(stm), describe_men(&self.layout, &men, stm))
+            };
+            return check_illegal(stm, stored, stored_bit, here, rep);
         }
         let pos = || self.position(&men, stm).expect("legal position");
         let fen = || format!("{} {} slot {slot}: {}", self.material, side_name(stm), pos().fen());
@@ -301,46 +370,7 @@ impl Ctx<'_> {
         } else {
             rep.by_symmetry += 1;
         }
-        if stored_bit != (stored != CODE_NONE) {
-            wrong!(
-                "{}: value {} but bitbase ({}) bit {}",
-                fen(),
-                describe_code(stm, stored),
-                if stm == Color::White { "t99" } else { "t100" },
-                stored_bit as u8
-            );
-        }
-        if stored == CODE_NONE {
-            rep.not_won += 1;
-        } else {
-            rep.won += 1;
-            let d = if stm == Color::White { 2 * stored - 1 } else { 2 * (stored - 1) };
-            rep.longest = rep.longest.max(Some(d));
-        }
-        Ok(())
-    }
-
-    /// An illegal position must hold code 63, bitbase bit 1 (wtm) or 0 (btm).
-    fn check_illegal(
-        &self,
-        stm: Color,
-        slot: u64,
-        men: &Men,
-        stored: u8,
-        stored_bit: bool,
-        rep: &mut SideReport,
-    ) -> Result<(), TableError> {
-        let here =
-            || format!("{} {} slot {slot}: {}", self.material, side_name(stm), describe_men(&self.layout, men, stm));
-        if stored != CODE_ILLEGAL {
-            wrong!("{}: illegal position stored as {}, expected code 63", here(), describe_code(stm, stored));
-        }
-        let want_bit = stm == Color::White;
-        if stored_bit != want_bit {
-            wrong!("{}: illegal position has bitbase bit {}, expected {}", here(), stored_bit as u8, want_bit as u8);
-        }
-        rep.illegal += 1;
-        Ok(())
+        check_bit_and_count(stm, stored, stored_bit, &fen, rep)
     }
 
     /// Checks that every symmetric image of a legal position holds its value; returns the
@@ -500,17 +530,25 @@ fn open_checked(path: &Path, material: &Material) -> Result<TableFile, TableErro
     Ok(TableFile::open_run(path, material)?)
 }
 
-/// Checks every slot of one side with `threads` workers; returns the merged counts or the
-/// error of the smallest wrong slot.
+impl CheckSlot for Ctx<'_> {
+    fn check_slot(&self, stm: Color, slot: u64, rep: &mut SideReport) -> Result<(), TableError> {
+        self.check(stm, slot, rep)
+    }
+}
+
+/// Checks the slots `range` of one side with `threads` workers; returns the merged counts or
+/// the error of the smallest wrong slot. Progress counts `done_before` plus the slots of
+/// `range` checked so far, out of `total`.
 fn verify_side(
-    ctx: &Ctx,
+    ctx: &impl CheckSlot,
     stm: Color,
+    range: Range<u64>,
     threads: usize,
     done_before: u64,
     total: u64,
     progress: &mut impl FnMut(u64, u64),
 ) -> Result<SideReport, TableError> {
-    let n = ctx.layout.n_slots;
+    let (first, n) = (range.start, range.end - range.start);
     let batches = n.div_ceil(BATCH) as usize;
     let mut merged = SideReport::default();
     pipeline::run(
@@ -521,7 +559,7 @@ fn verify_side(
         |b| Ok::<_, TableError>(b as u64 * BATCH),
         |_, start| {
             let mut rep = SideReport::default();
-            for slot in start..(start + BATCH).min(n) {
+            for slot in first + start..first + (start + BATCH).min(n) {
                 ctx.check_slot(stm, slot, &mut rep)?;
             }
             Ok(rep)
@@ -533,6 +571,19 @@ fn verify_side(
         },
     )?;
     Ok(merged)
+}
+
+/// Opens the table of a sub-endgame run (`None` when white is left with nothing: no wins).
+fn open_sub(
+    tables_dir: &Path,
+    sub: &Material,
+    verifying: &dyn Fn(Option<&Material>, TableError) -> TableError,
+) -> Result<SubTable, TableError> {
+    if sub.white_bare() {
+        return Ok(None);
+    }
+    let sub_path = table_path(tables_dir, sub);
+    Ok(Some(open_checked(&sub_path, sub).map_err(|e| verifying(Some(sub), e))?))
 }
 
 /// Verifies the table of one white-wins run in `tables_dir` against its successors (the run
@@ -558,6 +609,44 @@ pub fn verify_run(
         cause: Box::new(e),
     };
     let file = open_checked(&path, run).map_err(|e| verifying(None, e))?;
+    let checked = if run.has_pawns() {
+        pawns::verify_sides(tables_dir, run, &file, threads, &mut progress, &verifying)?
+    } else {
+        verify_pawnless(tables_dir, run, &file, threads, &mut progress, &verifying)?
+    };
+    let longest = checked.wtm.longest.max(checked.btm.longest).unwrap_or(0);
+    if file.header.last_step != longest {
+        wrong!("{run}: header's last step is {}, but the longest stored distance is {longest}", file.header.last_step);
+    }
+    Ok(VerifyReport {
+        material: run.clone(),
+        path,
+        n_slots: file.header.n_slots,
+        last_step: file.header.last_step,
+        wtm: checked.wtm,
+        btm: checked.btm,
+        sub_runs: checked.sub_runs,
+        secs: t.elapsed().as_secs_f64(),
+    })
+}
+
+/// What the slot checks of one run found.
+struct Checked {
+    wtm: SideReport,
+    btm: SideReport,
+    /// Sub-endgame runs read (bare white kings excluded).
+    sub_runs: Vec<Material>,
+}
+
+/// Checks every slot of a pawnless run, both sides to move.
+fn verify_pawnless(
+    tables_dir: &Path,
+    run: &Material,
+    file: &TableFile,
+    threads: usize,
+    progress: &mut impl FnMut(u64, u64),
+    verifying: &dyn Fn(Option<&Material>, TableError) -> TableError,
+) -> Result<Checked, TableError> {
     let layout = Layout::new(run);
     // Sub-tables by captured piece (layout order): white captures black pieces, black captures white ones.
     let mut opened: BTreeMap<Material, SubTable> = BTreeMap::new();
@@ -565,36 +654,18 @@ pub fn verify_run(
     for p in &layout.pieces {
         let sub = if p.color == Color::Black { run.without_black(p.role) } else { run.without_white(p.role) };
         if !opened.contains_key(&sub) {
-            let table = if sub.white_bare() {
-                None
-            } else {
-                let sub_path = table_path(tables_dir, &sub);
-                Some(open_checked(&sub_path, &sub).map_err(|e| verifying(Some(&sub), e))?)
-            };
+            let table = open_sub(tables_dir, &sub, verifying)?;
             opened.insert(sub.clone(), table);
         }
         sub_of_piece.push(sub);
     }
     let subs = sub_of_piece.iter().map(|m| opened[m].as_ref().map(|f| (Layout::new(m), f))).collect();
-    let ctx = Ctx { material: run, layout, file: &file, subs };
-    let total = 2 * ctx.layout.n_slots;
-    progress(0, total);
-    let wtm = verify_side(&ctx, Color::White, threads, 0, total, &mut progress)?;
-    let btm = verify_side(&ctx, Color::Black, threads, ctx.layout.n_slots, total, &mut progress)?;
-    let longest = wtm.longest.max(btm.longest).unwrap_or(0);
-    if file.header.last_step != longest {
-        wrong!("{run}: header's last step is {}, but the longest stored distance is {longest}", file.header.last_step);
-    }
-    Ok(VerifyReport {
-        material: run.clone(),
-        path,
-        n_slots: ctx.layout.n_slots,
-        last_step: file.header.last_step,
-        wtm,
-        btm,
-        sub_runs: opened.into_iter().filter(|(_, t)| t.is_some()).map(|(m, _)| m).collect(),
-        secs: t.elapsed().as_secs_f64(),
-    })
+    let ctx = Ctx { material: run, layout, file, subs };
+    let n = ctx.layout.n_slots;
+    progress(0, 2 * n);
+    let wtm = verify_side(&ctx, Color::White, 0..n, threads, 0, 2 * n, progress)?;
+    let btm = verify_side(&ctx, Color::Black, 0..n, threads, n, 2 * n, progress)?;
+    Ok(Checked { wtm, btm, sub_runs: opened.into_iter().filter(|(_, t)| t.is_some()).map(|(m, _)| m).collect() })
 }
 
 /// Verifies both runs of a signature (`Material::runs_of_signature`: one for a symmetric

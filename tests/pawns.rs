@@ -1,0 +1,106 @@
+//! Tables with pawns: the left-right mirror probes alike, en passant is valued, and bad
+//! input is refused.
+
+mod common;
+use common::*;
+use tbstream::{Color, Material, Piece, Position, Role, Tablebase};
+
+/// A random legal position of `sig` (white's men before `v`), side to move random, no
+/// en-passant square.
+fn random_position(sig: &str, rng: &mut Rng) -> Position {
+    let m = Material::parse(sig).unwrap();
+    loop {
+        let mut men = vec![
+            (rng.below(64) as u8, Piece { color: Color::White, role: Role::King }),
+            (rng.below(64) as u8, Piece { color: Color::Black, role: Role::King }),
+        ];
+        for (color, roles) in [(Color::White, &m.white), (Color::Black, &m.black)] {
+            for &role in roles.iter() {
+                let sq = if role == Role::Pawn { 8 + rng.below(48) } else { rng.below(64) };
+                men.push((sq as u8, Piece { color, role }));
+            }
+        }
+        let turn = if rng.below(2) == 0 { Color::White } else { Color::Black };
+        if let Ok(p) = Position::from_men(&men, turn) {
+            return p;
+        }
+    }
+}
+
+/// A move of the mirrored position: files exchanged.
+fn mirror_move(pos: &Position, mv: tbstream::Move) -> tbstream::Move {
+    let (from, to) = (mv.from ^ 7, mv.to ^ 7);
+    *pos.legal_moves()
+        .iter()
+        .find(|m| m.from == from && m.to == to && m.promotion == mv.promotion)
+        .expect("mirrored move")
+}
+
+#[test]
+fn mirrored_positions_probe_alike_with_mirrored_best_moves() {
+    let tb = Tablebase::open(pawn_tables()).unwrap();
+    let mut rng = Rng(0x0005_eed0_fa11_9a55);
+    for sig in
+        ["KPvK", "KPvKP", "KQvKP", "KRvKP", "KBvKP", "KNvKP", "KPPvK", "KPvKQ", "KPvKR", "KPvKB", "KPvKN", "KvKPP"]
+    {
+        let mut decisive = 0;
+        for _ in 0..500 {
+            let pos = random_position(sig, &mut rng);
+            let mirror = pos.mirrored();
+            let (a, b) = (tb.probe(&pos).unwrap(), tb.probe(&mirror).unwrap());
+            assert_eq!(a, b, "{sig}: {} and its mirror {}", pos.fen(), mirror.fen());
+            decisive += (a.wdl != 0) as usize;
+            if let Some((mv, child)) = tb.best_move(&pos).unwrap() {
+                let mmv = mirror_move(&mirror, mv);
+                let mchild = tb.probe(&mirror.play(mmv)).unwrap();
+                assert_eq!(child, mchild, "{sig}: {} {mv} vs {} {mmv}", pos.fen(), mirror.fen());
+                let (_, best) = tb.best_move(&mirror).unwrap().expect("the mirror has moves too");
+                assert_eq!(best, child, "{sig}: best moves of {} and its mirror differ in value", pos.fen());
+            }
+        }
+        assert!(decisive > 0 || sig == "KBvKP" || sig == "KPvKB", "{sig}: the sample should hold wins");
+    }
+}
+
+#[test]
+fn en_passant_is_valued_at_the_double_step_and_at_the_root() {
+    let tb = Tablebase::open(pawn_tables()).unwrap();
+    // A double step next to an enemy pawn: the stored value of the position after it (no
+    // e.p. square) and the probe with the e.p. square agree with a one-ply search.
+    for fen in ["8/8/8/8/3pP3/8/8/k1K5 b - e3 0 1", "4k3/8/8/3Pp3/8/8/8/4K3 w - e6 0 1"] {
+        let pos = Position::from_fen(fen).unwrap();
+        assert!(pos.ep.is_some(), "{fen}");
+        let got = tb.probe(&pos).unwrap();
+        let children: Vec<i8> = pos.legal_moves().iter().map(|&mv| -tb.probe(&pos.play(mv)).unwrap().wdl).collect();
+        assert_eq!(got.wdl, *children.iter().max().unwrap(), "{fen}: {got:?}");
+    }
+    // An impossible en-passant square is an error.
+    for fen in
+        ["4k3/8/8/3Pp3/8/8/8/4K3 w - d6 0 1", "4k3/8/8/3P4/8/8/8/4K3 w - e6 0 1", "4k3/8/8/3Pp3/8/8/8/4K3 b - e6 0 1"]
+    {
+        assert!(Position::from_fen(fen).is_err(), "{fen} accepted");
+    }
+}
+
+#[test]
+fn double_steps_agree_with_a_one_ply_search() {
+    // For every white pawn on its start rank (and black pawn on its), the stored result of
+    // the position before the double step agrees with the best over its moves, each probed
+    // after the move (with the e.p. square set when a capture is possible).
+    let tb = Tablebase::open(pawn_tables()).unwrap();
+    let mut rng = Rng(0x00d0_0b1e_57e9);
+    let mut checked = 0;
+    while checked < 2_000 {
+        let pos = random_position(if rng.below(2) == 0 { "KPvKP" } else { "KPPvK" }, &mut rng);
+        let start = if pos.turn == Color::White { 8..16 } else { 48..56 };
+        let pawn_on_start =
+            pos.pieces().any(|(s, p)| p.role == Role::Pawn && p.color == pos.turn && start.contains(&s));
+        if !pawn_on_start || pos.legal_moves().is_empty() {
+            continue;
+        }
+        let here = tb.probe(&pos).unwrap();
+        let best = pos.legal_moves().iter().map(|&mv| -tb.probe(&pos.play(mv)).unwrap().wdl).max().unwrap();
+        assert_eq!(here.wdl, best, "{}", pos.fen());
+        checked += 1;
+    }
+}

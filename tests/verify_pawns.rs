@@ -1,0 +1,327 @@
+//! The verifier on tables with pawns: it accepts every freshly built 4-men pawn table (both
+//! runs of each signature), finds a single changed value or bitbase bit (with every checksum
+//! rewritten, the levels' range checksums included, so that only the contents are wrong),
+//! a changed level record, and names a missing sub-table.
+
+use std::path::Path;
+use std::sync::OnceLock;
+use tbstream::file::{table_path, Section, TableFile, HEADER_LEN, VALUE_WORD_BYTES};
+use tbstream::{generate, verify_run, verify_signature, Color, GenOptions, Layout, Material, SilentProgress};
+use tbstream::{Piece, Position, Role};
+use xxhash_rust::xxh3::xxh3_64;
+
+/// The signatures checked, with the reference's counts for their runs (docs: `pawns.md` §8,
+/// from Syzygy's statistics): per run, wtm positions won for white and btm positions lost
+/// for black; `None` where the reference does not give our count directly.
+const SIGNATURES: [&str; 11] =
+    ["KPvK", "KPvKP", "KQvKP", "KRvKP", "KBvKP", "KNvKP", "KPPvK", "KQPvK", "KRPvK", "KBPvK", "KNPvK"];
+
+const REFERENCE: [(&str, u64, u64); 16] = [
+    ("KPvK", 62_480, 48_802),
+    ("KPvKP", 1_606_514, 868_985),
+    ("KQvKP", 3_349_631, 3_993_795),
+    ("KPvKQ", 385_976, 20),
+    ("KRvKP", 3_703_102, 3_292_745),
+    ("KPvKR", 816_810, 6_727),
+    ("KBvKP", 104, 28),
+    ("KPvKB", 1_174_317, 232_968),
+    ("KNvKP", 208, 35),
+    ("KPvKN", 1_622_140, 608_446),
+    ("KBPvK", 4_141_811, 4_264_809),
+    ("KRPvK", 3_938_586, 4_998_798),
+    ("KNPvK", 4_405_320, 4_176_900),
+    ("KQPvK", 3_273_697, 4_978_796),
+    ("KRPvKR", 158_650_355, 62_586_644),
+    ("KRvKRP", 49_187_154, 972_793),
+];
+
+fn m(s: &str) -> Material {
+    Material::parse(s).unwrap()
+}
+
+/// The tables of `SIGNATURES` and their closure, built once per test binary.
+fn tables() -> &'static Path {
+    static DIR: OnceLock<tempfile::TempDir> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let dir = tempfile::tempdir().unwrap();
+        let sigs: Vec<Material> = SIGNATURES.iter().map(|s| m(s)).collect();
+        generate(&sigs, &GenOptions::new(dir.path(), 2), &SilentProgress).unwrap();
+        dir
+    })
+    .path()
+}
+
+/// A private copy of the tables, to damage.
+fn copy_tables() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    for entry in std::fs::read_dir(tables()).unwrap() {
+        let p = entry.unwrap().path();
+        if p.extension().is_some_and(|e| e == "tbs") {
+            std::fs::copy(&p, dir.path().join(p.file_name().unwrap())).unwrap();
+        }
+    }
+    dir
+}
+
+fn u64_at(b: &[u8], o: usize) -> u64 {
+    u64::from_le_bytes(b[o..o + 8].try_into().unwrap())
+}
+
+fn u32_at(b: &[u8], o: usize) -> u32 {
+    u32::from_le_bytes(b[o..o + 4].try_into().unwrap())
+}
+
+/// Recomputes, in place, the levels' range checksums in the slice section, every section
+/// checksum and the header checksum of a table with pawns (docs/FORMAT.md).
+fn rewrite_checksums(path: &Path) {
+    let mut bytes = std::fs::read(path).unwrap();
+    let entry = |b: &[u8], i: usize| (u64_at(b, 40 + 24 * i) as usize, u64_at(b, 48 + 24 * i) as usize);
+    let (n_slices, slice_bits, n_levels) = (u32_at(&bytes, 160) as usize, bytes[164] as u32, bytes[167] as usize);
+    let (slices_at, _) = entry(&bytes, 4);
+    for level in 0..n_levels {
+        let r = slices_at + 4 * n_slices + 48 * level;
+        let (first, count) = ((u32_at(&bytes, r) as u64) << slice_bits, (u32_at(&bytes, r + 4) as u64) << slice_bits);
+        for s in 0..4 {
+            let per_word = if s < 2 { 8 } else { VALUE_WORD_BYTES } as usize;
+            let (offset, _) = entry(&bytes, s);
+            let from = offset + (first / 64) as usize * per_word;
+            let sum = xxh3_64(&bytes[from..from + (count / 64) as usize * per_word]);
+            bytes[r + 16 + 8 * s..r + 24 + 8 * s].copy_from_slice(&sum.to_le_bytes());
+        }
+    }
+    for i in 0..5 {
+        let (offset, length) = entry(&bytes, i);
+        let sum = xxh3_64(&bytes[offset..offset + length]);
+        bytes[56 + 24 * i..64 + 24 * i].copy_from_slice(&sum.to_le_bytes());
+    }
+    let sum = xxh3_64(&bytes[..248]);
+    bytes[248..HEADER_LEN].copy_from_slice(&sum.to_le_bytes());
+    std::fs::write(path, bytes).unwrap();
+}
+
+/// Flips bit `b` of the u64 at `offset` in the file.
+fn flip_bit(path: &Path, offset: u64, b: u64) {
+    let mut bytes = std::fs::read(path).unwrap();
+    let o = offset as usize + (b / 8) as usize;
+    bytes[o] ^= 1 << (b % 8);
+    std::fs::write(path, bytes).unwrap();
+}
+
+/// The position of a slot of a table with pawns, if legal.
+fn position_of_slot(layout: &Layout, slot: u64, stm: Color) -> Option<Position> {
+    let slices = layout.slices.as_ref().unwrap();
+    let pawns = slices.pawns((slot >> layout.total_bits) as u32);
+    let (bk, pieces, wk) = layout.decode(slot & ((1 << layout.total_bits) - 1));
+    let piece = |color, role| Piece { color, role };
+    let mut men = vec![(wk, piece(Color::White, Role::King)), (bk, piece(Color::Black, Role::King))];
+    men.extend(layout.pieces.iter().zip(&pieces).map(|(p, &s)| (s, piece(p.color, p.role))));
+    for color in [Color::White, Color::Black] {
+        men.extend(pawns.of(color).iter().map(|&s| (s, piece(color, Role::Pawn))));
+    }
+    let mut seen = 0u64;
+    for &(s, _) in &men {
+        if seen & (1 << s) != 0 {
+            return None;
+        }
+        seen |= 1 << s;
+    }
+    Position::from_men(&men, stm).ok()
+}
+
+/// The first legal slot of `stm` from `from` on whose value code satisfies `want`, with its
+/// FEN and code.
+fn find_slot(path: &Path, stm: Color, from: u64, want: impl Fn(u8) -> bool) -> (u64, String, u8) {
+    let file = TableFile::open(path).unwrap();
+    let layout = Layout::new(&file.header.material);
+    (from..layout.n_slots)
+        .find_map(|slot| {
+            let code = file.value_code(stm, slot);
+            if !want(code) {
+                return None;
+            }
+            position_of_slot(&layout, slot, stm).map(|p| (slot, p.fen(), code))
+        })
+        .expect("a matching slot")
+}
+
+fn verify_err(dir: &Path, run: &str) -> String {
+    format!("{:#}", verify_run(dir, &m(run), 2, |_, _| {}).unwrap_err())
+}
+
+#[test]
+fn accepts_every_pawn_table() {
+    let dir = tables();
+    for sig in SIGNATURES {
+        let mut last = (0, 0);
+        let reports = verify_signature(dir, &m(sig), 2, |_, d, t| {
+            assert!(d <= t);
+            last = (d, t);
+        })
+        .unwrap_or_else(|e| panic!("{sig}: {e:#}"));
+        assert!(last.0 == last.1 && last.1 > 0, "{sig}: progress ends at the total");
+        assert_eq!(reports.iter().map(|r| r.material.clone()).collect::<Vec<_>>(), m(sig).runs_of_signature());
+        for r in &reports {
+            let name = r.material.to_string();
+            // Both orientations are stored only for file patterns that are their own mirror.
+            let mirrored = name == "KPPvK" || name == "KvKPP";
+            for (side, s) in [("wtm", &r.wtm), ("btm", &r.btm)] {
+                assert_eq!(s.slots(), r.n_slots, "{name} {side}: every slot checked");
+                assert_eq!(s.derived + s.by_symmetry, s.won + s.not_won, "{name} {side}");
+                assert!(s.illegal > 0 && s.derived > 0, "{name} {side}: {s:?}");
+                assert_eq!(s.by_symmetry > 0, mirrored, "{name} {side}: {s:?}");
+            }
+            assert_eq!(r.last_step, r.wtm.longest.max(r.btm.longest).unwrap_or(0), "{name}");
+            if let Some(&(_, won, lost)) = REFERENCE.iter().find(|(run, _, _)| *run == name) {
+                assert_eq!((r.wtm.won, r.btm.won), (won, lost), "{name}: the reference's counts");
+            }
+            eprintln!("{name}: {:.1}s wtm {:?} btm {:?} subs {:?}", r.secs, r.wtm, r.btm, r.sub_runs);
+        }
+    }
+    // Landmarks: KPvK's longest win and its stalemates (black to move, no move, no check).
+    let kpvk = verify_run(dir, &m("KPvK"), 2, |_, _| {}).unwrap();
+    assert_eq!(kpvk.last_step, 20);
+    assert!(kpvk.btm.stalemates > 0 && kpvk.sub_runs.contains(&m("KQvK")));
+}
+
+/// A changed value code (all checksums rewritten) is reported with the FEN of the position
+/// and its stored and expected values.
+#[test]
+fn detects_a_changed_value() {
+    // A wtm win decided by a conversion (code 1 becomes 0), a longer wtm win, a btm loss.
+    for (run, stm, codes, from) in [
+        ("KPvK", Color::White, 1..=1, 0),
+        ("KPvKP", Color::White, 2..=50, 1 << 20),
+        ("KQvKP", Color::White, 2..=50, 0),
+        ("KPvKP", Color::Black, 2..=51, 1 << 21),
+    ] {
+        let copy = copy_tables();
+        let path = table_path(copy.path(), &m(run));
+        let (slot, fen, code) = find_slot(&path, stm, from, |c| codes.contains(&c));
+        let values = TableFile::open(&path).unwrap().header.sections[Section::values(stm) as usize].offset;
+        flip_bit(&path, values + (slot >> 6) * VALUE_WORD_BYTES, slot & 63);
+        rewrite_checksums(&path);
+        let file = TableFile::open(&path).unwrap();
+        file.verify().expect("checksums rewritten");
+        assert_eq!(file.value_code(stm, slot), code ^ 1);
+        drop(file);
+        let err = verify_err(copy.path(), run);
+        assert!(err.contains("stored code") && err.contains(" - - 0 1"), "{run} {stm:?} slot {slot} ({fen}): {err}");
+        if stm == Color::White {
+            // The wtm side is checked first: the changed position is the first wrong one.
+            assert!(err.contains(&fen), "{run} slot {slot} ({fen}): {err}");
+            assert!(err.contains(&format!("stored code {}", code ^ 1)), "{err}");
+            assert!(err.contains(&format!("expected code {code}")), "{err}");
+        }
+    }
+}
+
+/// A changed bitbase bit of a won position (all checksums rewritten) is reported.
+#[test]
+fn detects_a_changed_bitbase_bit() {
+    for (run, stm, name) in [("KRvKP", Color::White, "t99"), ("KPvKR", Color::Black, "t100")] {
+        let copy = copy_tables();
+        let path = table_path(copy.path(), &m(run));
+        let (slot, fen, _) = find_slot(&path, stm, 1 << 19, |c| (2..=51).contains(&c));
+        let bitbase = TableFile::open(&path).unwrap().header.sections[Section::bitbase(stm) as usize].offset;
+        flip_bit(&path, bitbase + (slot >> 6) * 8, slot & 63);
+        rewrite_checksums(&path);
+        let err = verify_err(copy.path(), run);
+        // A cleared `t100` bit may first be seen by a wtm predecessor's pawn push.
+        assert!(err.contains(name) || err.contains("stored code"), "{run}: {err}");
+        if stm == Color::White {
+            assert!(err.contains(&fen) && err.contains(name), "{run} ({fen}): {err}");
+        }
+    }
+}
+
+/// A mirror image in a symmetric file pattern that disagrees is reported.
+#[test]
+fn detects_a_mirror_image_that_disagrees() {
+    let copy = copy_tables();
+    let path = table_path(copy.path(), &m("KPPvK"));
+    // The first slice whose file pattern is its own mirror (both orientations stored).
+    let layout = Layout::new(&m("KPPvK"));
+    let slices = layout.slices.as_ref().unwrap();
+    let slice = (0..slices.len() as u32).find(|&s| slices.pawns(s).orientation().is_eq()).unwrap();
+    let (slot, fen, code) =
+        find_slot(&path, Color::White, (slice as u64) << layout.total_bits, |c| (2..=50).contains(&c));
+    let values = TableFile::open(&path).unwrap().header.sections[Section::WtmValues as usize].offset;
+    flip_bit(&path, values + (slot >> 6) * VALUE_WORD_BYTES, slot & 63);
+    rewrite_checksums(&path);
+    let err = verify_err(copy.path(), "KPPvK");
+    assert!(err.contains(&fen) && err.contains("mirror image"), "{fen} code {code}: {err}");
+}
+
+/// A level whose record's last step is wrong, and a damaged level range, are reported.
+#[test]
+fn detects_a_wrong_level_record() {
+    let copy = copy_tables();
+    let path = table_path(copy.path(), &m("KPvKP"));
+    let slices = TableFile::open(&path).unwrap().header.sections[4].offset;
+    let level0 = slices as usize + 4 * Layout::new(&m("KPvKP")).slices.unwrap().len();
+    let mut bytes = std::fs::read(&path).unwrap();
+    bytes[level0 + 8] += 1;
+    std::fs::write(&path, &bytes).unwrap();
+    rewrite_checksums(&path);
+    let err = verify_err(copy.path(), "KPvKP");
+    assert!(err.contains("last step"), "{err}");
+    // A flipped value with the section checksums rewritten but not the level's.
+    let mut bytes = std::fs::read(&path).unwrap();
+    bytes[level0 + 8] -= 1;
+    let values = u64_at(&bytes, 40 + 24 * 2) as usize;
+    bytes[values + 7] ^= 0x10;
+    std::fs::write(&path, &bytes).unwrap();
+    for i in 0..5 {
+        let (offset, length) = (u64_at(&bytes, 40 + 24 * i) as usize, u64_at(&bytes, 48 + 24 * i) as usize);
+        let sum = xxh3_64(&bytes[offset..offset + length]);
+        bytes[56 + 24 * i..64 + 24 * i].copy_from_slice(&sum.to_le_bytes());
+    }
+    let sum = xxh3_64(&bytes[..248]);
+    bytes[248..HEADER_LEN].copy_from_slice(&sum.to_le_bytes());
+    std::fs::write(&path, &bytes).unwrap();
+    let err = verify_err(copy.path(), "KPvKP");
+    assert!(err.contains("WtmValues") && err.contains("checksum"), "{err}");
+}
+
+/// Missing sub-tables are named: a promotion's, a capture's, and the run's own.
+#[test]
+fn names_a_missing_sub_table() {
+    let copy = copy_tables();
+    let dir = copy.path();
+    std::fs::remove_file(table_path(dir, &m("KQvKP"))).unwrap();
+    let err = verify_err(dir, "KPvKP");
+    assert!(err.contains("KQvKP") && err.contains("sub-endgame"), "{err}");
+    std::fs::remove_file(table_path(dir, &m("KRvK"))).unwrap();
+    let err = verify_err(dir, "KRPvK");
+    assert!(err.contains("KRvK.tbs") && err.contains("sub-endgame KRvK"), "{err}");
+    std::fs::remove_file(table_path(dir, &m("KPvK"))).unwrap();
+    let err = verify_err(dir, "KPvK");
+    assert!(err.contains("KPvK.tbs"), "{err}");
+}
+
+/// `tbstream verify` on a pawn signature: both runs ok.
+#[test]
+fn verify_command_accepts_pawn_tables() {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_tbstream"))
+        .args(["verify", "--tables", tables().to_str().unwrap(), "KRvKP", "--threads", "2"])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(stdout.contains("KRvKP: ok") && stdout.contains("KPvKR: ok"), "{stdout}");
+}
+
+/// KRPvKR, 5 men (29 runs): about a minute to build and 5 to 10 minutes to verify on 2 cores,
+/// so not in CI: `cargo test --release --test verify_pawns -- --ignored`.
+#[test]
+#[ignore]
+fn accepts_krpvkr() {
+    let dir = tempfile::tempdir().unwrap();
+    generate(&[m("KRPvKR")], &GenOptions::new(dir.path(), 2), &SilentProgress).unwrap();
+    for r in verify_signature(dir.path(), &m("KRPvKR"), 2, |_, _, _| {}).unwrap_or_else(|e| panic!("{e:#}")) {
+        let name = r.material.to_string();
+        let &(_, won, lost) = REFERENCE.iter().find(|(run, _, _)| *run == name).unwrap();
+        assert_eq!((r.wtm.won, r.btm.won), (won, lost), "{name}: the reference's counts");
+        eprintln!("{name}: {:.1}s wtm {:?} btm {:?}", r.secs, r.wtm, r.btm);
+    }
+}
