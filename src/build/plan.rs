@@ -41,17 +41,8 @@ pub struct Chunks {
 impl Chunks {
     /// The chunks of one level's passes where `mover` moves.
     pub fn new(layout: &Layout, level: &Level, mover: Color, block_bits: u32) -> Chunks {
-        // Tuning and testing knob: fix fewer bits, i.e. use fewer and larger chunks.
-        let limit = std::env::var("TBSTREAM_MAX_FIXED_BITS").ok().and_then(|v| v.parse().ok()).unwrap_or(usize::MAX);
-        let scheme = ChunkScheme::with_fixed_limit(layout, mover, block_bits, limit);
-        let slices: Vec<Option<u32>> = match &layout.slices {
-            None => vec![None],
-            Some(_) => {
-                let first = (level.first_slot >> layout.total_bits) as u32;
-                (first..first + (level.n_slots >> layout.total_bits) as u32).map(Some).collect()
-            }
-        };
-        let list: Vec<Chunk> = slices
+        let scheme = Chunks::scheme(layout, mover, block_bits);
+        let list: Vec<Chunk> = Chunks::slices(layout, level)
             .iter()
             .flat_map(|&slice| scheme.keys().map(move |key| (slice, key)))
             .map(|(slice, key)| Chunk { key, slice, blocks: scheme.blocks(layout, key, slice, level.first_slot) })
@@ -59,6 +50,39 @@ impl Chunks {
             .collect();
         let buffer_words = list.iter().flat_map(|c| c.blocks.last()).map(|b| b.local_word + b.words).max().unwrap_or(0);
         Chunks { scheme, list, buffer_words }
+    }
+
+    fn scheme(layout: &Layout, mover: Color, block_bits: u32) -> ChunkScheme {
+        // Tuning and testing knob: fix fewer bits, i.e. use fewer and larger chunks.
+        let limit = std::env::var("TBSTREAM_MAX_FIXED_BITS").ok().and_then(|v| v.parse().ok()).unwrap_or(usize::MAX);
+        ChunkScheme::with_fixed_limit(layout, mover, block_bits, limit)
+    }
+
+    /// The slices a level's chunks lie in (`None`: a pawnless run).
+    fn slices(layout: &Layout, level: &Level) -> Vec<Option<u32>> {
+        match &layout.slices {
+            None => vec![None],
+            Some(_) => {
+                let first = (level.first_slot >> layout.total_bits) as u32;
+                (first..first + (level.n_slots >> layout.total_bits) as u32).map(Some).collect()
+            }
+        }
+    }
+
+    /// Bytes of the chunk buffer that [`Chunks::new`] would give, without listing the blocks
+    /// (with small blocks the lists take tens of MB).
+    /// (Which blocks are holes does not depend on the slice.)
+    pub fn buffer_bytes_of(layout: &Layout, mover: Color, block_bits: u32) -> u64 {
+        let scheme = Chunks::scheme(layout, mover, block_bits);
+        let words = 1usize << (block_bits - 6);
+        let blocks_per_chunk = 1usize << (scheme.local_bits() - block_bits);
+        let last_stored = |key| {
+            (0..blocks_per_chunk)
+                .rev()
+                .find(|&b| layout.slot(scheme.global_index(key, (b as u64) << block_bits)).is_some())
+        };
+        let buffer_words = scheme.keys().filter_map(last_stored).map(|b| (b + 1) * words).max().unwrap_or(0);
+        buffer_words as u64 * 8
     }
 
     /// Bytes of one chunk buffer.
@@ -204,14 +228,14 @@ impl Plan {
         let level = Plan::sample_level(layout);
         // A side whose chunks cannot get cache-sized (one piece against many) aims at its
         // smallest chunks instead.
-        let smallest = Plan::new(layout, &level, min_bits);
-        let target = |c: &Chunks, s: &Chunks| c.buffer_bytes() <= CACHE_BUFFER_BYTES.max(s.buffer_bytes());
+        let smallest = [Color::White, Color::Black].map(|c| Chunks::buffer_bytes_of(layout, c, min_bits));
+        let target = |c: &Chunks, s: u64| c.buffer_bytes() <= CACHE_BUFFER_BYTES.max(s);
         let mut fitting = None;
         let mut least = u64::MAX;
         for bits in (min_bits..=max_bits).rev() {
             let plan = Plan::new(layout, &level, bits);
             if plan.fits(budget) {
-                if target(&plan.white, &smallest.white) && target(&plan.black, &smallest.black) {
+                if target(&plan.white, smallest[0]) && target(&plan.black, smallest[1]) {
                     return Ok(plan);
                 }
                 fitting = Some(plan);

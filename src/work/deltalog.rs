@@ -102,7 +102,6 @@ impl DeltaLog {
         self.len += record.len() as u64;
         Ok(())
     }
-
 }
 
 /// The valid records of a log, the length they cover, and a description of the damage found
