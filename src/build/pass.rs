@@ -384,18 +384,41 @@ fn finish_chunk(
                 let (old, extra) = with.split_at_mut(1);
                 let (old, extra) = (&mut old[0], extra.first());
                 for (b, l) in batch.iter().zip(&local) {
-                    for w in 0..b.words {
-                        let (t, o) = (b.local_word + w, l.local_word + w);
-                        let (table, fresh) = combine(k, out[0][t], old[o], extra.map_or(0, |x| x[o]));
-                        out[0][t] = table;
-                        old[o] = fresh;
+                    let table = &mut out[0][b.local_word..b.local_word + b.words];
+                    let fresh = &mut old[l.local_word..l.local_word + l.words];
+                    match extra {
+                        Some(x) => combine_words(k, table, fresh, &x[l.local_word..l.local_word + l.words]),
+                        None => combine_words(k, table, fresh, &[]),
                     }
-                    encode(&old[l.local_word..l.local_word + l.words]);
+                    encode(fresh);
                 }
             }
         }
     }
     Ok(ChunkOutput { tables: out, streams, new_count })
+}
+
+/// [`combine`] over a block: `table` holds the pass's reached words and becomes the new
+/// table, `old` holds the previous table and becomes the new positions; `extra` is empty
+/// or as long as the others. Monomorphised per parity so that the loop vectorises.
+fn combine_words(k: u8, table: &mut [u64], old: &mut [u64], extra: &[u64]) {
+    #[inline(always)]
+    fn each(table: &mut [u64], old: &mut [u64], extra: &[u64], f: impl Fn(u64, u64, u64) -> (u64, u64)) {
+        if extra.is_empty() {
+            for (t, o) in table.iter_mut().zip(old.iter_mut()) {
+                (*t, *o) = f(*t, *o, 0);
+            }
+        } else {
+            for ((t, o), &x) in table.iter_mut().zip(old.iter_mut()).zip(extra) {
+                (*t, *o) = f(*t, *o, x);
+            }
+        }
+    }
+    match k {
+        1 => each(table, old, extra, |t, o, x| combine(1, t, o, x)),
+        k if k % 2 == 1 => each(table, old, extra, |t, o, x| combine(3, t, o, x)),
+        _ => each(table, old, extra, |t, o, x| combine(2, t, o, x)),
+    }
 }
 
 /// Splits a chunk's blocks into runs that are contiguous in storage, of at most `max_words`.

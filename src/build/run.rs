@@ -83,9 +83,21 @@ pub fn solve_run(
     let mut manifest = open_manifest(material, &folder, chosen.block_bits, progress)?;
     let mut partial = PartialTable::open(&folder.partial_table(), &layout)?;
     if !manifest.levels.is_empty() {
-        if let Err(e) = check_levels(&partial, &layout, &manifest) {
-            manifest = restart(material, &folder, format!("{e:#}"), manifest.block_bits, progress)?;
-            partial = PartialTable::open(&folder.partial_table(), &layout)?;
+        match check_levels(&partial, &layout, &manifest) {
+            Ok(None) => {}
+            Ok(Some((first_bad, why))) => {
+                // Levels are recorded before their ranges are synced: after a power loss
+                // the lost ones (and those solved after them, which read them) are redone.
+                progress.log(&format!("{material}: {why}; solving it and the levels after it again"));
+                manifest.levels.truncate(first_bad);
+                manifest.passes.clear();
+                remove_unsolved_levels(&layout, &folder, &manifest)?;
+                manifest::save_with(&folder.manifest(), &manifest, Durability::Atomic)?;
+            }
+            Err(e) => {
+                manifest = restart(material, &folder, format!("{e:#}"), manifest.block_bits, progress)?;
+                partial = PartialTable::open(&folder.partial_table(), &layout)?;
+            }
         }
     }
     let mut chosen = Some(chosen);
@@ -182,9 +194,9 @@ fn solve_level(
         merge_bytes_written: merged.bytes_written,
         range_sums: merged.range_sums,
     });
-    // A solved level is made durable: its ranges of the table, then the record.
-    partial.sync()?;
-    manifest::save(&folder.manifest(), manifest)?;
+    // Not synced (the final table is, when published): after a power loss the resume finds
+    // a lost level by its range checksums and solves it again.
+    manifest::save_with(&folder.manifest(), manifest, Durability::Atomic)?;
     let dir = ctx.folder.path();
     std::fs::remove_dir_all(dir).with_context(|| format!("removing {}", dir.display()))?;
     // The levels below read this level's final bitbases.
@@ -265,7 +277,7 @@ fn extract_finals(
                 .collect();
             sums.extend(file.write_blocks(&blocks, &words)?);
         }
-        file.sync()?;
+        // Not synced: on resume `ensure_finals` checks them block by block.
         save_sums(&folder.sums(table), &sums)?;
     }
     Ok(())
@@ -304,20 +316,35 @@ fn run_next_pass(ctx: &LevelContext, folder: &RunFolder, manifest: &mut RunManif
     Ok(())
 }
 
-/// Checks that the solved levels' ranges of the table being assembled are intact.
-fn check_levels(partial: &PartialTable, layout: &Layout, manifest: &RunManifest) -> anyhow::Result<()> {
+/// Checks that the solved levels' ranges of the table being assembled are intact: the
+/// position in the manifest of the first damaged level, with what is wrong, if any.
+fn check_levels(
+    partial: &PartialTable,
+    layout: &Layout,
+    manifest: &RunManifest,
+) -> anyhow::Result<Option<(usize, String)>> {
     let levels = layout.levels();
-    for done in &manifest.levels {
+    for (n, done) in manifest.levels.iter().enumerate() {
         let level: &Level =
             levels.iter().find(|l| l.number == done.level).context("the manifest names a level the run lacks")?;
         for (i, s) in Section::ALL.into_iter().enumerate() {
             let (offset, len) = partial.range(s, level.first_slot, level.n_slots);
-            anyhow::ensure!(
-                partial.checksum(offset, len)? == done.range_sums[i],
-                "{}: level {} is damaged in section {s:?}",
-                partial.path().display(),
-                level.number
-            );
+            if partial.checksum(offset, len)? != done.range_sums[i] {
+                let why = format!("{}: level {} is damaged in section {s:?}", partial.path().display(), level.number);
+                return Ok(Some((n, why)));
+            }
+        }
+    }
+    Ok(None)
+}
+
+/// Removes the folders of the levels the manifest does not hold as solved (their passes
+/// are started again).
+fn remove_unsolved_levels(layout: &Layout, folder: &RunFolder, manifest: &RunManifest) -> anyhow::Result<()> {
+    for level in layout.levels() {
+        let dir = folder.level(level.number);
+        if !manifest.levels.iter().any(|l| l.level == level.number) && dir.path().exists() {
+            std::fs::remove_dir_all(dir.path()).with_context(|| format!("removing {}", dir.path().display()))?;
         }
     }
     Ok(())

@@ -349,11 +349,6 @@ impl PartialTable {
             .doing(|| format!("writing {} at offset {offset}", self.path.display()))?)
     }
 
-    /// Syncs what was written to disk.
-    pub fn sync(&self) -> Result<(), FormatError> {
-        Ok(self.file.sync_data().doing(|| format!("syncing {}", self.path.display()))?)
-    }
-
     /// Reads bytes at a file offset.
     pub fn read_at(&self, offset: u64, buf: &mut [u8]) -> Result<(), FormatError> {
         use std::os::unix::fs::FileExt;
