@@ -257,3 +257,36 @@ fn another_job_in_the_work_folder_is_refused() {
     let text = String::from_utf8_lossy(&s.stdout);
     assert!(text.contains("KQvKR: step 32 (black), chunk 2/8"), "{text}");
 }
+
+#[test]
+fn a_damaged_solved_level_is_solved_again_with_the_levels_after_it() {
+    use tbstream::file::{Header, Section};
+    use tbstream::{Layout, Material};
+    let d = tempfile::tempdir().unwrap();
+    assert!(gen(d.path(), &["KPvK"], &[]).status.success());
+    let table = d.path().join("KPvK.tbs");
+    let whole = std::fs::read(&table).unwrap();
+    std::fs::remove_file(&table).unwrap();
+    // Stopped with several of KPvK's six levels solved (the highest first).
+    let o = gen(d.path(), &["KPvK"], &[("TBSTREAM_STOP_AFTER_CHUNKS", "400")]);
+    assert!(stderr(&o).contains("stopped on purpose"), "{}", stderr(&o));
+    let layout = Layout::new(&Material::parse("KPvK").unwrap());
+    let mut levels = layout.levels();
+    levels.sort_by_key(|l| std::cmp::Reverse(l.number));
+    let second = &levels[1];
+    // As after a power loss: a byte of the second solved level's range never reached disk.
+    let section = Header::new(&layout).sections[Section::WtmBitbase as usize];
+    flip_byte(&d.path().join(".work/KPvK/table.partial"), section.offset + second.first_slot / 8 + 3);
+    let o = gen(d.path(), &["KPvK"], &[]);
+    let err = stderr(&o);
+    assert!(o.status.success(), "{err}");
+    assert!(
+        err.contains(&format!("level {} is damaged in section WtmBitbase", second.number))
+            && err.contains("solving it and the levels after it again"),
+        "{err}"
+    );
+    // The first level was kept: only the damaged one and those after it are solved again.
+    assert!(!err.contains(&format!("KPvK/{} init", levels[0].number)), "{err}");
+    assert!(err.contains(&format!("KPvK/{} init", second.number)), "{err}");
+    assert!(std::fs::read(&table).unwrap() == whole, "the resumed table differs");
+}

@@ -13,7 +13,7 @@ use crate::work::lock::Lock;
 use crate::work::manifest::{self, JobManifest, MANIFEST_FORMAT};
 use crate::work::publish::remove_stale;
 use anyhow::Context;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -51,14 +51,16 @@ pub enum RunOutcome {
 
 /// Loads the final bitbases of a finished run, checking its checksums.
 pub fn load_bitbase(dir: &Path, m: &Material) -> anyhow::Result<Bitbase> {
-    open_bitbase(dir, m, true)
+    open_bitbase(dir, m, true, false)
 }
 
-/// The final bitbases of a finished run, checked: read into RAM, or (`in_ram` false)
-/// memory-mapped from the table, so that the kernel holds the pages instead of the budget.
-pub fn open_bitbase(dir: &Path, m: &Material, in_ram: bool) -> anyhow::Result<Bitbase> {
+/// The final bitbases of a finished run, checked (unless `checked`: this job checked or
+/// built the table already): read into RAM, or (`in_ram` false) memory-mapped from the
+/// table, so that the kernel holds the pages instead of the budget.
+fn open_bitbase(dir: &Path, m: &Material, in_ram: bool, checked: bool) -> anyhow::Result<Bitbase> {
     let path = table_path(dir, m);
-    let file = TableFile::open_run(&path, m).with_context(|| format!("sub-endgame {m} is needed"))?;
+    let open = if checked { TableFile::open_run_unchecked } else { TableFile::open_run };
+    let file = open(&path, m).with_context(|| format!("sub-endgame {m} is needed"))?;
     if in_ram {
         let (wtm, btm) = (file.bitbase_words(Color::White)?, file.bitbase_words(Color::Black)?);
         return Ok(Bitbase { layout: Layout::new(m), wtm: BitWords::Owned(wtm), btm: BitWords::Owned(btm) });
@@ -102,7 +104,9 @@ pub fn generate(
     let job_path = work.join("job.json");
     let this_job = claim_work_folder(signatures, opts, progress)?;
     let runs = runs_of(signatures);
-    let todo: Vec<&Material> = runs.iter().filter(|m| !is_built(&opts.out, m)).collect();
+    // Tables checked here (or built by this job) are not checked again when loaded.
+    let mut checked: HashSet<Material> = runs.iter().filter(|m| is_built(&opts.out, m)).cloned().collect();
+    let todo: Vec<&Material> = runs.iter().filter(|m| !checked.contains(m)).collect();
     check_disk(&todo, opts)?;
     if !todo.is_empty() {
         manifest::save(&job_path, &this_job)?;
@@ -110,7 +114,8 @@ pub fn generate(
     let mut loaded: HashMap<Material, Arc<Bitbase>> = HashMap::new();
     let mut outcomes = Vec::new();
     for m in runs {
-        let outcome = build_run(&m, opts, &mut loaded, progress)?;
+        let outcome = build_run(&m, opts, &mut loaded, &checked, progress)?;
+        checked.insert(m.clone());
         outcomes.push((m, outcome));
     }
     if job_path.exists() {
@@ -157,12 +162,14 @@ fn build_run(
     m: &Material,
     opts: &GenOptions,
     loaded: &mut HashMap<Material, Arc<Bitbase>>,
+    checked: &HashSet<Material>,
     progress: &dyn Progress,
 ) -> anyhow::Result<RunOutcome> {
     let path = table_path(&opts.out, m);
     let run_work = opts.work_dir().join(m.to_string());
     if path.exists() {
-        match TableFile::open_run(&path, m) {
+        let open = if checked.contains(m) { TableFile::open_run_unchecked } else { TableFile::open_run };
+        match open(&path, m) {
             Ok(_) => {
                 // A kill between publishing the table and cleaning up leaves this behind.
                 if run_work.exists() {
@@ -194,7 +201,7 @@ fn build_run(
         if let Some(b) = loaded.get(sub) {
             return Ok(b.clone());
         }
-        let b = Arc::new(open_bitbase(&opts.out, sub, in_ram)?);
+        let b = Arc::new(open_bitbase(&opts.out, sub, in_ram, checked.contains(sub))?);
         loaded.insert(sub.clone(), b.clone());
         Ok(b)
     })?;
