@@ -40,7 +40,7 @@ pub use index::Layout;
 pub use pipeline::WorkerPanicked;
 pub use progress::{Progress, SilentProgress};
 pub use solve::Pass;
-pub use table::probe::{men_in_layout_order, Probe, Run, Tablebase, Wdl};
+pub use table::probe::{men_in_layout_order, Category, Probe, Run, Tablebase, Wdl};
 pub use table::stats::{
     longest_win, side_stats, signature_stats, Longest, RunSummary, SideStats, SignatureStats, ToMove, MAX_DISTANCE,
 };
@@ -51,7 +51,7 @@ pub use work::StorageError;
 /// The final table file (`docs/FORMAT.md`), for tools that read it directly.
 pub mod file {
     pub use crate::table::format::{
-        code_to_distance, step_code, table_path, FormatError, Header, Section, SectionEntry, TableFile, CODE_ILLEGAL,
-        CODE_NONE, EXTENSION, HEADER_LEN, MAGIC, VALUE_WORD_BYTES, VERSION,
+        code_to_distance, step_code, table_path, FormatError, Header, Section, SectionEntry, TableFile, CODE_CURSED,
+        CODE_ILLEGAL, CODE_NONE, EXTENSION, HEADER_LEN, MAGIC, VALUE_WORD_BYTES, VERSION,
     };
 }

@@ -113,17 +113,29 @@ struct Answer {
     wdl: i32,
     dtz: i32,
     mv: Option<String>,
+    /// The five-valued result with a fresh counter (the last field).
+    category: String,
 }
 
 fn parse_answer(line: &str) -> Answer {
     let f: Vec<&str> = line.split('\t').collect();
-    assert_eq!(f.len(), 4, "probe line should have 4 tab-separated fields: {line:?}");
-    Answer {
+    assert_eq!(f.len(), 5, "probe line should have 5 tab-separated fields: {line:?}");
+    let category = f[4].to_string();
+    let names = ["win", "cursed-win", "draw", "blessed-loss", "loss"];
+    assert!(names.contains(&category.as_str()), "bad category in {line:?}");
+    let answer = Answer {
         fen: f[0].to_string(),
         wdl: f[1].parse().unwrap_or_else(|_| panic!("bad wdl in {line:?}")),
         dtz: f[2].parse().unwrap_or_else(|_| panic!("bad dtz in {line:?}")),
         mv: if f[3] == "-" { None } else { Some(f[3].to_string()) },
+        category,
+    };
+    // A result under the rule with a fresh counter is the category's (these tables have no
+    // cursed positions).
+    if answer.fen.ends_with(" 0 1") {
+        assert_eq!(answer.category, ["loss", "draw", "win"][(answer.wdl + 1) as usize], "{line:?}");
     }
+    answer
 }
 
 /// Probes FENs through stdin, expecting every line to be answered.
@@ -348,7 +360,7 @@ fn gen_plan_and_probe_take_pawns() {
     // White promotes at once; with black to move, the pawn is lost.
     let out = run(&["probe", "--tables", path_str(&out_dir), "8/4P3/8/8/8/8/k7/4K3 w - - 0 1"]);
     assert_eq!(out.code, 0, "{}", out.stderr);
-    assert_eq!(out.stdout.trim(), "8/4P3/8/8/8/8/k7/4K3 w - - 0 1\t1\t1\te7e8q");
+    assert_eq!(out.stdout.trim(), "8/4P3/8/8/8/8/k7/4K3 w - - 0 1\t1\t1\te7e8q\twin");
     let out = run(&["probe", "--tables", path_str(&out_dir), "--json", "8/8/8/8/8/8/4Pk2/K7 b - - 0 1"]);
     let v: serde_json::Value = serde_json::from_str(out.stdout.trim()).unwrap();
     assert_eq!((v["wdl"].as_i64(), v["dtz"].as_i64()), (Some(0), Some(0)), "{v}");
@@ -492,9 +504,9 @@ fn probe_stalemate_checkmate_and_bare_kings() {
     assert_eq!(out.code, 0, "{}", out.stderr);
     let lines: Vec<&str> = out.stdout.lines().collect();
     assert_eq!(lines.len(), 4, "{}", out.stdout);
-    assert_eq!(lines[0], "k7/8/1QK5/8/8/8/8/8 b - - 0 1\t0\t0\t-", "stalemate");
-    assert_eq!(lines[1], "k7/1Q6/1K6/8/8/8/8/8 b - - 0 1\t-1\t0\t-", "black is checkmated");
-    assert_eq!(lines[2], "K7/1q6/1k6/8/8/8/8/8 w - - 0 1\t-1\t0\t-", "white is checkmated (KvKQ)");
+    assert_eq!(lines[0], "k7/8/1QK5/8/8/8/8/8 b - - 0 1\t0\t0\t-\tdraw", "stalemate");
+    assert_eq!(lines[1], "k7/1Q6/1K6/8/8/8/8/8 b - - 0 1\t-1\t0\t-\tloss", "black is checkmated");
+    assert_eq!(lines[2], "K7/1q6/1k6/8/8/8/8/8 w - - 0 1\t-1\t0\t-\tloss", "white is checkmated (KvKQ)");
     // Bare kings need no table: a draw, with some legal king move.
     let kk = parse_answer(lines[3]);
     assert_eq!((kk.wdl, kk.dtz), (0, 0), "{kk:?}");
@@ -821,8 +833,9 @@ fn probe_json_lines_parse_and_match_the_text_output() {
         let v: serde_json::Value = serde_json::from_str(line).unwrap_or_else(|e| panic!("{line:?}: {e}"));
         let obj = v.as_object().unwrap_or_else(|| panic!("{line:?} is not an object"));
         let keys: BTreeSet<&str> = obj.keys().map(|k| k.as_str()).collect();
-        assert_eq!(keys, BTreeSet::from(["fen", "wdl", "dtz", "move"]), "{line}");
+        assert_eq!(keys, BTreeSet::from(["fen", "wdl", "dtz", "move", "category"]), "{line}");
         assert_eq!(obj["fen"].as_str(), Some(t.fen.as_str()));
+        assert_eq!(obj["category"].as_str(), Some(t.category.as_str()), "{line}");
         assert_eq!(obj["wdl"].as_i64(), Some(t.wdl as i64), "{line}");
         assert_eq!(obj["dtz"].as_i64(), Some(t.dtz as i64), "{line}");
         match &t.mv {
@@ -856,13 +869,14 @@ fn probe_json_lines_parse_and_match_the_text_output() {
 // probe --line
 // ---------------------------------------------------------------------------------------
 
-/// One answered line of `probe --line`: the usual four fields and the line (5th field).
+/// One answered line of `probe --line`: the usual four fields, the line (5th field), and
+/// the category (last).
 fn parse_line_answer(line: &str) -> (Answer, Vec<String>) {
     let f: Vec<&str> = line.split('\t').collect();
-    assert_eq!(f.len(), 5, "probe --line should print 5 tab-separated fields: {line:?}");
+    assert_eq!(f.len(), 6, "probe --line should print 6 tab-separated fields: {line:?}");
     let moves = if f[4] == "-" { Vec::new() } else { f[4].split(' ').map(str::to_string).collect() };
     assert!(moves.iter().all(|m| m.len() == 4), "UCI moves separated by single spaces: {line:?}");
-    (parse_answer(&f[..4].join("\t")), moves)
+    (parse_answer(&[f[0], f[1], f[2], f[3], f[5]].join("\t")), moves)
 }
 
 /// `probe --line` of FENs given as arguments, in order.
@@ -974,10 +988,10 @@ fn probe_line_of_draws_and_mates_is_empty_and_plain_output_is_unchanged() {
     // Through stdin as well, and the 5th field is '-' for an empty line.
     let out = run_with_stdin(&["probe", "--tables", path_str(dir), "--line"], Some(&(fens.join("\n") + "\n")));
     assert_eq!(out.code, 0, "{}", out.stderr);
-    assert!(out.stdout.lines().all(|l| l.ends_with("\t-")), "{}", out.stdout);
-    // Without --line, the output is the old four fields, byte for byte.
+    assert!(out.stdout.lines().all(|l| l.split('\t').nth(4) == Some("-")), "{}", out.stdout);
+    // Without --line, the output is the four fields and the category, byte for byte.
     let out = run(&["probe", "--tables", path_str(dir), "8/8/8/8/8/2k5/8/KR6 w - - 0 1"]);
-    assert_eq!(out.stdout, "8/8/8/8/8/2k5/8/KR6 w - - 0 1\t1\t27\tb1d1\n");
+    assert_eq!(out.stdout, "8/8/8/8/8/2k5/8/KR6 w - - 0 1\t1\t27\tb1d1\twin\n");
 }
 
 #[test]
@@ -995,7 +1009,7 @@ fn probe_json_line_is_an_array_of_uci_moves() {
         let v: serde_json::Value = serde_json::from_str(line).unwrap();
         let obj = v.as_object().unwrap();
         let keys: BTreeSet<&str> = obj.keys().map(|k| k.as_str()).collect();
-        assert_eq!(keys, BTreeSet::from(["fen", "wdl", "dtz", "move", "line"]), "{line}");
+        assert_eq!(keys, BTreeSet::from(["fen", "wdl", "dtz", "move", "line", "category"]), "{line}");
         let got: Vec<&str> = obj["line"].as_array().unwrap().iter().map(|m| m.as_str().unwrap()).collect();
         assert_eq!(got, moves.iter().map(String::as_str).collect::<Vec<_>>(), "{line}");
         assert_eq!(obj["dtz"].as_i64(), Some(a.dtz as i64));

@@ -389,8 +389,18 @@ impl DocTable {
         }
         let n_sections = if version == 1 { 4 } else { 5 };
         let reserved_from = 40 + 24 * n_sections + if version == 1 { 0 } else { 8 };
-        if bytes[15] != 0 || bytes[reserved_from..248].iter().any(|&b| b != 0) {
+        if bytes[15] > 1 {
+            return Err(format!("flags byte {} is not 0 or 1", bytes[15]));
+        }
+        if bytes[reserved_from..240].iter().chain(&bytes[244..248]).any(|&b| b != 0) {
             return Err("reserved header bytes are not 0".into());
+        }
+        // Longest cursed wins (steps beyond 100, wtm and btm), 0 or above 100.
+        for at in [240, 242] {
+            let step = u16::from_le_bytes([bytes[at], bytes[at + 1]]);
+            if step != 0 && step <= 100 {
+                return Err(format!("longest cursed step {step} is not beyond 100"));
+            }
         }
         let sig_field = &bytes[16..32];
         let sig_len = sig_field.iter().position(|&b| b == 0).unwrap_or(16);
@@ -968,6 +978,8 @@ impl DocTables {
                         return Ok((1, d));
                     }
                 }
+                // Won only without the 50-move rule: a draw under it.
+                52 => {}
                 c => return Err(format!("{fen}: wtm code {c} for a legal position")),
             }
         }
@@ -981,6 +993,7 @@ impl DocTables {
                         return Ok((-1, -d));
                     }
                 }
+                52 => {}
                 c => return Err(format!("{fen}: btm code {c} for a legal position")),
             }
         }
@@ -1063,7 +1076,10 @@ fn library_probe(fens: &[String]) -> Vec<(i32, i32)> {
         .zip(fens)
         .map(|(line, fen)| {
             let f: Vec<&str> = line.split('\t').collect();
-            assert_eq!(f.len(), 4, "probe line {line:?}");
+            // FEN, WDL, DTZ, best move, and the category with a fresh counter.
+            assert_eq!(f.len(), 5, "probe line {line:?}");
+            let names = ["win", "cursed-win", "draw", "blessed-loss", "loss"];
+            assert!(names.contains(&f[4]), "probe line {line:?}");
             assert_eq!(f[0], fen, "probe lines out of order");
             (f[1].parse().unwrap(), f[2].parse().unwrap())
         })

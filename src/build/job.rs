@@ -215,7 +215,7 @@ fn built_line(m: &Material, report: &RunReport) -> String {
     let is_white_step = |p: Pass| matches!(p, Pass::Step(k) if k % 2 == 1);
     let is_black_step = |p: Pass| matches!(p, Pass::Step(k) if k % 2 == 0);
     format!(
-        "{m}: built in {:.2}s (init {:.2}s, white passes {:.2}s, black passes {:.2}s, merge {:.2}s), last step {}, \
+        "{m}: built in {:.2}s (init {:.2}s, white passes {:.2}s, black passes {:.2}s, merge {:.2}s), last step {}{}, \
          {} white / {} black chunks, blocks of {} positions, read {}, written {}, delta streams {} \
          ({:.2} bits/position)",
         report.secs(|_| true) + report.merge_secs,
@@ -224,6 +224,10 @@ fn built_line(m: &Material, report: &RunReport) -> String {
         report.secs(is_black_step),
         report.merge_secs,
         report.last_step,
+        match report.longest_cursed {
+            [0, 0] => String::new(),
+            [w, b] => format!(" (beyond the 50-move rule: step {w} wtm, {b} btm)"),
+        },
         report.white_chunks,
         report.black_chunks,
         1u64 << report.block_bits,

@@ -6,7 +6,7 @@ use super::pass::LevelContext;
 use crate::chess::Color;
 use crate::index::Level;
 use crate::pipeline::{self, Order};
-use crate::solve::{Pass, WorkTable};
+use crate::solve::{Pass, WorkTable, LAST_STEP};
 use crate::table::format::{step_code, PartialTable, Section, CODE_ILLEGAL};
 use crate::work::deltalog::PassStreams;
 use crate::work::gap::decode;
@@ -72,7 +72,9 @@ pub fn write_level(ctx: &LevelContext, passes: &[PassDone], partial: &PartialTab
     let group = (ctx.plan.merge_group_positions(&ctx.budget) >> bb).max(1) as usize;
     let n_groups = n_blocks.div_ceil(group);
     let steps: Vec<Pass> = passes.iter().map(|p| p.pass).filter(|p| p.step().is_some()).collect();
-    let last_of = |parity: u8| steps.iter().filter_map(|p| p.step()).filter(|k| k % 2 == parity).max();
+    // Under the 50-move rule: the chains' last tables up to step 100.
+    let last_of =
+        |parity: u16| steps.iter().filter_map(|p| p.step()).filter(|&k| k % 2 == parity && k <= LAST_STEP).max();
     let last_odd = last_of(1).context("no odd step")?;
     let last_even = last_of(0).context("no even step")?;
     let mut merged = Merged { range_sums: [0; 4], bytes_read: 0, bytes_written: 0 };

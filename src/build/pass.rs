@@ -401,7 +401,7 @@ fn finish_chunk(
 /// [`combine`] over a block: `table` holds the pass's reached words and becomes the new
 /// table, `old` holds the previous table and becomes the new positions; `extra` is empty
 /// or as long as the others. Monomorphised per parity so that the loop vectorises.
-fn combine_words(k: u8, table: &mut [u64], old: &mut [u64], extra: &[u64]) {
+fn combine_words(k: u16, table: &mut [u64], old: &mut [u64], extra: &[u64]) {
     #[inline(always)]
     fn each(table: &mut [u64], old: &mut [u64], extra: &[u64], f: impl Fn(u64, u64, u64) -> (u64, u64)) {
         if extra.is_empty() {

@@ -13,8 +13,8 @@ use crate::index::Block;
 use crate::index::{Layout, Level};
 use crate::progress::Progress;
 use crate::solve::WorkTable;
-use crate::solve::{chains_complete, last_step, obsolete_after, Captures, Pass, PassSpec};
-use crate::table::format::{slice_section, table_path, LevelRecord, PartialTable, Section};
+use crate::solve::{chains_complete, last_step_within, obsolete_after, Captures, Pass, PassSpec, LAST_STEP, MAX_STEP};
+use crate::table::format::{slice_section, table_path, LevelRecord, PartialTable, Section, TableFile};
 use crate::work::bits::save_sums;
 use crate::work::bits::{load_sums, BitFile};
 use crate::work::manifest::{self, LevelDone, PassDone, RunManifest, MANIFEST_FORMAT};
@@ -30,7 +30,11 @@ use std::time::Instant;
 pub struct RunReport {
     /// The passes of every level.
     pub passes: Vec<PassDone>,
+    /// The last step that added positions under the 50-move rule (at most 100).
     pub last_step: u8,
+    /// The longest cursed wins (the last steps beyond 100 that added positions), wtm and
+    /// btm; 0 if none.
+    pub longest_cursed: [u16; 2],
     pub levels: usize,
     pub block_bits: u32,
     pub white_chunks: usize,
@@ -147,11 +151,22 @@ pub fn solve_run(
         let records: Vec<LevelRecord> = manifest
             .levels
             .iter()
-            .map(|l| LevelRecord { last_step: last_step(&new_per_pass(&l.passes)), range_sums: l.range_sums })
+            .map(|l| LevelRecord { last_step: rule_last_step(&new_per_pass(&l.passes)), range_sums: l.range_sums })
             .collect();
         slice_section(&layout, &records)
     });
-    let path = partial.finish(last_step(&passes), sums, slices.as_deref(), &table_path(out_dir, material))?;
+    // Captures, promotions and pawn moves into cursed positions are not yet followed past
+    // step 100: such a table's cursed results may be incomplete, and it says so.
+    let levels_cursed = manifest.levels.len() > 1 && longest_cursed(&passes) != [0, 0];
+    let five_valued = !levels_cursed && !subs_have_cursed(material, out_dir)?;
+    let path = partial.finish(
+        rule_last_step(&passes),
+        longest_cursed(&passes),
+        five_valued,
+        sums,
+        slices.as_deref(),
+        &table_path(out_dir, material),
+    )?;
     std::fs::remove_dir_all(work_dir).with_context(|| format!("removing {}", work_dir.display()))?;
     Ok(RunReport { path, ..report })
 }
@@ -182,6 +197,10 @@ fn solve_level(
         }
     }
     while !chains_complete(&new_per_pass(&manifest.passes)) {
+        anyhow::ensure!(
+            manifest.passes.len() < MAX_STEP as usize + 2,
+            "{material}: positions are still being won after step {MAX_STEP} (beyond any known endgame)"
+        );
         run_next_pass(ctx, folder, manifest)?;
     }
     let t = Instant::now();
@@ -350,6 +369,36 @@ fn remove_unsolved_levels(layout: &Layout, folder: &RunFolder, manifest: &RunMan
     Ok(())
 }
 
+/// Whether a sub-endgame of the run has cursed positions (or was built without looking).
+fn subs_have_cursed(material: &Material, out_dir: &Path) -> anyhow::Result<bool> {
+    for sub in material.successor_runs().iter().filter(|s| !s.white_bare()) {
+        let header = TableFile::open(&table_path(out_dir, sub))?.header;
+        if !header.five_valued || header.longest_cursed != [0, 0] {
+            return Ok(true);
+        }
+    }
+    Ok(false)
+}
+
+/// The last step up to 100 that added positions.
+fn rule_last_step(passes: &[(Pass, u64)]) -> u8 {
+    last_step_within(passes, LAST_STEP).max(last_step_within(passes, LAST_STEP - 1)) as u8
+}
+
+/// The last steps beyond 100 that added positions, odd (wtm) and even (btm); 0 if none.
+fn longest_cursed(passes: &[(Pass, u64)]) -> [u16; 2] {
+    let beyond = |parity: u16| {
+        passes
+            .iter()
+            .filter(|(_, new)| *new > 0)
+            .filter_map(|(p, _)| p.step())
+            .filter(|&k| k > LAST_STEP && k % 2 == parity)
+            .max()
+            .unwrap_or(0)
+    };
+    [beyond(1), beyond(0)]
+}
+
 /// The report of a run whose levels are all solved.
 fn run_report(manifest: &RunManifest, layout: &Layout, folder: &RunFolder) -> anyhow::Result<RunReport> {
     let _ = folder;
@@ -361,9 +410,11 @@ fn run_report(manifest: &RunManifest, layout: &Layout, folder: &RunFolder) -> an
         black_chunks += plan.black.list.len();
     }
     let levels = &manifest.levels;
+    let all: Vec<(Pass, u64)> = levels.iter().flat_map(|l| new_per_pass(&l.passes)).collect();
     Ok(RunReport {
         passes: levels.iter().flat_map(|l| l.passes.iter().cloned()).collect(),
-        last_step: last_step(&levels.iter().flat_map(|l| new_per_pass(&l.passes)).collect::<Vec<_>>()),
+        last_step: rule_last_step(&all),
+        longest_cursed: longest_cursed(&all),
         levels: levels.len(),
         block_bits: manifest.block_bits,
         white_chunks,

@@ -297,7 +297,8 @@ fn probe_one(tb: &Tablebase, fen: &str, with_line: bool) -> anyhow::Result<repor
     let best = tb.best_move(&pos)?.map(|(m, _)| m.to_string());
     let line =
         if with_line { Some(tb.line(&pos, MAX_LINE_PLIES)?.iter().map(|m| m.to_string()).collect()) } else { None };
-    Ok(report::ProbeAnswer { probe, best, line })
+    let category = tb.category(&pos)?;
+    Ok(report::ProbeAnswer { probe, category, best, line })
 }
 
 #[cfg(test)]

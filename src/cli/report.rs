@@ -2,8 +2,8 @@
 
 use std::io::Write;
 use tbstream::{
-    show_size, Color, JobPlan, JobStatus, Longest, Pass, Probe, RunStatus, SignatureStats, ToMove, VerifyReport,
-    MAX_DISTANCE,
+    show_size, Category, Color, JobPlan, JobStatus, Longest, Pass, Probe, RunStatus, SignatureStats, ToMove,
+    VerifyReport, MAX_DISTANCE,
 };
 
 /// A plan report line per run (chunks, blocks, RAM, disk, I/O), then the totals.
@@ -99,17 +99,23 @@ pub fn verify_line(r: &VerifyReport) -> String {
 /// What `probe` found for one FEN.
 pub struct ProbeAnswer {
     pub probe: Probe,
+    /// The five-valued result with a fresh counter (`None`: a table does not mark all its
+    /// cursed positions).
+    pub category: Option<Category>,
     /// A best move in UCI, if the position has moves.
     pub best: Option<String>,
     /// The principal line, with `--line`.
     pub line: Option<Vec<String>>,
 }
 
-/// Writes one answer of `probe`: `FEN<TAB>WDL<TAB>DTZ<TAB>MOVE[<TAB>LINE]`, or a JSON object.
+/// Writes one answer of `probe`: `FEN<TAB>WDL<TAB>DTZ<TAB>MOVE[<TAB>LINE]<TAB>CATEGORY`, or
+/// a JSON object.
 pub fn write_probe(out: &mut impl Write, fen: &str, a: &ProbeAnswer, json: bool) -> std::io::Result<()> {
     let p = a.probe;
+    let category = a.category.map(Category::name);
     if json {
-        let mut obj = serde_json::json!({ "fen": fen, "wdl": p.wdl, "dtz": p.dtz, "move": a.best });
+        let mut obj =
+            serde_json::json!({ "fen": fen, "wdl": p.wdl, "dtz": p.dtz, "move": a.best, "category": category });
         if let Some(line) = &a.line {
             obj["line"] = serde_json::json!(line);
         }
@@ -120,7 +126,7 @@ pub fn write_probe(out: &mut impl Write, fen: &str, a: &ProbeAnswer, json: bool)
         let text = if line.is_empty() { "-".to_string() } else { line.join(" ") };
         write!(out, "\t{text}")?;
     }
-    writeln!(out)
+    writeln!(out, "\t{}", category.unwrap_or("unknown"))
 }
 
 /// Formats a count with thousands separators.
@@ -147,18 +153,27 @@ pub fn stats_lines(s: &SignatureStats) -> Vec<String> {
     for t in [&s.white_to_move, &s.black_to_move] {
         let side = if t.side == Color::White { "white" } else { "black" };
         out.push(format!(
-            "{side} to move: {} legal; white wins {} ({:.2}%), draws {} ({:.2}%), black wins {} ({:.2}%); \
-             stalemated {}, checkmated {}",
+            "{side} to move: {} legal; white wins {} ({:.2}%), white cursed wins {} ({:.2}%), draws {} ({:.2}%), \
+             black cursed wins {} ({:.2}%), black wins {} ({:.2}%); stalemated {}, checkmated {}",
             thousands(t.legal),
             thousands(t.white_wins),
             pct(t.white_wins, t.legal),
+            thousands(t.white_cursed),
+            pct(t.white_cursed, t.legal),
             thousands(t.draws()),
             pct(t.draws(), t.legal),
+            thousands(t.black_cursed),
+            pct(t.black_cursed, t.legal),
             thousands(t.black_wins),
             pct(t.black_wins, t.legal),
             thousands(t.stalemates),
             thousands(t.checkmates),
         ));
+        for (who, plies) in [("white", t.longest_cursed_white), ("black", t.longest_cursed_black)] {
+            if plies > 0 {
+                out.push(format!("  longest {who} cursed win: {plies} plies"));
+            }
+        }
         for (who, l) in [("white", &t.longest_white), ("black", &t.longest_black)] {
             if let Some(l) = l {
                 out.push(format!("  longest {who} win: {} plies, e.g. {}", l.plies, l.fen));
@@ -199,8 +214,12 @@ pub fn stats_json(s: &SignatureStats) -> serde_json::Value {
         serde_json::json!({
             "legal": t.legal,
             "white_wins": t.white_wins,
+            "white_cursed_wins": t.white_cursed,
             "draws": t.draws(),
+            "black_cursed_wins": t.black_cursed,
             "black_wins": t.black_wins,
+            "longest_white_cursed_win": t.longest_cursed_white,
+            "longest_black_cursed_win": t.longest_cursed_black,
             "stalemates": t.stalemates,
             "checkmates": t.checkmates,
             "white_wins_by_distance": t.white_by_distance,

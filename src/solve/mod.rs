@@ -15,4 +15,7 @@ mod pass;
 pub use captures::{BitWords, Bitbase, Captures};
 pub use frame::Frame;
 pub use init::PushTargets;
-pub use pass::{chains_complete, combine, compute_chunk, last_step, obsolete_after, Pass, PassSpec, WorkTable};
+pub use pass::{
+    chains_complete, combine, compute_chunk, last_step_within, obsolete_after, Pass, PassSpec, WorkTable, LAST_STEP,
+    MAX_STEP,
+};

@@ -12,8 +12,13 @@ use super::{init, kernels};
 use crate::chess::Color;
 use std::fmt;
 
-/// The last step of the chains: `t100` (btm).
-pub const LAST_STEP: u8 = 100;
+/// The last step of the chains under the 50-move rule: `t100` (btm). Later steps find the
+/// positions won only without the rule (cursed wins, and the losses they make blessed).
+pub const LAST_STEP: u16 = 100;
+
+/// The last step a run may take: the longest cursed win any endgame up to 7 men is known to
+/// need is far below it; a run that would go further stops with an error.
+pub const MAX_STEP: u16 = 4000;
 
 /// A pass of a run, in the order they run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
@@ -23,8 +28,8 @@ pub enum Pass {
     InitWhite,
     /// Black chunks: `d` and `t0` (checkmates).
     InitBlack,
-    /// Step `k` (1..=100): `t(k)`, white to move for odd `k`, black for even `k`.
-    Step(u8),
+    /// Step `k` (1..=MAX_STEP): `t(k)`, white to move for odd `k`, black for even `k`.
+    Step(u16),
 }
 
 impl Pass {
@@ -42,7 +47,7 @@ impl Pass {
         match n {
             -1 => Some(Pass::InitWhite),
             0 => Some(Pass::InitBlack),
-            k if (1..=LAST_STEP as i32).contains(&k) => Some(Pass::Step(k as u8)),
+            k if (1..=MAX_STEP as i32).contains(&k) => Some(Pass::Step(k as u16)),
             _ => None,
         }
     }
@@ -72,7 +77,7 @@ impl Pass {
     }
 
     /// The step whose new positions the pass records (`t0` for `InitBlack`), if any.
-    pub fn step(self) -> Option<u8> {
+    pub fn step(self) -> Option<u16> {
         match self {
             Pass::InitWhite => None,
             Pass::InitBlack => Some(0),
@@ -122,8 +127,9 @@ pub enum WorkTable {
     /// The seed's `d`: legal btm positions, not stalemate, where every capture loses.
     CapturesLose,
     /// `t(k)`: positions won for white with `k` plies left on the 50-move counter (wtm for
-    /// odd `k`, btm for even `k`).
-    Chain(u8),
+    /// odd `k`, btm for even `k`); beyond 100, won for white without the rule within `k`
+    /// plies.
+    Chain(u16),
     /// A solved level's final bitbase of a side to move (its `t99` or `t100`), kept for the
     /// levels below, whose pawn pushes lead into it.
     Final(Color),
@@ -148,7 +154,7 @@ impl WorkTable {
         if k < 0 {
             WorkTable::IllegalWtm
         } else {
-            WorkTable::Chain(k as u8)
+            WorkTable::Chain(k as u16)
         }
     }
 
@@ -241,7 +247,7 @@ pub fn compute_chunk(
 /// Combines a kernel's word `out` of step `k` with the previous table of the chain (`old`)
 /// and `c` (step 1) or `d` (even steps): returns the step's table word and its new bits.
 #[inline]
-pub fn combine(k: u8, out: u64, old: u64, extra: u64) -> (u64, u64) {
+pub fn combine(k: u16, out: u64, old: u64, extra: u64) -> (u64, u64) {
     let reached = match k {
         1 => out | extra,
         k if k % 2 == 1 => out,
@@ -251,27 +257,35 @@ pub fn combine(k: u8, out: u64, old: u64, extra: u64) -> (u64, u64) {
 }
 
 /// The tables that no pass after `pass` reads, deleted once it is finished: `c` after step
-/// 1, `t(k-2)` after step `k` (`t(k)` contains it).
+/// 1, `t(k-2)` after step `k` (`t(k)` contains it), except `t99` and `t100`, the final
+/// bitbases under the 50-move rule, which the merge reads.
 pub fn obsolete_after(pass: Pass) -> Vec<WorkTable> {
     match pass {
         Pass::Step(1) => vec![WorkTable::WinningCapture],
+        Pass::Step(k) if k == LAST_STEP + 1 || k == LAST_STEP + 2 => Vec::new(),
         Pass::Step(k) => vec![WorkTable::chain(k as i32 - 2)],
         _ => Vec::new(),
     }
 }
 
 /// Whether the chains are complete, given the new positions of each finished pass in order:
-/// step 100 done, or one odd and one even step in a row added nothing (every later table is
-/// equal).
+/// one odd and one even step in a row added nothing (every later table is equal). The
+/// chains go on past step 100 (without the 50-move rule) until then.
 pub fn chains_complete(new_per_pass: &[(Pass, u64)]) -> bool {
     let steps: Vec<&(Pass, u64)> = new_per_pass.iter().filter(|(p, _)| !p.is_init()).collect();
-    steps.last().is_some_and(|(p, _)| *p >= Pass::Step(LAST_STEP))
-        || (steps.len() >= 2 && steps[steps.len() - 2..].iter().all(|(_, new)| *new == 0))
+    steps.len() >= 2 && steps[steps.len() - 2..].iter().all(|(_, new)| *new == 0)
 }
 
-/// The last step that added positions.
-pub fn last_step(new_per_pass: &[(Pass, u64)]) -> u8 {
-    new_per_pass.iter().filter(|(_, new)| *new > 0).filter_map(|(p, _)| p.step()).max().unwrap_or(0)
+/// The last step up to `limit` (of `limit`'s parity) that added positions: with `LAST_STEP`
+/// and `LAST_STEP - 1`, the longest wins under the 50-move rule.
+pub fn last_step_within(new_per_pass: &[(Pass, u64)], limit: u16) -> u16 {
+    new_per_pass
+        .iter()
+        .filter(|(_, new)| *new > 0)
+        .filter_map(|(p, _)| p.step())
+        .filter(|&k| k <= limit && k % 2 == limit % 2)
+        .max()
+        .unwrap_or(0)
 }
 
 #[cfg(test)]

@@ -35,6 +35,9 @@ pub const EXTENSION: &str = "tbs";
 pub const CODE_ILLEGAL: u8 = 63;
 /// Value code of a position not won for white.
 pub const CODE_NONE: u8 = 0;
+/// Value code of a position won for white only without the 50-move rule: a cursed win
+/// (wtm), or a loss for black that the rule turns into a draw (btm, a blessed loss).
+pub const CODE_CURSED: u8 = 52;
 
 /// The sections, in file order.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -129,6 +132,13 @@ pub struct Header {
     pub n_slots: u64,
     /// Last step that added positions (0..=100).
     pub last_step: u8,
+    /// Whether every cursed position of the run is marked: the run went on past step 100,
+    /// and no capture, promotion or pawn move of it leads to a cursed position (those are
+    /// not followed yet). Otherwise some draws may be cursed results.
+    pub five_valued: bool,
+    /// The last steps beyond 100 that added positions, wtm (odd) and btm (even); 0 if none:
+    /// the longest cursed wins, in plies rounded up to the side to move's parity.
+    pub longest_cursed: [u16; 2],
     /// Four sections, five with pawns.
     pub sections: Vec<SectionEntry>,
     pub slices: Option<SliceInfo>,
@@ -201,6 +211,8 @@ impl Header {
             material: layout.material.clone(),
             n_slots: layout.n_slots,
             last_step: 0,
+            five_valued: true,
+            longest_cursed: [0, 0],
             sections: layout_sections(layout.n_slots, slices.as_ref()),
             slices,
         }
@@ -215,6 +227,9 @@ impl Header {
         h[12] = if self.slices.is_some() { LAYOUT_PAWN_SLICES } else { LAYOUT_KOISTINEN_V1 };
         h[13] = self.material.men() as u8;
         h[14] = self.last_step;
+        h[15] = self.five_valued as u8;
+        Le::write_u16(&mut h[240..242], self.longest_cursed[0]);
+        Le::write_u16(&mut h[242..244], self.longest_cursed[1]);
         let name = self.material.to_string();
         h[16..16 + name.len()].copy_from_slice(name.as_bytes());
         Le::write_u64(&mut h[32..40], self.n_slots);
@@ -286,7 +301,11 @@ impl Header {
                 return Err(bad("slice description does not match the signature"));
             }
         }
-        Ok(Header { last_step: h[14], sections, ..expected })
+        if h[15] > 1 {
+            return Err(bad("unknown flags"));
+        }
+        let longest_cursed = [LittleEndian::read_u16(&h[240..242]), LittleEndian::read_u16(&h[242..244])];
+        Ok(Header { last_step: h[14], five_valued: h[15] == 1, longest_cursed, sections, ..expected })
     }
 
     /// Total file length.
@@ -381,11 +400,15 @@ impl PartialTable {
     pub fn finish(
         mut self,
         last_step: u8,
+        longest_cursed: [u16; 2],
+        five_valued: bool,
         sums: Option<[u64; 4]>,
         slices: Option<&[u8]>,
         target: &Path,
     ) -> Result<PathBuf, FormatError> {
         self.header.last_step = last_step;
+        self.header.longest_cursed = longest_cursed;
+        self.header.five_valued = five_valued;
         if let (Some(bytes), Some(e)) = (slices, self.header.sections.get(Section::Slices as usize)) {
             if bytes.len() as u64 != e.length {
                 return Err(FormatError::Writer(self.path.clone(), "the slice section has the wrong length"));
@@ -535,14 +558,19 @@ impl TableFile {
 /// Distance (plies, chain parity) of a value code; `None` for "not won" and illegal.
 pub fn code_to_distance(stm: Color, code: u8) -> Option<u8> {
     match (stm, code) {
-        (_, CODE_NONE) | (_, CODE_ILLEGAL) => None,
+        (_, CODE_NONE) | (_, CODE_ILLEGAL) | (_, CODE_CURSED) => None,
         (Color::White, c) => Some(2 * c - 1),
         (Color::Black, c) => Some(2 * (c - 1)),
     }
 }
 
-/// Value code of step `k`'s new positions (odd k: wtm, even k: btm).
-pub fn step_code(k: u8) -> u8 {
+/// Value code of step `k`'s new positions (odd k: wtm, even k: btm); beyond step 100,
+/// cursed.
+pub fn step_code(k: u16) -> u8 {
+    let k = match u8::try_from(k) {
+        Ok(k) if k <= 100 => k,
+        _ => return CODE_CURSED,
+    };
     if k % 2 == 1 {
         k.div_ceil(2)
     } else {

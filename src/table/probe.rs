@@ -28,7 +28,7 @@
 //! ```
 
 use super::error::TableError;
-use super::format::{code_to_distance, table_path, TableFile};
+use super::format::{code_to_distance, table_path, TableFile, CODE_CURSED};
 use crate::chess::attacks::attacks;
 use crate::chess::{Color, Material, Move, Position, Role, Square, MAX_PIECES};
 use crate::index::slices::MAX_PAWNS;
@@ -75,6 +75,43 @@ impl Wdl {
             1 => Wdl::Win,
             -1 => Wdl::Loss,
             _ => Wdl::Draw,
+        }
+    }
+}
+
+/// The five-valued result for the side to move with a fresh 50-move counter: a cursed
+/// win is won only without the 50-move rule (a draw under it), a blessed loss is the
+/// defender's side of one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[repr(i8)]
+pub enum Category {
+    Loss = -2,
+    BlessedLoss = -1,
+    Draw = 0,
+    CursedWin = 1,
+    Win = 2,
+}
+
+impl Category {
+    /// `"win"`, `"cursed-win"`, `"draw"`, `"blessed-loss"` or `"loss"`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Category::Loss => "loss",
+            Category::BlessedLoss => "blessed-loss",
+            Category::Draw => "draw",
+            Category::CursedWin => "cursed-win",
+            Category::Win => "win",
+        }
+    }
+
+    /// The result for the other side.
+    pub fn flip(self) -> Category {
+        match self {
+            Category::Loss => Category::Win,
+            Category::BlessedLoss => Category::CursedWin,
+            Category::Draw => Category::Draw,
+            Category::CursedWin => Category::BlessedLoss,
+            Category::Win => Category::Loss,
         }
     }
 }
@@ -483,6 +520,50 @@ impl Tablebase {
             return self.with_en_passant(pos, stored);
         }
         Ok(stored)
+    }
+
+    /// The five-valued result of a position with a fresh 50-move counter (its half-move
+    /// clock is ignored); `None` when a table it reads does not mark all its cursed
+    /// positions (see `five_valued` in `docs/FORMAT.md`).
+    pub fn category(&self, pos: &Position) -> Result<Option<Category>, TableError> {
+        let men = Men::gather(pos, pos.turn == Color::Black);
+        if let Some(end) = game_over(&men, pos) {
+            return Ok(Some(if end == Wdl::Loss { Category::Loss } else { Category::Draw }));
+        }
+        let (white, black) = self.read_runs(
+            &men,
+            |run, stm, slot| (run.file.value_code(stm, slot), run.file.header.five_valued),
+            |(code, _)| code == CODE_CURSED || code_to_distance(Color::White, code).is_some(),
+        )?;
+        let complete = white.is_none_or(|w| w.1) && black.is_none_or(|b| b.1);
+        let (white, black) = (white.map(|w| w.0), black.map(|b| b.0));
+        let stored = match (white, black) {
+            (Some(CODE_CURSED), _) => Category::CursedWin,
+            (Some(c), _) if code_to_distance(Color::White, c).is_some() => Category::Win,
+            (_, Some(CODE_CURSED)) => Category::BlessedLoss,
+            (_, Some(c)) if code_to_distance(Color::Black, c).is_some() => Category::Loss,
+            _ => Category::Draw,
+        };
+        if !complete && stored == Category::Draw {
+            return Ok(None);
+        }
+        if pos.ep.is_none() {
+            return Ok(Some(stored));
+        }
+        // En passant (no stored position has it): a capture is a zeroing move.
+        let moves = pos.legal_moves();
+        let mut best: Option<Category> = None;
+        for &mv in moves.iter().filter(|m| m.en_passant) {
+            match self.category(&pos.play(mv))? {
+                Some(child) => best = best.max(Some(child.flip())),
+                None => return Ok(None),
+            }
+        }
+        Ok(Some(match best {
+            Some(b) if moves.iter().all(|m| m.en_passant) => b,
+            Some(b) => b.max(stored),
+            None => stored,
+        }))
     }
 
     /// The probe of a position as stored (no en-passant capture available), the side to move

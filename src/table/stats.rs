@@ -7,7 +7,7 @@
 //! of a signature then count the same set of positions, which [`SignatureStats::runs`] shows.
 
 use super::error::TableError;
-use super::format::{code_to_distance, table_path, TableFile, CODE_ILLEGAL, CODE_NONE};
+use super::format::{code_to_distance, table_path, TableFile, CODE_CURSED, CODE_ILLEGAL, CODE_NONE};
 use crate::chess::attacks::{attacks, king_attacks, pawn_attacks};
 use crate::chess::square::on_diagonal;
 use crate::chess::{Color, Material, Piece, Position, Role, Square, Symmetry, MAX_PIECES};
@@ -28,6 +28,8 @@ pub struct SideStats {
     pub illegal: u64,
     /// Legal positions not won for white.
     pub not_won: u64,
+    /// Legal positions won for white only without the 50-move rule.
+    pub cursed: u64,
     /// Legal positions per stored distance (index = plies).
     pub by_distance: Vec<u64>,
 }
@@ -52,6 +54,7 @@ pub fn side_stats(file: &TableFile, stm: Color) -> SideStats {
         match file.value_code(stm, slot) {
             CODE_ILLEGAL => s.illegal += 1,
             CODE_NONE => s.not_won += 1,
+            CODE_CURSED => s.cursed += 1,
             c => s.by_distance[code_to_distance(stm, c).expect("distance") as usize] += 1,
         }
     }
@@ -78,6 +81,16 @@ pub struct ToMove {
     pub legal: u64,
     pub white_wins: u64,
     pub black_wins: u64,
+    /// Won by white only without the 50-move rule (cursed wins for white; for black, when
+    /// black is to move, blessed losses).
+    pub white_cursed: u64,
+    /// Won by black only without the 50-move rule.
+    pub black_cursed: u64,
+    /// The longest cursed wins of white and of black with this side to move, in plies
+    /// rounded up to the side to move's parity (0: none). Only the step is known, not a
+    /// position.
+    pub longest_cursed_white: u16,
+    pub longest_cursed_black: u16,
     /// The side to move has no legal move and is not in check.
     pub stalemates: u64,
     /// The side to move is checkmated (distance 0, counted among the other side's wins).
@@ -91,9 +104,9 @@ pub struct ToMove {
 }
 
 impl ToMove {
-    /// Legal positions that neither side wins under the 50-move rule.
+    /// Legal positions that neither side wins, even without the 50-move rule.
     pub fn draws(&self) -> u64 {
-        self.legal - self.white_wins - self.black_wins
+        self.legal - self.white_wins - self.black_wins - self.white_cursed - self.black_cursed
     }
 }
 
@@ -146,6 +159,8 @@ struct RunSide {
     illegal: u64,
     /// Won for the run's white.
     won: u64,
+    /// Won for the run's white only without the 50-move rule.
+    cursed: u64,
     /// The run's black checkmated (btm, distance 0).
     mates: u64,
     stalemates: u64,
@@ -163,6 +178,7 @@ impl RunSide {
         self.legal += o.legal;
         self.illegal += o.illegal;
         self.won += o.won;
+        self.cursed += o.cursed;
         self.mates += o.mates;
         self.stalemates += o.stalemates;
         for (a, b) in self.by_distance.iter_mut().zip(&o.by_distance) {
@@ -334,6 +350,7 @@ impl<'a> RunScanner<'a> {
                     continue;
                 }
                 acc.legal += 1;
+                acc.cursed += (code == CODE_CURSED) as u64;
                 match code_to_distance(stm, code) {
                     None => {
                         if self.count_stalemates && self.stalemated(&men, wk, stm) {
@@ -385,6 +402,8 @@ struct ScannedRun {
     /// By the run's side to move: wtm, btm.
     sides: [RunSide; 2],
     fens: [Option<String>; 2],
+    /// The header's longest cursed wins, wtm and btm.
+    longest_cursed: [u16; 2],
 }
 
 /// Computes the statistics of a signature from the tables in `dir` (its runs must be built).
@@ -434,7 +453,7 @@ fn scan_run(
         illegal: [sides[0].illegal, sides[1].illegal],
         legal: [sides[0].legal, sides[1].legal],
     };
-    Ok(ScannedRun { swapped, summary, sides, fens })
+    Ok(ScannedRun { swapped, summary, sides, fens, longest_cursed: file.header.longest_cursed })
 }
 
 /// One side to move of a signature, from the scans of its runs (in the signature's colours).
@@ -447,6 +466,10 @@ fn to_move(material: &Material, scanned: &[ScannedRun], side: Color) -> ToMove {
         legal: base.legal,
         white_wins: 0,
         black_wins: 0,
+        white_cursed: 0,
+        black_cursed: 0,
+        longest_cursed_white: 0,
+        longest_cursed_black: 0,
         stalemates: base.stalemates,
         checkmates: 0,
         white_by_distance: vec![0; MAX_DISTANCE + 1],
@@ -472,10 +495,14 @@ fn to_move(material: &Material, scanned: &[ScannedRun], side: Color) -> ToMove {
             t.checkmates += side_stats.mates;
         }
         if winner == Color::White {
+            t.white_cursed = side_stats.cursed;
+            t.longest_cursed_white = r.longest_cursed[s];
             t.white_wins = side_stats.won;
             t.white_by_distance = side_stats.by_distance.clone();
             t.longest_white = longest;
         } else {
+            t.black_cursed = side_stats.cursed;
+            t.longest_cursed_black = r.longest_cursed[s];
             t.black_wins = side_stats.won;
             t.black_by_distance = side_stats.by_distance.clone();
             t.longest_black = longest;

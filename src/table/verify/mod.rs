@@ -29,7 +29,7 @@
 //! en passant is valued at the double step, and only the left-right mirror is a symmetry.
 
 use super::error::TableError;
-use super::format::{table_path, TableFile, CODE_ILLEGAL, CODE_NONE};
+use super::format::{table_path, TableFile, CODE_CURSED, CODE_ILLEGAL, CODE_NONE};
 use crate::chess::attacks::{attacks, king_attacks};
 use crate::chess::position::board_field;
 use crate::chess::square::{square_name, triangle_code, TRIANGLE};
@@ -65,6 +65,8 @@ pub struct SideReport {
     pub mates: u64,
     /// Black stalemated (btm).
     pub stalemates: u64,
+    /// Legal positions won for white only without the 50-move rule.
+    pub cursed: u64,
     /// Longest stored distance in plies, if any position is won.
     pub longest: Option<u8>,
 }
@@ -74,6 +76,7 @@ impl SideReport {
         self.illegal += o.illegal;
         self.won += o.won;
         self.not_won += o.not_won;
+        self.cursed += o.cursed;
         self.derived += o.derived;
         self.by_symmetry += o.by_symmetry;
         self.mates += o.mates;
@@ -83,7 +86,7 @@ impl SideReport {
 
     /// Slots checked (every stored slot of the side).
     pub fn slots(&self) -> u64 {
-        self.illegal + self.won + self.not_won
+        self.illegal + self.won + self.not_won + self.cursed
     }
 }
 
@@ -201,6 +204,7 @@ fn describe_code(stm: Color, code: u8) -> String {
     match (stm, code) {
         (_, CODE_NONE) => "code 0 (not won)".to_string(),
         (_, CODE_ILLEGAL) => "code 63 (illegal)".to_string(),
+        (_, CODE_CURSED) => "code 52 (won for white only without the 50-move rule)".to_string(),
         (Color::White, c) if c <= WTM_MAX_CODE => format!("code {c} (white wins in {} plies)", 2 * c - 1),
         (Color::Black, c) if c <= BTM_MAX_CODE => format!("code {c} (black loses in {} plies)", 2 * (c - 1)),
         (_, c) => format!("code {c} (out of range)"),
@@ -234,7 +238,8 @@ fn check_bit_and_count(
     fen: &dyn Fn() -> String,
     rep: &mut SideReport,
 ) -> Result<(), TableError> {
-    if stored_bit != (stored != CODE_NONE) {
+    let rule_win = stored != CODE_NONE && stored != CODE_CURSED;
+    if stored_bit != rule_win {
         wrong!(
             "{}: value {} but bitbase ({}) bit {}",
             fen(),
@@ -245,6 +250,8 @@ fn check_bit_and_count(
     }
     if stored == CODE_NONE {
         rep.not_won += 1;
+    } else if stored == CODE_CURSED {
+        rep.cursed += 1;
     } else {
         rep.won += 1;
         let d = if stm == Color::White { 2 * stored - 1 } else { 2 * (stored - 1) };
@@ -467,6 +474,7 @@ impl Ctx<'_> {
     /// The expected wtm code of a legal position, and the move that decides it.
     fn derive_wtm(&self, men: &Men) -> (u8, Option<Move>) {
         let mut best = (CODE_NONE, None);
+        let mut cursed = None;
         for mv in self.moves(men, Color::White).iter() {
             if let Some(j) = mv.captured {
                 let mv = mv.as_move();
@@ -483,9 +491,16 @@ impl Ctx<'_> {
                 if (1..=WTM_MAX_CODE).contains(&c) && (best.0 == CODE_NONE || c < best.0) {
                     best = (c, Some(mv));
                 }
+                // Into a loss of 100 plies or one only without the rule: a cursed win.
+                if (c == BTM_MAX_CODE || c == CODE_CURSED) && cursed.is_none() {
+                    cursed = Some(mv);
+                }
             }
         }
-        best
+        match cursed {
+            Some(mv) if best.0 == CODE_NONE => (CODE_CURSED, Some(mv)),
+            _ => best,
+        }
     }
 
     /// The expected btm code of a legal position, and the move that decides it.
@@ -501,6 +516,7 @@ impl Ctx<'_> {
             };
         }
         let mut worst = (1u8, None);
+        let mut cursed = None;
         for mv in moves.iter() {
             let (captured, mv) = (mv.captured, mv.as_move());
             if let Some(j) = captured {
@@ -512,6 +528,10 @@ impl Ctx<'_> {
             } else {
                 let child = men.moved(mv.from, mv.to);
                 let c = self.file.value_code(Color::White, canonical_slot(&self.layout, &child));
+                if c == CODE_CURSED {
+                    cursed = cursed.or(Some(mv));
+                    continue;
+                }
                 if !(1..=WTM_MAX_CODE).contains(&c) {
                     return (CODE_NONE, Some(mv));
                 }
@@ -519,6 +539,10 @@ impl Ctx<'_> {
                     worst = (worst.0.max(c), Some(mv));
                 }
             }
+        }
+        if cursed.is_some() {
+            // Every move loses, some only without the rule.
+            return (CODE_CURSED, cursed);
         }
         // Every move wins for white within 2*worst - 1 plies: black loses in 2*worst, code worst + 1.
         (worst.0 + 1, worst.1)
@@ -617,6 +641,16 @@ pub fn verify_run(
     let longest = checked.wtm.longest.max(checked.btm.longest).unwrap_or(0);
     if file.header.last_step != longest {
         wrong!("{run}: header's last step is {}, but the longest stored distance is {longest}", file.header.last_step);
+    }
+    for (side, rep) in [(Color::White, &checked.wtm), (Color::Black, &checked.btm)] {
+        let beyond = file.header.longest_cursed[side.index()];
+        if (rep.cursed > 0) != (beyond > 100) {
+            wrong!(
+                "{run}: {} has {} cursed positions, but the header's longest cursed step is {beyond}",
+                side_name(side),
+                rep.cursed
+            );
+        }
     }
     Ok(VerifyReport {
         material: run.clone(),

@@ -25,7 +25,7 @@
 
 use super::{
     bit, check_bit_and_count, check_illegal, describe_code, open_sub, side_name, verify_side, CheckSlot, Checked,
-    SideReport, SubTable, WTM_MAX_CODE,
+    SideReport, SubTable, BTM_MAX_CODE, WTM_MAX_CODE,
 };
 use crate::chess::attacks::{attacks, king_attacks, pawn_attacks};
 use crate::chess::position::board_field;
@@ -33,7 +33,7 @@ use crate::chess::square::square_name;
 use crate::chess::{Color, Material, Move, Piece, Position, Role, Square, MAX_PIECES};
 use crate::index::slices::MAX_PAWNS;
 use crate::index::{Layout, Pawns, Slices};
-use crate::table::format::{Section, TableFile, CODE_NONE, LEVEL_RECORD_BYTES, VALUE_WORD_BYTES};
+use crate::table::format::{Section, TableFile, CODE_CURSED, CODE_NONE, LEVEL_RECORD_BYTES, VALUE_WORD_BYTES};
 use crate::table::TableError;
 use byteorder::{ByteOrder, LittleEndian};
 use std::cmp::Ordering;
@@ -449,6 +449,7 @@ impl PawnCtx<'_> {
     fn derive_wtm(&self, men: &Men, slot: u64) -> (u8, Option<Move>) {
         let mut best = (CODE_NONE, None);
         let mut winning = None;
+        let mut cursed = None;
         men.for_each_move(Color::White, &mut |mv, child| {
             let wins = match kind(&mv) {
                 Kind::Quiet => {
@@ -456,6 +457,10 @@ impl PawnCtx<'_> {
                     // btm code c = distance 2(c-1), so the move wins in 2c-1 plies: wtm code c.
                     if (1..=WTM_MAX_CODE).contains(&c) && (best.0 == CODE_NONE || c < best.0) {
                         best = (c, Some(mv));
+                    }
+                    // Into a loss of 100 plies or one only without the rule: a cursed win.
+                    if (c == BTM_MAX_CODE || c == CODE_CURSED) && cursed.is_none() {
+                        cursed = Some(mv);
                     }
                     false
                 }
@@ -468,9 +473,10 @@ impl PawnCtx<'_> {
             }
             wins
         });
-        match winning {
-            Some(mv) => (1, Some(mv)),
-            None => best,
+        match (winning, cursed) {
+            (Some(mv), _) => (1, Some(mv)),
+            (None, Some(mv)) if best.0 == CODE_NONE => (CODE_CURSED, Some(mv)),
+            _ => best,
         }
     }
 
@@ -480,6 +486,7 @@ impl PawnCtx<'_> {
         let mut worst = (1u8, None);
         let mut moves = 0u32;
         let mut escape = None;
+        let mut cursed = None;
         men.for_each_move(Color::Black, &mut |mv, child| {
             moves += 1;
             let loses = match kind(&mv) {
@@ -489,7 +496,11 @@ impl PawnCtx<'_> {
                     if won && (c > worst.0 || worst.1.is_none()) {
                         worst = (worst.0.max(c), Some(mv));
                     }
-                    won
+                    // A loss only without the rule: no escape, and the position's loss is so.
+                    if c == CODE_CURSED {
+                        cursed = cursed.or(Some(mv));
+                    }
+                    won || c == CODE_CURSED
                 }
                 Kind::Push => bit(self.file, Color::White, self.own_slot(child)),
                 Kind::Double => self.black_double_step_loses(&mv, child, self.own_slot(child)),
@@ -511,6 +522,9 @@ impl PawnCtx<'_> {
                 rep.stalemates += 1;
                 (CODE_NONE, None)
             };
+        }
+        if cursed.is_some() {
+            return (CODE_CURSED, cursed);
         }
         // Every move wins for white within 2*worst - 1 plies: black loses in 2*worst, code worst + 1.
         (worst.0 + 1, worst.1)
