@@ -182,3 +182,70 @@ fn pawn_tables_match_the_reference_counts_and_longest_wins() {
     }
     assert_eq!(seen, 11);
 }
+
+/// The README's "Cursed wins and blessed losses" table: table -> (wtm wins, cursed wins,
+/// draws, blessed losses, losses, btm the same five, longest cursed win for white).
+fn readme_cursed_rows() -> Vec<(String, [u64; 10], Option<u64>)> {
+    let text = std::fs::read_to_string(reference_dir().join("README.md")).unwrap();
+    let num = |c: &str| c.replace(',', "").parse::<u64>().ok();
+    text.lines()
+        .skip_while(|l| !l.starts_with("## Cursed wins"))
+        .filter_map(|l| {
+            let cells: Vec<&str> = l.trim().trim_matches('|').split('|').map(str::trim).collect();
+            if cells.len() != 12 {
+                return None;
+            }
+            let mut counts = [0u64; 10];
+            for (c, cell) in counts.iter_mut().zip(&cells[1..11]) {
+                *c = num(cell)?;
+            }
+            let white = cells[11].split('/').next().map(str::trim).and_then(num);
+            Some((cells[0].to_string(), counts, white))
+        })
+        .collect()
+}
+
+#[test]
+fn cursed_wins_and_blessed_losses_match_the_reference() {
+    // KBBvKN, KBNvKN, KRBvKR and KQRvKR with their sub-endgames: about a minute on 2 cores.
+    let rows = readme_cursed_rows();
+    let tables = ["KBBvKN", "KBNvKN", "KRBvKR", "KQRvKR"];
+    let dir = tempfile::tempdir().unwrap();
+    let sigs: Vec<Material> = tables.iter().map(|t| Material::parse(t).unwrap()).collect();
+    generate(&sigs, &GenOptions::new(dir.path(), 2), &SilentProgress).unwrap();
+    for table in tables {
+        let (_, reference, longest) = rows.iter().find(|r| r.0 == table).expect("the table in the README").clone();
+        let s = stats_json(dir.path(), table);
+        let side = |stm: &str| {
+            let n = |k: &str| s[stm][k].as_u64().unwrap();
+            // The side to move's view: win, cursed win, draw, blessed loss, loss.
+            if stm == "white_to_move" {
+                [n("white_wins"), n("white_cursed_wins"), n("draws"), n("black_cursed_wins"), n("black_wins")]
+            } else {
+                [n("black_wins"), n("black_cursed_wins"), n("draws"), n("white_cursed_wins"), n("white_wins")]
+            }
+        };
+        let ours: Vec<u64> = [side("white_to_move"), side("black_to_move")].concat();
+        println!("{table}: ours {ours:?}, reference {reference:?}");
+        // The reference counts both orders of two like men (KBBvKN), as for KPPvK: there
+        // every category but the draws (where positions symmetric in themselves count
+        // differently) is exactly twice ours; otherwise every count is equal.
+        let like_men = table == "KBBvKN";
+        for (i, (&o, &r)) in ours.iter().zip(&reference).enumerate() {
+            match (like_men, i % 5) {
+                (true, 2) => assert!((2 * o).abs_diff(r) * 1000 < r, "{table} draws {i}: {ours:?} / {reference:?}"),
+                (true, _) => assert_eq!(2 * o, r, "{table} category {i}: {ours:?} / {reference:?}"),
+                (false, _) => assert_eq!(o, r, "{table} category {i}: {ours:?} / {reference:?}"),
+            }
+        }
+        let longest_white = [&s["white_to_move"], &s["black_to_move"]]
+            .iter()
+            .map(|t| t["longest_white_cursed_win"].as_u64().unwrap())
+            .max()
+            .filter(|&l| l > 0);
+        assert_eq!(longest_white, longest, "{table}: longest cursed win for white");
+        for t in [&s["white_to_move"], &s["black_to_move"]] {
+            assert_eq!(t["longest_black_cursed_win"], 0, "{table}");
+        }
+    }
+}

@@ -16,7 +16,7 @@ use crate::pipeline::{self, Order};
 use crate::progress::Progress;
 use crate::solve::{combine, compute_chunk, Captures, Frame, Pass, PassSpec, PushTargets, WorkTable};
 use crate::work::bits::{load_sums, BitFile};
-use crate::work::deltalog::{self, BlockEntry, ChunkRecord, DeltaLog, StreamWriter};
+use crate::work::deltalog::{self, BlockEntry, ChunkRecord, DeltaLog, PassStreams, StreamWriter};
 use crate::work::gap::GapEncoder;
 use crate::work::LevelFolder;
 use anyhow::Context;
@@ -120,6 +120,7 @@ pub fn run_pass(ctx: &LevelContext, spec: &PassSpec) -> anyhow::Result<PassResul
     let words = chunks.buffer_words;
     let io_words = (ctx.io_bytes / 8).max(1);
     let tables_read = (inputs.len() + combined.len()) as u64;
+    let unchanged = unchanged_chunks(ctx, spec.pass, chunks)?;
     // Rendezvous channels: a chunk buffer exists only where it is being read, computed or
     // written, which keeps the pass within `pass_slots` buffers.
     let outcome = pipeline::run(
@@ -128,10 +129,17 @@ pub fn run_pass(ctx: &LevelContext, spec: &PassSpec) -> anyhow::Result<PassResul
         Order::Completion,
         |i| {
             let ch = &chunks.list[todo[i]];
+            if unchanged[todo[i]] {
+                // Its output is the previous table of the chain, as it is.
+                return Ok((read_inputs(ch, &combined[..1], words)?, PushBuffers::default()));
+            }
             Ok((read_inputs(ch, &inputs, words)?, read_pushes(ctx, spec.pass, ch, &finals, words)?))
         },
         |i, (bufs, pushes)| {
             let ch = &chunks.list[todo[i]];
+            if unchanged[todo[i]] {
+                return Ok(ChunkOutput { tables: bufs, streams: vec![Vec::new(); ch.blocks.len()], new_count: 0 });
+            }
             let frame = Frame::new(&ctx.layout, &chunks.scheme, ch.key, ch.slice);
             let out = compute_chunk(spec.pass, &frame, ctx.caps, &pushes.targets(), words, bufs);
             finish_chunk(spec.pass, &ch.blocks, &combined, out, io_words)
@@ -143,7 +151,7 @@ pub fn run_pass(ctx: &LevelContext, spec: &PassSpec) -> anyhow::Result<PassResul
             let r = &mut state.result;
             let chunk_bytes = ch.blocks.iter().map(|b| b.words as u64 * 8).sum::<u64>();
             r.new += out.new_count;
-            r.bytes_read += chunk_bytes * tables_read;
+            r.bytes_read += chunk_bytes * if unchanged[todo[i]] { 1 } else { tables_read };
             r.bytes_written += chunk_bytes * outputs.len() as u64 + written.record + written.streams;
             r.stream_bytes += written.streams;
             ctx.progress.inc();
@@ -334,6 +342,20 @@ fn moved(pawns: &Pawns, from: Square, to: Square) -> Pawns {
 }
 
 /// The reader's part: a chunk's blocks of every input table, checked.
+/// The chunks of step `k` whose input, `t(k-1)`, gained no position in step `k-1`: there
+/// `t(k-1)` equals `t(k-3)`, so the mover reaches what it reached in step `k-2`, all of it
+/// already in `t(k-2)`, and `t(k) = t(k-2)` with no new position (the mover's moves stay
+/// inside its chunk). Late steps, which add few positions, skip most of their chunks.
+fn unchanged_chunks(ctx: &LevelContext, pass: Pass, chunks: &Chunks) -> anyhow::Result<Vec<bool>> {
+    let k = match pass {
+        Pass::Step(k) if k >= 2 => k,
+        _ => return Ok(vec![false; chunks.list.len()]),
+    };
+    let previous = PassStreams::open(&ctx.folder.log(Pass::Step(k - 1)), ctx.n_blocks())
+        .context("delta log of the previous step damaged (delete the work folder to recompute the run)")?;
+    Ok(chunks.list.iter().map(|ch| ch.blocks.iter().all(|b| !previous.has_new(b.id))).collect())
+}
+
 fn read_inputs(ch: &Chunk, inputs: &[(BitFile, Vec<u64>)], words: usize) -> anyhow::Result<Vec<Vec<u64>>> {
     inputs
         .iter()

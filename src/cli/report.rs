@@ -79,15 +79,18 @@ pub fn status_lines(s: &JobStatus) -> Vec<String> {
 /// The line `tbstream verify` prints for a run that passed.
 pub fn verify_line(r: &VerifyReport) -> String {
     format!(
-        "{}: ok, {} positions per side to move checked in {:.1}s (wtm: {} won, {} not won, {} illegal; \
-         btm: {} lost, {} not lost, {} illegal, {} checkmated, {} stalemated; longest {} plies)",
+        "{}: ok, {} positions per side to move checked in {:.1}s (wtm: {} won, {} won only without the \
+         50-move rule, {} not won, {} illegal; btm: {} lost, {} lost only without the rule, {} not lost, {} illegal, \
+         {} checkmated, {} stalemated; longest {} plies)",
         r.material,
         r.n_slots,
         r.secs,
         r.wtm.won,
+        r.wtm.cursed,
         r.wtm.not_won,
         r.wtm.illegal,
         r.btm.won,
+        r.btm.cursed,
         r.btm.not_won,
         r.btm.illegal,
         r.btm.mates,
