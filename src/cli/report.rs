@@ -14,7 +14,7 @@ pub fn plan_lines(plan: &JobPlan) -> Vec<String> {
         .map(|r| match &r.plan {
             Ok((p, mem)) => format!(
                 "{}: {}{} positions/side{}, {} white + {} black chunks, blocks of {}, RAM ~{}, work peak {}, final {}, \
-                 I/O ~{} per step (up to 101 steps{})",
+                 I/O ~{} per step (up to 101 steps{}, more where wins need more than 100 plies)",
                 r.material,
                 if r.built { "[built] " } else { "" },
                 r.n_slots,

@@ -305,7 +305,8 @@ mod tests {
             }
         }
         assert_eq!(Pass::from_number(-2), None);
-        assert_eq!(Pass::from_number(101), None);
+        assert_eq!(Pass::from_number(101), Some(Pass::Step(101)));
+        assert_eq!(Pass::from_number(MAX_STEP as i32 + 1), None);
     }
 
     #[test]
@@ -317,18 +318,26 @@ mod tests {
         assert_eq!(PassSpec::of(Pass::Step(7)).combine, [WorkTable::Chain(5)]);
         assert_eq!(obsolete_after(Pass::Step(1)), [WorkTable::WinningCapture]);
         assert_eq!(obsolete_after(Pass::Step(2)), [WorkTable::Chain(0)]);
+        // t99 and t100 stay for the merge when the chains go on past step 100.
+        assert_eq!(obsolete_after(Pass::Step(101)), []);
+        assert_eq!(obsolete_after(Pass::Step(102)), []);
+        assert_eq!(obsolete_after(Pass::Step(103)), [WorkTable::Chain(101)]);
         assert_eq!(WorkTable::Chain(7).name(), "t007");
     }
 
     #[test]
-    fn chains_end_after_two_empty_steps_or_step_100() {
+    fn chains_end_after_two_empty_steps_even_past_step_100() {
         let run =
             |news: &[u64]| -> Vec<(Pass, u64)> { news.iter().enumerate().map(|(i, &n)| (Pass::nth(i), n)).collect() };
         assert!(!chains_complete(&run(&[0, 5, 3, 0])));
         assert!(chains_complete(&run(&[0, 5, 3, 0, 0])));
-        assert_eq!(last_step(&run(&[0, 5, 3, 0, 0])), 1);
-        let full: Vec<u64> = vec![1; 102];
-        assert!(!chains_complete(&run(&full[..101])));
-        assert!(chains_complete(&run(&full)));
+        assert_eq!(last_step_within(&run(&[0, 5, 3, 0, 0]), 99), 1);
+        // Steps 1..=130 add positions (passes -1, 0, then 130 steps), then two add none.
+        let mut long: Vec<u64> = vec![1; 132];
+        assert!(!chains_complete(&run(&long)));
+        long.extend([0, 0]);
+        assert!(chains_complete(&run(&long)));
+        assert_eq!(last_step_within(&run(&long), LAST_STEP), 100);
+        assert_eq!(last_step_within(&run(&long), LAST_STEP - 1), 99);
     }
 }

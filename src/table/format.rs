@@ -596,7 +596,7 @@ mod tests {
                 partial.write_at(off, &bytes).unwrap();
             }
         }
-        partial.finish(7, None, None, &table_path(dir, &m)).unwrap()
+        partial.finish(7, [0, 0], true, None, None, &table_path(dir, &m)).unwrap()
     }
 
     fn flip(path: &Path, at: u64) {
