@@ -389,8 +389,8 @@ impl DocTable {
         }
         let n_sections = if version == 1 { 4 } else { 5 };
         let reserved_from = 40 + 24 * n_sections + if version == 1 { 0 } else { 8 };
-        if bytes[15] > 1 {
-            return Err(format!("flags byte {} is not 0 or 1", bytes[15]));
+        if bytes[15] > 3 {
+            return Err(format!("flags byte {} has unknown bits", bytes[15]));
         }
         if bytes[reserved_from..240].iter().chain(&bytes[244..248]).any(|&b| b != 0) {
             return Err("reserved header bytes are not 0".into());
@@ -978,8 +978,10 @@ impl DocTables {
                         return Ok((1, d));
                     }
                 }
-                // Won only without the 50-move rule: a draw under it.
-                52 => {}
+                // Won only without the 50-move rule (52), or in 100 or 101 plies (51): not a
+                // win within `budget <= 100` plies unless the edge is resolved, which this
+                // reader leaves to the category (a draw here, as the library's WDL).
+                51 | 52 => {}
                 c => return Err(format!("{fen}: wtm code {c} for a legal position")),
             }
         }

@@ -247,5 +247,11 @@ fn cursed_wins_and_blessed_losses_match_the_reference() {
         for t in [&s["white_to_move"], &s["black_to_move"]] {
             assert_eq!(t["longest_black_cursed_win"], 0, "{table}");
         }
+        // Every cursed position is marked; whether a wtm position first won at step 101 may
+        // be a win of exactly 100 plies: only where a black king and rook can be left with
+        // nothing but a losing capture (KRBvKR), and where the chains reach step 101.
+        let run = &s["runs"][0];
+        assert_eq!(run["cursed_marked"], true, "{table}");
+        assert_eq!(run["edge_exact"], table != "KRBvKR", "{table}");
     }
 }

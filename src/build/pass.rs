@@ -342,13 +342,14 @@ fn moved(pawns: &Pawns, from: Square, to: Square) -> Pawns {
 }
 
 /// The reader's part: a chunk's blocks of every input table, checked.
-/// The chunks of step `k` whose input, `t(k-1)`, gained no position in step `k-1`: there
-/// `t(k-1)` equals `t(k-3)`, so the mover reaches what it reached in step `k-2`, all of it
-/// already in `t(k-2)`, and `t(k) = t(k-2)` with no new position (the mover's moves stay
-/// inside its chunk). Late steps, which add few positions, skip most of their chunks.
+/// The chunks of step `k >= 3` whose input, `t(k-1)`, gained no position in step `k-1`:
+/// there `t(k-1)` equals `t(k-3)`, so the mover reaches what it reached in step `k-2`, all
+/// of it already in `t(k-2)`, and `t(k) = t(k-2)` with no new position (the mover's moves
+/// stay inside its chunk). Not step 2: `t0` holds only the mates, not what black reached
+/// from `t(-1)` (the positions whose only moves are losing captures or pawn moves).
 fn unchanged_chunks(ctx: &LevelContext, pass: Pass, chunks: &Chunks) -> anyhow::Result<Vec<bool>> {
     let k = match pass {
-        Pass::Step(k) if k >= 2 => k,
+        Pass::Step(k) if k >= 3 => k,
         _ => return Ok(vec![false; chunks.list.len()]),
     };
     let previous = PassStreams::open(&ctx.folder.log(Pass::Step(k - 1)), ctx.n_blocks())

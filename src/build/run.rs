@@ -16,7 +16,7 @@ use crate::solve::WorkTable;
 use crate::solve::{chains_complete, last_step_within, obsolete_after, Captures, Pass, PassSpec, LAST_STEP, MAX_STEP};
 use crate::table::format::{slice_section, table_path, LevelRecord, PartialTable, Section, TableFile};
 use crate::work::bits::save_sums;
-use crate::work::bits::{load_sums, BitFile};
+use crate::work::bits::{block_sum, load_sums, BitFile};
 use crate::work::manifest::{self, LevelDone, PassDone, RunManifest, MANIFEST_FORMAT};
 use crate::work::publish::Durability;
 use crate::work::{LevelFolder, RunFolder};
@@ -159,10 +159,13 @@ pub fn solve_run(
     // step 100: such a table's cursed results may be incomplete, and it says so.
     let levels_cursed = manifest.levels.len() > 1 && longest_cursed(&passes) != [0, 0];
     let five_valued = !levels_cursed && !subs_have_cursed(material, out_dir)?;
+    // Step 101's wtm positions are cursed wins unless some may be wins of exactly 100 plies.
+    let step_101 = passes.iter().any(|&(p, new)| p == Pass::Step(LAST_STEP + 1) && new > 0);
+    let edge_exact = !step_101 || !manifest.levels.iter().any(|l| l.forced_zeroing);
     let path = partial.finish(
         rule_last_step(&passes),
         longest_cursed(&passes),
-        five_valued,
+        (five_valued, edge_exact),
         sums,
         slices.as_deref(),
         &table_path(out_dir, material),
@@ -203,9 +206,11 @@ fn solve_level(
         );
         run_next_pass(ctx, folder, manifest)?;
     }
+    let forced_zeroing = has_forced_zeroing(ctx)?;
     let t = Instant::now();
     let merged = write_level(ctx, &manifest.passes, partial)?;
     manifest.levels.push(LevelDone {
+        forced_zeroing,
         level: ctx.level.number,
         passes: std::mem::take(&mut manifest.passes),
         merge_secs: t.elapsed().as_secs_f64(),
@@ -367,6 +372,14 @@ fn remove_unsolved_levels(layout: &Layout, folder: &RunFolder, manifest: &RunMan
         }
     }
     Ok(())
+}
+
+/// Whether the level's `forced-zeroing` table has a set bit: some block checksum is not
+/// that of a block of zeros.
+fn has_forced_zeroing(ctx: &LevelContext) -> anyhow::Result<bool> {
+    let sums = load_sums(&ctx.folder.sums(WorkTable::ForcedZeroing), ctx.n_blocks())?;
+    let zero = block_sum(&vec![0u64; ctx.block_words()]);
+    Ok(sums.iter().any(|&s| s != zero))
 }
 
 /// Whether a sub-endgame of the run has cursed positions (or was built without looking).

@@ -200,11 +200,13 @@ pub fn stats_lines(s: &SignatureStats) -> Vec<String> {
     out.push(format!("longest wins: white {}, black {} (plies)", s.longest(Color::White), s.longest(Color::Black)));
     for r in &s.runs {
         out.push(format!(
-            "run {}: {} slots per side to move; illegal slots wtm {}, btm {}",
+            "run {}: {} slots per side to move; illegal slots wtm {}, btm {}{}{}",
             r.run,
             thousands(r.slots),
             thousands(r.illegal[0]),
-            thousands(r.illegal[1])
+            thousands(r.illegal[1]),
+            if r.five_valued { "" } else { "; cursed results incomplete (captures into cursed positions)" },
+            if r.edge_exact { "" } else { "; its wtm cursed wins include any wins of exactly 100 plies" },
         ));
     }
     out
@@ -242,6 +244,8 @@ pub fn stats_json(s: &SignatureStats) -> serde_json::Value {
             "slots_per_side": r.slots,
             "illegal_slots": { "wtm": r.illegal[0], "btm": r.illegal[1] },
             "legal": { "wtm": r.legal[0], "btm": r.legal[1] },
+            "cursed_marked": r.five_valued,
+            "edge_exact": r.edge_exact,
         })).collect::<Vec<_>>(),
     })
 }

@@ -130,6 +130,10 @@ pub enum WorkTable {
     /// odd `k`, btm for even `k`); beyond 100, won for white without the rule within `k`
     /// plies.
     Chain(u16),
+    /// Btm positions whose only legal moves are losing zeroing moves (captures, pawn moves):
+    /// the only ones whose loss can end with black's own move, the source of even wtm
+    /// distances (empty: every wtm distance is odd, see `docs/CURSED.md`).
+    ForcedZeroing,
     /// A solved level's final bitbase of a side to move (its `t99` or `t100`), kept for the
     /// levels below, whose pawn pushes lead into it.
     Final(Color),
@@ -143,6 +147,7 @@ impl WorkTable {
             WorkTable::IllegalBtm => "illegal-btm".to_string(),
             WorkTable::WinningCapture => "c".to_string(),
             WorkTable::CapturesLose => "d".to_string(),
+            WorkTable::ForcedZeroing => "forced-zeroing".to_string(),
             WorkTable::Chain(k) => format!("t{k:03}"),
             WorkTable::Final(Color::White) => "final-wtm".to_string(),
             WorkTable::Final(Color::Black) => "final-btm".to_string(),
@@ -190,7 +195,7 @@ impl PassSpec {
         let t = WorkTable::chain;
         let (inputs, combine, outputs) = match pass {
             Pass::InitWhite => (vec![], vec![], vec![IllegalWtm, WinningCapture, IllegalBtm]),
-            Pass::InitBlack => (vec![IllegalWtm], vec![], vec![CapturesLose, Chain(0)]),
+            Pass::InitBlack => (vec![IllegalWtm], vec![], vec![CapturesLose, Chain(0), ForcedZeroing]),
             Pass::Step(1) => (vec![Chain(0)], vec![IllegalWtm, WinningCapture], vec![Chain(1)]),
             Pass::Step(k) => {
                 let k = k as i32;
@@ -228,8 +233,13 @@ pub fn compute_chunk(
             kernels::black_moves(frame, &illegal_wtm, &mut d);
             drop(illegal_wtm);
             let mut t0 = vec![0u64; words];
+            // Before `init_black`, `d` holds the positions without a legal quiet move.
+            let mut forced = d.clone();
             init::init_black(frame, caps, pushes, &mut d, &mut t0);
-            vec![d, t0]
+            for (f, &d) in forced.iter_mut().zip(&d) {
+                *f &= d;
+            }
+            vec![d, t0, forced]
         }
         Pass::Step(k) if k % 2 == 1 => {
             let mut out = vec![0u64; words];

@@ -38,6 +38,9 @@ pub const CODE_NONE: u8 = 0;
 /// Value code of a position won for white only without the 50-move rule: a cursed win
 /// (wtm), or a loss for black that the rule turns into a draw (btm, a blessed loss).
 pub const CODE_CURSED: u8 = 52;
+/// Wtm value code of a position first won at step 101: white wins in exactly 100 plies (the
+/// last one black's forced zeroing move) or in 101 (a cursed win); see `Header::edge_exact`.
+pub const CODE_EDGE: u8 = 51;
 
 /// The sections, in file order.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -136,6 +139,11 @@ pub struct Header {
     /// and no capture, promotion or pawn move of it leads to a cursed position (those are
     /// not followed yet). Otherwise some draws may be cursed results.
     pub five_valued: bool,
+    /// Whether every position with `CODE_EDGE` is a cursed win (101 plies): no btm position
+    /// of the run has only losing zeroing moves, so no win ends with black's forced zeroing
+    /// move and every wtm distance is odd. Otherwise some of them are wins of exactly 100
+    /// plies, which the chains do not tell apart.
+    pub edge_exact: bool,
     /// The last steps beyond 100 that added positions, wtm (odd) and btm (even); 0 if none:
     /// the longest cursed wins, in plies rounded up to the side to move's parity.
     pub longest_cursed: [u16; 2],
@@ -212,6 +220,7 @@ impl Header {
             n_slots: layout.n_slots,
             last_step: 0,
             five_valued: true,
+            edge_exact: true,
             longest_cursed: [0, 0],
             sections: layout_sections(layout.n_slots, slices.as_ref()),
             slices,
@@ -227,7 +236,7 @@ impl Header {
         h[12] = if self.slices.is_some() { LAYOUT_PAWN_SLICES } else { LAYOUT_KOISTINEN_V1 };
         h[13] = self.material.men() as u8;
         h[14] = self.last_step;
-        h[15] = self.five_valued as u8;
+        h[15] = self.five_valued as u8 | (self.edge_exact as u8) << 1;
         Le::write_u16(&mut h[240..242], self.longest_cursed[0]);
         Le::write_u16(&mut h[242..244], self.longest_cursed[1]);
         let name = self.material.to_string();
@@ -301,11 +310,18 @@ impl Header {
                 return Err(bad("slice description does not match the signature"));
             }
         }
-        if h[15] > 1 {
+        if h[15] > 3 {
             return Err(bad("unknown flags"));
         }
         let longest_cursed = [LittleEndian::read_u16(&h[240..242]), LittleEndian::read_u16(&h[242..244])];
-        Ok(Header { last_step: h[14], five_valued: h[15] == 1, longest_cursed, sections, ..expected })
+        Ok(Header {
+            last_step: h[14],
+            five_valued: h[15] & 1 != 0,
+            edge_exact: h[15] & 2 != 0,
+            longest_cursed,
+            sections,
+            ..expected
+        })
     }
 
     /// Total file length.
@@ -401,14 +417,14 @@ impl PartialTable {
         mut self,
         last_step: u8,
         longest_cursed: [u16; 2],
-        five_valued: bool,
+        flags: (bool, bool),
         sums: Option<[u64; 4]>,
         slices: Option<&[u8]>,
         target: &Path,
     ) -> Result<PathBuf, FormatError> {
         self.header.last_step = last_step;
         self.header.longest_cursed = longest_cursed;
-        self.header.five_valued = five_valued;
+        (self.header.five_valued, self.header.edge_exact) = flags;
         if let (Some(bytes), Some(e)) = (slices, self.header.sections.get(Section::Slices as usize)) {
             if bytes.len() as u64 != e.length {
                 return Err(FormatError::Writer(self.path.clone(), "the slice section has the wrong length"));
@@ -559,6 +575,7 @@ impl TableFile {
 pub fn code_to_distance(stm: Color, code: u8) -> Option<u8> {
     match (stm, code) {
         (_, CODE_NONE) | (_, CODE_ILLEGAL) | (_, CODE_CURSED) => None,
+        (Color::White, CODE_EDGE) => None,
         (Color::White, c) => Some(2 * c - 1),
         (Color::Black, c) => Some(2 * (c - 1)),
     }
@@ -569,6 +586,7 @@ pub fn code_to_distance(stm: Color, code: u8) -> Option<u8> {
 pub fn step_code(k: u16) -> u8 {
     let k = match u8::try_from(k) {
         Ok(k) if k <= 100 => k,
+        _ if k == 101 => return CODE_EDGE,
         _ => return CODE_CURSED,
     };
     if k % 2 == 1 {
@@ -596,7 +614,7 @@ mod tests {
                 partial.write_at(off, &bytes).unwrap();
             }
         }
-        partial.finish(7, [0, 0], true, None, None, &table_path(dir, &m)).unwrap()
+        partial.finish(7, [0, 0], (true, true), None, None, &table_path(dir, &m)).unwrap()
     }
 
     fn flip(path: &Path, at: u64) {

@@ -28,7 +28,7 @@
 //! ```
 
 use super::error::TableError;
-use super::format::{code_to_distance, table_path, TableFile, CODE_CURSED};
+use super::format::{code_to_distance, table_path, TableFile, CODE_CURSED, CODE_EDGE};
 use crate::chess::attacks::attacks;
 use crate::chess::{Color, Material, Move, Position, Role, Square, MAX_PIECES};
 use crate::index::slices::MAX_PAWNS;
@@ -524,7 +524,8 @@ impl Tablebase {
 
     /// The five-valued result of a position with a fresh 50-move counter (its half-move
     /// clock is ignored); `None` when a table it reads does not mark all its cursed
-    /// positions (see `five_valued` in `docs/FORMAT.md`).
+    /// positions, or cannot tell a win of exactly 100 plies from a cursed win of 101 there
+    /// (header flags, `docs/FORMAT.md`).
     pub fn category(&self, pos: &Position) -> Result<Option<Category>, TableError> {
         let men = Men::gather(pos, pos.turn == Color::Black);
         if let Some(end) = game_over(&men, pos) {
@@ -532,13 +533,17 @@ impl Tablebase {
         }
         let (white, black) = self.read_runs(
             &men,
-            |run, stm, slot| (run.file.value_code(stm, slot), run.file.header.five_valued),
-            |(code, _)| code == CODE_CURSED || code_to_distance(Color::White, code).is_some(),
+            |run, stm, slot| (run.file.value_code(stm, slot), run.file.header.five_valued, run.file.header.edge_exact),
+            |(code, ..)| code == CODE_CURSED || code == CODE_EDGE || code_to_distance(Color::White, code).is_some(),
         )?;
         let complete = white.is_none_or(|w| w.1) && black.is_none_or(|b| b.1);
+        if white.is_some_and(|w| w.0 == CODE_EDGE && !w.2) {
+            // A win of exactly 100 plies or a cursed win of 101: not told apart in this table.
+            return Ok(None);
+        }
         let (white, black) = (white.map(|w| w.0), black.map(|b| b.0));
         let stored = match (white, black) {
-            (Some(CODE_CURSED), _) => Category::CursedWin,
+            (Some(CODE_CURSED | CODE_EDGE), _) => Category::CursedWin,
             (Some(c), _) if code_to_distance(Color::White, c).is_some() => Category::Win,
             (_, Some(CODE_CURSED)) => Category::BlessedLoss,
             (_, Some(c)) if code_to_distance(Color::Black, c).is_some() => Category::Loss,

@@ -7,7 +7,7 @@
 //! of a signature then count the same set of positions, which [`SignatureStats::runs`] shows.
 
 use super::error::TableError;
-use super::format::{code_to_distance, table_path, TableFile, CODE_CURSED, CODE_ILLEGAL, CODE_NONE};
+use super::format::{code_to_distance, table_path, TableFile, CODE_CURSED, CODE_EDGE, CODE_ILLEGAL, CODE_NONE};
 use crate::chess::attacks::{attacks, king_attacks, pawn_attacks};
 use crate::chess::square::on_diagonal;
 use crate::chess::{Color, Material, Piece, Position, Role, Square, Symmetry, MAX_PIECES};
@@ -55,6 +55,7 @@ pub fn side_stats(file: &TableFile, stm: Color) -> SideStats {
             CODE_ILLEGAL => s.illegal += 1,
             CODE_NONE => s.not_won += 1,
             CODE_CURSED => s.cursed += 1,
+            CODE_EDGE if stm == Color::White => s.cursed += 1,
             c => s.by_distance[code_to_distance(stm, c).expect("distance") as usize] += 1,
         }
     }
@@ -120,6 +121,10 @@ pub struct RunSummary {
     pub illegal: [u64; 2],
     /// Legal positions up to symmetry, wtm and btm.
     pub legal: [u64; 2],
+    /// The header's flags: every cursed position marked; wins of exactly 100 plies told
+    /// apart from cursed wins (`docs/FORMAT.md`).
+    pub five_valued: bool,
+    pub edge_exact: bool,
 }
 
 /// Statistics of a signature (both of its runs).
@@ -350,7 +355,7 @@ impl<'a> RunScanner<'a> {
                     continue;
                 }
                 acc.legal += 1;
-                acc.cursed += (code == CODE_CURSED) as u64;
+                acc.cursed += (code == CODE_CURSED || (code == CODE_EDGE && stm == Color::White)) as u64;
                 match code_to_distance(stm, code) {
                     None => {
                         if self.count_stalemates && self.stalemated(&men, wk, stm) {
@@ -452,6 +457,8 @@ fn scan_run(
         slots: file.header.n_slots,
         illegal: [sides[0].illegal, sides[1].illegal],
         legal: [sides[0].legal, sides[1].legal],
+        five_valued: file.header.five_valued,
+        edge_exact: file.header.edge_exact,
     };
     Ok(ScannedRun { swapped, summary, sides, fens, longest_cursed: file.header.longest_cursed })
 }

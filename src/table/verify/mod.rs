@@ -29,7 +29,7 @@
 //! en passant is valued at the double step, and only the left-right mirror is a symmetry.
 
 use super::error::TableError;
-use super::format::{table_path, TableFile, CODE_CURSED, CODE_ILLEGAL, CODE_NONE};
+use super::format::{table_path, TableFile, CODE_CURSED, CODE_EDGE, CODE_ILLEGAL, CODE_NONE};
 use crate::chess::attacks::{attacks, king_attacks};
 use crate::chess::position::board_field;
 use crate::chess::square::{square_name, triangle_code, TRIANGLE};
@@ -205,6 +205,7 @@ fn describe_code(stm: Color, code: u8) -> String {
         (_, CODE_NONE) => "code 0 (not won)".to_string(),
         (_, CODE_ILLEGAL) => "code 63 (illegal)".to_string(),
         (_, CODE_CURSED) => "code 52 (won for white only without the 50-move rule)".to_string(),
+        (Color::White, CODE_EDGE) => "code 51 (white wins in 100 or, without the rule, 101 plies)".to_string(),
         (Color::White, c) if c <= WTM_MAX_CODE => format!("code {c} (white wins in {} plies)", 2 * c - 1),
         (Color::Black, c) if c <= BTM_MAX_CODE => format!("code {c} (black loses in {} plies)", 2 * (c - 1)),
         (_, c) => format!("code {c} (out of range)"),
@@ -238,7 +239,7 @@ fn check_bit_and_count(
     fen: &dyn Fn() -> String,
     rep: &mut SideReport,
 ) -> Result<(), TableError> {
-    let rule_win = stored != CODE_NONE && stored != CODE_CURSED;
+    let rule_win = stored != CODE_NONE && stored != CODE_CURSED && !(stm == Color::White && stored == CODE_EDGE);
     if stored_bit != rule_win {
         wrong!(
             "{}: value {} but bitbase ({}) bit {}",
@@ -250,7 +251,7 @@ fn check_bit_and_count(
     }
     if stored == CODE_NONE {
         rep.not_won += 1;
-    } else if stored == CODE_CURSED {
+    } else if !rule_win {
         rep.cursed += 1;
     } else {
         rep.won += 1;
@@ -492,13 +493,15 @@ impl Ctx<'_> {
                     best = (c, Some(mv));
                 }
                 // Into a loss of 100 plies or one only without the rule: a cursed win.
-                if (c == BTM_MAX_CODE || c == CODE_CURSED) && cursed.is_none() {
-                    cursed = Some(mv);
+                // (Its step is 101 after a loss of 100 plies, later after a cursed one.)
+                let code = if c == BTM_MAX_CODE { CODE_EDGE } else { CODE_CURSED };
+                if (c == BTM_MAX_CODE || c == CODE_CURSED) && cursed.is_none_or(|(best, _)| code < best) {
+                    cursed = Some((code, mv));
                 }
             }
         }
         match cursed {
-            Some(mv) if best.0 == CODE_NONE => (CODE_CURSED, Some(mv)),
+            Some((code, mv)) if best.0 == CODE_NONE => (code, Some(mv)),
             _ => best,
         }
     }
@@ -528,7 +531,7 @@ impl Ctx<'_> {
             } else {
                 let child = men.moved(mv.from, mv.to);
                 let c = self.file.value_code(Color::White, canonical_slot(&self.layout, &child));
-                if c == CODE_CURSED {
+                if c == CODE_CURSED || c == CODE_EDGE {
                     cursed = cursed.or(Some(mv));
                     continue;
                 }

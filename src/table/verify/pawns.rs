@@ -33,7 +33,9 @@ use crate::chess::square::square_name;
 use crate::chess::{Color, Material, Move, Piece, Position, Role, Square, MAX_PIECES};
 use crate::index::slices::MAX_PAWNS;
 use crate::index::{Layout, Pawns, Slices};
-use crate::table::format::{Section, TableFile, CODE_CURSED, CODE_NONE, LEVEL_RECORD_BYTES, VALUE_WORD_BYTES};
+use crate::table::format::{
+    Section, TableFile, CODE_CURSED, CODE_EDGE, CODE_NONE, LEVEL_RECORD_BYTES, VALUE_WORD_BYTES,
+};
 use crate::table::TableError;
 use byteorder::{ByteOrder, LittleEndian};
 use std::cmp::Ordering;
@@ -459,8 +461,10 @@ impl PawnCtx<'_> {
                         best = (c, Some(mv));
                     }
                     // Into a loss of 100 plies or one only without the rule: a cursed win.
-                    if (c == BTM_MAX_CODE || c == CODE_CURSED) && cursed.is_none() {
-                        cursed = Some(mv);
+                    // (Its step is 101 after a loss of 100 plies, later after a cursed one.)
+                    let code = if c == BTM_MAX_CODE { CODE_EDGE } else { CODE_CURSED };
+                    if (c == BTM_MAX_CODE || c == CODE_CURSED) && cursed.is_none_or(|(best, _)| code < best) {
+                        cursed = Some((code, mv));
                     }
                     false
                 }
@@ -475,7 +479,7 @@ impl PawnCtx<'_> {
         });
         match (winning, cursed) {
             (Some(mv), _) => (1, Some(mv)),
-            (None, Some(mv)) if best.0 == CODE_NONE => (CODE_CURSED, Some(mv)),
+            (None, Some((code, mv))) if best.0 == CODE_NONE => (code, Some(mv)),
             _ => best,
         }
     }
@@ -497,10 +501,11 @@ impl PawnCtx<'_> {
                         worst = (worst.0.max(c), Some(mv));
                     }
                     // A loss only without the rule: no escape, and the position's loss is so.
-                    if c == CODE_CURSED {
+                    let beyond = c == CODE_CURSED || c == CODE_EDGE;
+                    if beyond {
                         cursed = cursed.or(Some(mv));
                     }
-                    won || c == CODE_CURSED
+                    won || beyond
                 }
                 Kind::Push => bit(self.file, Color::White, self.own_slot(child)),
                 Kind::Double => self.black_double_step_loses(&mv, child, self.own_slot(child)),
