@@ -253,5 +253,119 @@ fn cursed_wins_and_blessed_losses_match_the_reference() {
         let run = &s["runs"][0];
         assert_eq!(run["cursed_marked"], true, "{table}");
         assert_eq!(run["edge_exact"], table != "KRBvKR", "{table}");
+        if table == "KBBvKN" {
+            check_edge_and_cursed_positions(dir.path(), &s);
+        }
     }
+}
+
+/// KBBvKN: the loser to move at exactly 100 plies is lost (its best move reaches a win of
+/// 99), and cursed wins and blessed losses found among random positions agree one ply
+/// deep with the library's own answers.
+fn check_edge_and_cursed_positions(dir: &Path, s: &serde_json::Value) {
+    use tbstream::{Category, Position, Tablebase};
+    let tb = Tablebase::open(dir).unwrap();
+    let longest = &s["black_to_move"]["longest_white_win"];
+    assert_eq!(longest["plies"], 100);
+    let pos = Position::from_fen(longest["fen"].as_str().unwrap()).unwrap();
+    let p = tb.probe(&pos).unwrap();
+    assert_eq!((p.wdl, p.dtz, tb.category(&pos).unwrap()), (-1, -100, Some(Category::Loss)));
+    let (_, after) = tb.best_move(&pos).unwrap().unwrap();
+    assert_eq!((after.wdl, after.dtz), (1, 99));
+    // One ply: a cursed win has a move to a blessed loss or a 100-ply loss and none to a
+    // loss within 98; a blessed loss has no move to a draw or better, and some move to a
+    // cursed win.
+    let mut rng = Rng(0x5eed);
+    let (mut cursed, mut blessed) = (0, 0);
+    for _ in 0..20_000 {
+        let Some(pos) = random_position(&mut rng, "KBBkn") else { continue };
+        let Some(cat) = tb.category(&pos).unwrap() else { panic!("{}: unknown", pos.fen()) };
+        // Each child from its side to move's view: category, and the distance after a quiet
+        // move (after a capture the counter is fresh and the category is the whole story).
+        let children: Vec<(Option<Category>, Option<i32>)> = pos
+            .legal_moves()
+            .into_iter()
+            .map(|m| {
+                let mut child = pos.play(m);
+                // The distance with the counter the parent had (fresh), not one ply later.
+                child.halfmove = 0;
+                (tb.category(&child).unwrap(), (!m.is_zeroing()).then(|| tb.probe(&child).unwrap().dtz))
+            })
+            .collect();
+        let loss = Some(Category::Loss);
+        match cat {
+            Category::CursedWin => {
+                cursed += 1;
+                // No rule win: no capture into a loss, no quiet move into a loss within 98.
+                for &(c, d) in &children {
+                    assert!(!(c == loss && d.is_none_or(|d| d > -100)), "{}", pos.fen());
+                }
+                assert!(
+                    children.iter().any(|&(c, d)| c == Some(Category::BlessedLoss) || d == Some(-100)),
+                    "{}",
+                    pos.fen()
+                );
+            }
+            Category::BlessedLoss => {
+                blessed += 1;
+                assert!(children.iter().all(|&(c, _)| c >= Some(Category::CursedWin)), "{}", pos.fen());
+                assert!(children.iter().any(|&(c, _)| c == Some(Category::CursedWin)), "{}", pos.fen());
+            }
+            _ => {}
+        }
+    }
+    assert!(cursed > 50 && blessed > 50, "{cursed} cursed wins, {blessed} blessed losses");
+}
+
+/// A small deterministic generator (xorshift).
+struct Rng(u64);
+
+impl Rng {
+    fn below(&mut self, n: u64) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0 % n
+    }
+}
+
+/// A random legal position with the men of `men` (upper case white, lower case black; the
+/// kings first of each side), either side to move.
+fn random_position(rng: &mut Rng, men: &str) -> Option<tbstream::Position> {
+    let mut board = [' '; 64];
+    for m in men.chars() {
+        let sq = loop {
+            let s = rng.below(64) as usize;
+            if board[s] == ' ' {
+                break s;
+            }
+        };
+        board[sq] = m;
+    }
+    let rows: Vec<String> = (0..8)
+        .rev()
+        .map(|r| {
+            let mut row = String::new();
+            let mut empty = 0;
+            for f in 0..8 {
+                match board[8 * r + f] {
+                    ' ' => empty += 1,
+                    c => {
+                        if empty > 0 {
+                            row.push_str(&empty.to_string());
+                            empty = 0;
+                        }
+                        row.push(c);
+                    }
+                }
+            }
+            if empty > 0 {
+                row.push_str(&empty.to_string());
+            }
+            row
+        })
+        .collect();
+    let stm = if rng.below(2) == 0 { "w" } else { "b" };
+    let pos = tbstream::Position::from_fen(&format!("{} {stm} - - 0 1", rows.join("/"))).ok()?;
+    (!pos.legal_moves().is_empty()).then_some(pos)
 }
