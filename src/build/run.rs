@@ -84,26 +84,7 @@ pub fn solve_run(
     // The sub-endgames held in RAM come out of the budget.
     let chunk_budget = Budget { mem: budget.mem.saturating_sub(caps_bytes), ..*budget };
     let chosen = Plan::choose(&layout, &chunk_budget).with_context(|| sub_endgames_note(budget, caps_bytes))?;
-    let mut manifest = open_manifest(material, &folder, chosen.block_bits, progress)?;
-    let mut partial = PartialTable::open(&folder.partial_table(), &layout)?;
-    if !manifest.levels.is_empty() {
-        match check_levels(&partial, &layout, &manifest) {
-            Ok(None) => {}
-            Ok(Some((first_bad, why))) => {
-                // Levels are recorded before their ranges are synced: after a power loss
-                // the lost ones (and those solved after them, which read them) are redone.
-                progress.log(&format!("{material}: {why}; solving it and the levels after it again"));
-                manifest.levels.truncate(first_bad);
-                manifest.passes.clear();
-                remove_unsolved_levels(&layout, &folder, &manifest)?;
-                manifest::save_with(&folder.manifest(), &manifest, Durability::Atomic)?;
-            }
-            Err(e) => {
-                manifest = restart(material, &folder, format!("{e:#}"), manifest.block_bits, progress)?;
-                partial = PartialTable::open(&folder.partial_table(), &layout)?;
-            }
-        }
-    }
+    let (mut manifest, partial) = resume_levels(&layout, &folder, chosen.block_bits, progress)?;
     let mut chosen = Some(chosen);
     let levels = layout.levels();
     for level in levels.iter().copied() {
@@ -144,6 +125,52 @@ pub fn solve_run(
         }
     }
     let report = run_report(&manifest, &layout, &folder)?;
+    let path = finish_table(partial, &manifest, &layout, out_dir)?;
+    std::fs::remove_dir_all(work_dir).with_context(|| format!("removing {}", work_dir.display()))?;
+    Ok(RunReport { path, ..report })
+}
+
+/// Opens the run's manifest and table being assembled, and checks the solved levels: from
+/// the first damaged one, it and the levels solved after it are solved again.
+fn resume_levels(
+    layout: &Layout,
+    folder: &RunFolder,
+    block_bits: u32,
+    progress: &dyn Progress,
+) -> anyhow::Result<(RunManifest, PartialTable)> {
+    let material = &layout.material;
+    let mut manifest = open_manifest(material, folder, block_bits, progress)?;
+    let mut partial = PartialTable::open(&folder.partial_table(), layout)?;
+    if !manifest.levels.is_empty() {
+        match check_levels(&partial, layout, &manifest) {
+            Ok(None) => {}
+            Ok(Some((first_bad, why))) => {
+                // Levels are recorded before their ranges are synced: after a power loss
+                // the lost ones (and those solved after them, which read them) are redone.
+                progress.log(&format!("{material}: {why}; solving it and the levels after it again"));
+                manifest.levels.truncate(first_bad);
+                manifest.passes.clear();
+                remove_unsolved_levels(layout, folder, &manifest)?;
+                manifest::save_with(&folder.manifest(), &manifest, Durability::Atomic)?;
+            }
+            Err(e) => {
+                manifest = restart(material, folder, format!("{e:#}"), manifest.block_bits, progress)?;
+                partial = PartialTable::open(&folder.partial_table(), layout)?;
+            }
+        }
+    }
+    Ok((manifest, partial))
+}
+
+/// Writes the header of the run's table (checksums, last steps, flags; the slice section
+/// with pawns) and publishes it in `out_dir`.
+fn finish_table(
+    partial: PartialTable,
+    manifest: &RunManifest,
+    layout: &Layout,
+    out_dir: &Path,
+) -> anyhow::Result<PathBuf> {
+    let material = &layout.material;
     let passes: Vec<(Pass, u64)> = manifest.levels.iter().flat_map(|l| new_per_pass(&l.passes)).collect();
     // One level covers every section whole: its range checksums are the sections'.
     let sums = if manifest.levels.len() == 1 { Some(manifest.levels[0].range_sums) } else { None };
@@ -153,7 +180,7 @@ pub fn solve_run(
             .iter()
             .map(|l| LevelRecord { last_step: rule_last_step(&new_per_pass(&l.passes)), range_sums: l.range_sums })
             .collect();
-        slice_section(&layout, &records)
+        slice_section(layout, &records)
     });
     // Captures, promotions and pawn moves into cursed positions are not yet followed past
     // step 100: such a table's cursed results may be incomplete, and it says so.
@@ -170,8 +197,7 @@ pub fn solve_run(
         slices.as_deref(),
         &table_path(out_dir, material),
     )?;
-    std::fs::remove_dir_all(work_dir).with_context(|| format!("removing {}", work_dir.display()))?;
-    Ok(RunReport { path, ..report })
+    Ok(path)
 }
 
 /// Solves (or resumes) one level: its passes, then the merge of its values into the table
