@@ -16,7 +16,7 @@ use crate::pipeline::{self, Order};
 use crate::progress::Progress;
 use crate::solve::{combine, compute_chunk, Captures, Frame, Pass, PassSpec, PushTargets, WorkTable};
 use crate::work::bits::{load_sums, BitFile};
-use crate::work::deltalog::{self, BlockEntry, ChunkRecord, DeltaLog, PassStreams, StreamWriter};
+use crate::work::deltalog::{self, BlockEntry, ChunkRecord, DeltaLog, StreamWriter};
 use crate::work::gap::GapEncoder;
 use crate::work::LevelFolder;
 use anyhow::Context;
@@ -352,9 +352,20 @@ fn unchanged_chunks(ctx: &LevelContext, pass: Pass, chunks: &Chunks) -> anyhow::
         Pass::Step(k) if k >= 3 => k,
         _ => return Ok(vec![false; chunks.list.len()]),
     };
-    let previous = PassStreams::open(&ctx.folder.log(Pass::Step(k - 1)), ctx.n_blocks())
-        .context("delta log of the previous step damaged (delete the work folder to recompute the run)")?;
-    Ok(chunks.list.iter().map(|ch| ch.blocks.iter().all(|b| !previous.has_new(b.id))).collect())
+    // The previous step's records say which blocks gained positions (its streams, read
+    // again by the merge, are not needed); a block no record covers counts as changed.
+    let scan = deltalog::scan(&ctx.folder.log(Pass::Step(k - 1)))?;
+    if let Some(damage) = scan.damage {
+        return Err(damage)
+            .context("delta log of the previous step damaged (delete the work folder to recompute the run)");
+    }
+    let mut changed = vec![true; ctx.n_blocks()];
+    for e in scan.records.iter().flat_map(|r| &r.blocks) {
+        if let Some(c) = changed.get_mut(e.id as usize) {
+            *c = e.stream_len > 0;
+        }
+    }
+    Ok(chunks.list.iter().map(|ch| ch.blocks.iter().all(|b| !changed[b.id])).collect())
 }
 
 fn read_inputs(ch: &Chunk, inputs: &[(BitFile, Vec<u64>)], words: usize) -> anyhow::Result<Vec<Vec<u64>>> {

@@ -13,7 +13,9 @@ use crate::index::Block;
 use crate::index::{Layout, Level};
 use crate::progress::Progress;
 use crate::solve::WorkTable;
-use crate::solve::{chains_complete, last_step_within, obsolete_after, Captures, Pass, PassSpec, LAST_STEP, MAX_STEP};
+use crate::solve::{
+    chains_complete, last_step_where, last_step_within, obsolete_after, Captures, Pass, PassSpec, LAST_STEP, MAX_STEP,
+};
 use crate::table::format::{slice_section, table_path, LevelRecord, PartialTable, Section, TableFile};
 use crate::work::bits::save_sums;
 use crate::work::bits::{block_sum, load_sums, BitFile};
@@ -317,15 +319,7 @@ fn extract_finals(
             partial.read_at(offset + (first * block_words * 8) as u64, &mut bytes)?;
             let mut words = vec![0u64; n * block_words];
             LittleEndian::read_u64_into(&bytes, &mut words);
-            let blocks: Vec<Block> = (0..n)
-                .map(|i| Block {
-                    id: first + i,
-                    local_word: i * block_words,
-                    slot_word: (first + i) * block_words,
-                    words: block_words,
-                })
-                .collect();
-            sums.extend(file.write_blocks(&blocks, &words)?);
+            sums.extend(file.write_blocks(&Block::run_of(first, n, block_words), &words)?);
         }
         // Not synced: on resume `ensure_finals` checks them block by block.
         save_sums(&folder.sums(table), &sums)?;
@@ -426,16 +420,7 @@ fn rule_last_step(passes: &[(Pass, u64)]) -> u8 {
 
 /// The last steps beyond 100 that added positions, odd (wtm) and even (btm); 0 if none.
 fn longest_cursed(passes: &[(Pass, u64)]) -> [u16; 2] {
-    let beyond = |parity: u16| {
-        passes
-            .iter()
-            .filter(|(_, new)| *new > 0)
-            .filter_map(|(p, _)| p.step())
-            .filter(|&k| k > LAST_STEP && k % 2 == parity)
-            .max()
-            .unwrap_or(0)
-    };
-    [beyond(1), beyond(0)]
+    [1, 0].map(|parity| last_step_where(passes, |k| k > LAST_STEP && k % 2 == parity))
 }
 
 /// The report of a run whose levels are all solved.

@@ -68,6 +68,21 @@ pub struct Block {
     pub words: usize,
 }
 
+impl Block {
+    /// Blocks `first..first + n` of `block_words` words each, laid out one after another
+    /// from local word 0 (a run of whole blocks read or written in storage order).
+    pub fn run_of(first: usize, n: usize, block_words: usize) -> Vec<Block> {
+        (0..n)
+            .map(|i| Block {
+                id: first + i,
+                local_word: i * block_words,
+                slot_word: (first + i) * block_words,
+                words: block_words,
+            })
+            .collect()
+    }
+}
+
 impl ChunkScheme {
     /// The scheme for passes where `mover` moves, with storage blocks of `2^block_bits`
     /// positions (`6 <= block_bits <= total_bits - 7`).

@@ -173,28 +173,7 @@ impl Layout {
         let np = pieces.len() as u32;
         let low_bits = 3 * np + 6;
         let total_bits = 4 + 3 * np + low_bits;
-        // High-bit owners, most significant first: None = black king, Some(k) = piece k.
-        type Bit = (Option<usize>, u32);
-        let mut black_seq: Vec<Bit> = (0..4).rev().map(|b| (None, b)).collect();
-        let mut white_seq: Vec<Bit> = Vec::new();
-        for (k, &(c, _)) in pieces.iter().enumerate() {
-            let seq = if c == Color::White { &mut white_seq } else { &mut black_seq };
-            seq.extend((0..3).rev().map(|b| (Some(k), b)));
-        }
-        let mut merged = Vec::new();
-        for i in 0..black_seq.len().max(white_seq.len()) {
-            merged.extend(black_seq.get(i));
-            merged.extend(white_seq.get(i));
-        }
-        let mut bk_bits = vec![0u32; 4];
-        let mut h_bits = vec![[0u32; 3]; pieces.len()];
-        for (i, &(owner, b)) in merged.iter().enumerate() {
-            let pos = total_bits - 1 - i as u32;
-            match owner {
-                None => bk_bits[3 - b as usize] = pos,
-                Some(k) => h_bits[k][2 - b as usize] = pos,
-            }
-        }
+        let (bk_bits, h_bits) = interleave_high_bits(&pieces, 4, total_bits);
         let pieces: Vec<PieceSlot> = pieces
             .iter()
             .enumerate()
@@ -233,28 +212,7 @@ impl Layout {
         let np = pieces.len() as u32;
         let low_bits = 3 * (np + 1) + 6;
         let total_bits = 3 * (np + 1) + low_bits;
-        // High-bit owners, most significant first: None = black king, Some(k) = piece k.
-        type Bit = (Option<usize>, u32);
-        let mut black_seq: Vec<Bit> = (0..3).rev().map(|b| (None, b)).collect();
-        let mut white_seq: Vec<Bit> = Vec::new();
-        for (k, &(c, _)) in pieces.iter().enumerate() {
-            let seq = if c == Color::White { &mut white_seq } else { &mut black_seq };
-            seq.extend((0..3).rev().map(|b| (Some(k), b)));
-        }
-        let mut merged = Vec::new();
-        for i in 0..black_seq.len().max(white_seq.len()) {
-            merged.extend(black_seq.get(i));
-            merged.extend(white_seq.get(i));
-        }
-        let mut bk_bits = vec![0u32; 3];
-        let mut h_bits = vec![[0u32; 3]; pieces.len()];
-        for (i, &(owner, b)) in merged.iter().enumerate() {
-            let pos = total_bits - 1 - i as u32;
-            match owner {
-                None => bk_bits[2 - b as usize] = pos,
-                Some(k) => h_bits[k][2 - b as usize] = pos,
-            }
-        }
+        let (bk_bits, h_bits) = interleave_high_bits(pieces, 3, total_bits);
         let bk_l_shift = 6 + 3 * np;
         let pieces: Vec<PieceSlot> = pieces
             .iter()
@@ -439,6 +397,36 @@ impl Layout {
         }
         Some((idx, sym))
     }
+}
+
+/// The index bits of the high part, from `total_bits - 1` down: the black king's
+/// `bk_width` bits and black's pieces' H digits interleaved with white's pieces' H digits,
+/// one bit each in turn (Koistinen's interleaving). Returns the black king's bit positions
+/// (least significant first) and each piece's three H bit positions (likewise).
+fn interleave_high_bits(pieces: &[(Color, Role)], bk_width: u32, total_bits: u32) -> (Vec<u32>, Vec<[u32; 3]>) {
+    // High-bit owners, most significant first: None = black king, Some(k) = piece k.
+    type Bit = (Option<usize>, u32);
+    let mut black_seq: Vec<Bit> = (0..bk_width).rev().map(|b| (None, b)).collect();
+    let mut white_seq: Vec<Bit> = Vec::new();
+    for (k, &(c, _)) in pieces.iter().enumerate() {
+        let seq = if c == Color::White { &mut white_seq } else { &mut black_seq };
+        seq.extend((0..3).rev().map(|b| (Some(k), b)));
+    }
+    let mut merged = Vec::new();
+    for i in 0..black_seq.len().max(white_seq.len()) {
+        merged.extend(black_seq.get(i));
+        merged.extend(white_seq.get(i));
+    }
+    let mut bk_bits = vec![0u32; bk_width as usize];
+    let mut h_bits = vec![[0u32; 3]; pieces.len()];
+    for (i, &(owner, b)) in merged.iter().enumerate() {
+        let pos = total_bits - 1 - i as u32;
+        match owner {
+            None => bk_bits[(bk_width - 1 - b) as usize] = pos,
+            Some(k) => h_bits[k][2 - b as usize] = pos,
+        }
+    }
+    (bk_bits, h_bits)
 }
 
 #[cfg(test)]

@@ -286,16 +286,21 @@ pub fn chains_complete(new_per_pass: &[(Pass, u64)]) -> bool {
     steps.len() >= 2 && steps[steps.len() - 2..].iter().all(|(_, new)| *new == 0)
 }
 
-/// The last step up to `limit` (of `limit`'s parity) that added positions: with `LAST_STEP`
-/// and `LAST_STEP - 1`, the longest wins under the 50-move rule.
-pub fn last_step_within(new_per_pass: &[(Pass, u64)], limit: u16) -> u16 {
+/// The last step among those `which` takes that added positions, 0 if none.
+pub fn last_step_where(new_per_pass: &[(Pass, u64)], which: impl Fn(u16) -> bool) -> u16 {
     new_per_pass
         .iter()
         .filter(|(_, new)| *new > 0)
         .filter_map(|(p, _)| p.step())
-        .filter(|&k| k <= limit && k % 2 == limit % 2)
+        .filter(|&k| which(k))
         .max()
         .unwrap_or(0)
+}
+
+/// The last step up to `limit` (of `limit`'s parity) that added positions: with `LAST_STEP`
+/// and `LAST_STEP - 1`, the longest wins under the 50-move rule.
+pub fn last_step_within(new_per_pass: &[(Pass, u64)], limit: u16) -> u16 {
+    last_step_where(new_per_pass, |k| k <= limit && k % 2 == limit % 2)
 }
 
 #[cfg(test)]

@@ -148,14 +148,7 @@ impl BitFile {
         block_words: usize,
         sums: &[u64],
     ) -> Result<Vec<u64>, StorageError> {
-        let blocks: Vec<Block> = (0..n)
-            .map(|i| Block {
-                id: first + i,
-                local_word: i * block_words,
-                slot_word: (first + i) * block_words,
-                words: block_words,
-            })
-            .collect();
+        let blocks = Block::run_of(first, n, block_words);
         let mut out = vec![0u64; n * block_words];
         self.read_blocks(&blocks, &mut out, sums)?;
         Ok(out)

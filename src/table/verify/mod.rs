@@ -231,6 +231,22 @@ fn check_illegal(
     Ok(())
 }
 
+/// A derived code must be the stored one; a mismatch names the position, both codes, and
+/// the move that decides it with the position it leads to (`child`).
+fn check_derived(
+    stm: Color,
+    stored: u8,
+    (expected, via): (u8, Option<Move>),
+    fen: &dyn Fn() -> String,
+    child: &dyn Fn(Move) -> String,
+) -> Result<(), TableError> {
+    if expected != stored {
+        let why = via.map_or(String::new(), |mv| format!(" (decided by {mv}, leading to {})", child(mv)));
+        wrong!("{}: stored {}, expected {}{why}", fen(), describe_code(stm, stored), describe_code(stm, expected));
+    }
+    Ok(())
+}
+
 /// A legal position's bitbase bit must be set iff its (checked) value is a win; counts it.
 fn check_bit_and_count(
     stm: Color,
@@ -362,18 +378,7 @@ impl Ctx<'_> {
                 Color::White => self.derive_wtm(&men),
                 Color::Black => self.derive_btm(&men, rep),
             };
-            if expected != stored {
-                let why = match via {
-                    Some(mv) => format!(" (decided by {mv}, leading to {})", pos().play(mv).fen()),
-                    None => String::new(),
-                };
-                wrong!(
-                    "{}: stored {}, expected {}{why}",
-                    fen(),
-                    describe_code(stm, stored),
-                    describe_code(stm, expected)
-                );
-            }
+            check_derived(stm, stored, (expected, via), &fen, &|mv| pos().play(mv).fen())?;
             rep.derived += 1;
         } else {
             rep.by_symmetry += 1;

@@ -24,8 +24,8 @@
 //! [`crate::chess::attacks`]; it shares nothing with `solve`. Nothing allocates per slot.
 
 use super::{
-    bit, check_bit_and_count, check_illegal, describe_code, open_sub, side_name, verify_side, CheckSlot, Checked,
-    SideReport, SubTable, BTM_MAX_CODE, WTM_MAX_CODE,
+    bit, check_bit_and_count, check_derived, check_illegal, describe_code, open_sub, side_name, verify_side, CheckSlot,
+    Checked, SideReport, SubTable, BTM_MAX_CODE, WTM_MAX_CODE,
 };
 use crate::chess::attacks::{attacks, king_attacks, pawn_attacks};
 use crate::chess::position::board_field;
@@ -568,18 +568,7 @@ impl CheckSlot for PawnCtx<'_> {
                 Color::White => self.derive_wtm(&men, slot),
                 Color::Black => self.derive_btm(&men, slot, rep),
             };
-            if expected != stored {
-                let why = match via {
-                    Some(mv) => format!(" (decided by {mv}, leading to {})", men.position(stm).play(mv).fen()),
-                    None => String::new(),
-                };
-                wrong!(
-                    "{}: stored {}, expected {}{why}",
-                    fen(),
-                    describe_code(stm, stored),
-                    describe_code(stm, expected)
-                );
-            }
+            check_derived(stm, stored, (expected, via), &fen, &|mv| men.position(stm).play(mv).fen())?;
             rep.derived += 1;
         } else {
             rep.by_symmetry += 1;
