@@ -272,49 +272,131 @@ fn check_edge_and_cursed_positions(dir: &Path, s: &serde_json::Value) {
     assert_eq!((p.wdl, p.dtz, tb.category(&pos).unwrap()), (-1, -100, Some(Category::Loss)));
     let (_, after) = tb.best_move(&pos).unwrap().unwrap();
     assert_eq!((after.wdl, after.dtz), (1, 99));
-    // One ply: a cursed win has a move to a blessed loss or a 100-ply loss and none to a
-    // loss within 98; a blessed loss has no move to a draw or better, and some move to a
-    // cursed win.
+    let seen = check_categories_one_ply(&tb, "KBBkn", 20_000);
+    assert!(seen.cursed > 50 && seen.blessed > 50, "{seen:?}");
+    // The examples `stats` gives are cursed.
+    let example = |side: &str| Position::from_fen(s[side]["white_cursed_example"].as_str().unwrap()).unwrap();
+    assert_eq!(tb.category(&example("white_to_move")).unwrap(), Some(Category::CursedWin));
+    assert_eq!(tb.category(&example("black_to_move")).unwrap(), Some(Category::BlessedLoss));
+}
+
+/// What [`check_categories_one_ply`] met.
+#[derive(Debug, Default)]
+struct OnePly {
+    cursed: u32,
+    blessed: u32,
+}
+
+/// A child of a position: its category (from its side to move's view), whether a zeroing
+/// move (capture, promotion, pawn move) led to it, and after a quiet move its distance with
+/// the parent's (fresh) counter.
+struct Child {
+    pos: tbstream::Position,
+    category: Option<tbstream::Category>,
+    zeroing: bool,
+    dtz: Option<i32>,
+}
+
+/// Checks a position's category one ply deep against the library's answers for its
+/// children, and returns them with the category:
+/// - a cursed win has no move into a loss (a quiet one within 98 plies), and some move into
+///   a blessed loss or a quiet move into a loss of 100 plies;
+/// - a blessed loss has no move into a draw or better, and some move into a cursed win;
+/// - a draw has no move into a loss or a blessed loss.
+fn one_ply(tb: &tbstream::Tablebase, pos: &tbstream::Position) -> (tbstream::Category, Vec<Child>) {
+    use tbstream::Category;
+    let Some(cat) = tb.category(pos).unwrap() else { panic!("{}: unknown", pos.fen()) };
+    let children: Vec<Child> = pos
+        .legal_moves()
+        .into_iter()
+        .map(|m| {
+            let mut child = pos.play(m);
+            // The distance with the counter the parent had (fresh), not one ply later.
+            child.halfmove = 0;
+            let zeroing = m.is_zeroing();
+            let category = tb.category(&child).unwrap();
+            let dtz = (!zeroing).then(|| tb.probe(&child).unwrap().dtz);
+            Child { pos: child, category, zeroing, dtz }
+        })
+        .collect();
+    let (loss, blessed, cursed) = (Some(Category::Loss), Some(Category::BlessedLoss), Some(Category::CursedWin));
+    let fen = pos.fen();
+    match cat {
+        Category::CursedWin => {
+            for c in &children {
+                assert!(!(c.category == loss && c.dtz.is_none_or(|d| d > -100)), "{fen}");
+            }
+            assert!(children.iter().any(|c| c.category == blessed || c.dtz == Some(-100)), "{fen}");
+        }
+        Category::BlessedLoss => {
+            assert!(children.iter().all(|c| c.category >= cursed), "{fen}");
+            assert!(children.iter().any(|c| c.category == cursed), "{fen}");
+        }
+        Category::Draw => assert!(children.iter().all(|c| c.category != loss && c.category != blessed), "{fen}"),
+        _ => {}
+    }
+    (cat, children)
+}
+
+/// [`one_ply`] on `n` random positions of `men` (see [`random_position`]).
+fn check_categories_one_ply(tb: &tbstream::Tablebase, men: &str, n: usize) -> OnePly {
+    use tbstream::Category;
     let mut rng = Rng(0x5eed);
-    let (mut cursed, mut blessed) = (0, 0);
-    for _ in 0..20_000 {
-        let Some(pos) = random_position(&mut rng, "KBBkn") else { continue };
-        let Some(cat) = tb.category(&pos).unwrap() else { panic!("{}: unknown", pos.fen()) };
-        // Each child from its side to move's view: category, and the distance after a quiet
-        // move (after a capture the counter is fresh and the category is the whole story).
-        let children: Vec<(Option<Category>, Option<i32>)> = pos
-            .legal_moves()
-            .into_iter()
-            .map(|m| {
-                let mut child = pos.play(m);
-                // The distance with the counter the parent had (fresh), not one ply later.
-                child.halfmove = 0;
-                (tb.category(&child).unwrap(), (!m.is_zeroing()).then(|| tb.probe(&child).unwrap().dtz))
-            })
-            .collect();
-        let loss = Some(Category::Loss);
-        match cat {
-            Category::CursedWin => {
-                cursed += 1;
-                // No rule win: no capture into a loss, no quiet move into a loss within 98.
-                for &(c, d) in &children {
-                    assert!(!(c == loss && d.is_none_or(|d| d > -100)), "{}", pos.fen());
-                }
-                assert!(
-                    children.iter().any(|&(c, d)| c == Some(Category::BlessedLoss) || d == Some(-100)),
-                    "{}",
-                    pos.fen()
-                );
-            }
-            Category::BlessedLoss => {
-                blessed += 1;
-                assert!(children.iter().all(|&(c, _)| c >= Some(Category::CursedWin)), "{}", pos.fen());
-                assert!(children.iter().any(|&(c, _)| c == Some(Category::CursedWin)), "{}", pos.fen());
-            }
+    let mut seen = OnePly::default();
+    for _ in 0..n {
+        let Some(pos) = random_position(&mut rng, men) else { continue };
+        match one_ply(tb, &pos).0 {
+            Category::CursedWin => seen.cursed += 1,
+            Category::BlessedLoss => seen.blessed += 1,
             _ => {}
         }
     }
-    assert!(cursed > 50 && blessed > 50, "{cursed} cursed wins, {blessed} blessed losses");
+    seen
+}
+
+/// From a cursed position, follows cursed positions (cursed win, blessed loss, cursed win...)
+/// checking each one ply deep, until a zeroing move leads into a cursed position of the
+/// other side to move; returns the plies walked. Panics if none is reached in 200 plies.
+fn walk_to_cursed_conversion(tb: &tbstream::Tablebase, fen: &str) -> usize {
+    use tbstream::Category;
+    let mut pos = tbstream::Position::from_fen(fen).unwrap();
+    for ply in 0..200 {
+        let (cat, children) = one_ply(tb, &pos);
+        let next = match cat {
+            Category::CursedWin => Category::BlessedLoss,
+            Category::BlessedLoss => Category::CursedWin,
+            other => panic!("{}: {other:?} on a cursed line", pos.fen()),
+        };
+        if children.iter().any(|c| c.zeroing && c.category == Some(next)) {
+            return ply;
+        }
+        pos = children.into_iter().find(|c| c.category == Some(next)).expect("a cursed child").pos;
+    }
+    panic!("no conversion into a cursed position within 200 plies of {fen}");
+}
+
+#[test]
+fn captures_and_promotions_into_cursed_positions_are_followed() {
+    // KBPvKN promotes into KBBvKN and KBNvKN, which have cursed wins: its own cursed wins
+    // and blessed losses are those that promotions and captures lead to (without them it
+    // would have none), and its table says every one is marked. About 40 s on 2 cores with
+    // its sub-endgames.
+    let dir = tempfile::tempdir().unwrap();
+    let sig = Material::parse("KBPvKN").unwrap();
+    generate(&[sig], &GenOptions::new(dir.path(), 2), &SilentProgress).unwrap();
+    let s = stats_json(dir.path(), "KBPvKN");
+    for run in s["runs"].as_array().unwrap() {
+        assert_eq!(run["cursed_marked"], true, "{run}");
+    }
+    let tb = tbstream::Tablebase::open(dir.path()).unwrap();
+    for side in ["white_to_move", "black_to_move"] {
+        assert!(s[side]["white_cursed_wins"].as_u64().unwrap() > 0, "{side}");
+        let example = s[side]["white_cursed_example"].as_str().expect("a cursed position");
+        let plies = walk_to_cursed_conversion(&tb, example);
+        println!("KBPvKN {side}: {example} reaches a conversion into a cursed position in {plies} plies");
+    }
+    let seen = check_categories_one_ply(&tb, "KBPkn", 20_000);
+    println!("KBPvKN, 20,000 random positions: {seen:?}");
 }
 
 /// A small deterministic generator (xorshift).

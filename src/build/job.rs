@@ -75,6 +75,34 @@ fn open_bitbase(dir: &Path, m: &Material, in_ram: bool, checked: bool) -> anyhow
     Ok(Bitbase { layout: Layout::new(m), wtm: words(Section::WtmBitbase), btm: words(Section::BtmBitbase) })
 }
 
+/// A finished run's positions won for white with or without the 50-move rule (its final
+/// bitbases with its cursed positions), for the captures and promotions into it: in RAM, or
+/// (`in_ram` false) in a file of the work folder `work`, deleted when closed, and mapped.
+fn open_eventual_bitbase(dir: &Path, m: &Material, in_ram: bool, work: &Path) -> anyhow::Result<Bitbase> {
+    use byteorder::{LittleEndian, WriteBytesExt};
+    use std::io::Write;
+    let path = table_path(dir, m);
+    let file = TableFile::open_run_unchecked(&path, m).with_context(|| format!("sub-endgame {m} is needed"))?;
+    let words = |stm: Color| -> anyhow::Result<BitWords> {
+        let n = (file.header.sections[Section::bitbase(stm) as usize].length / 8) as usize;
+        if in_ram {
+            return Ok(BitWords::Owned((0..n).map(|w| file.eventual_word(stm, w)).collect()));
+        }
+        let mut tmp = tempfile::tempfile_in(work).with_context(|| format!("creating a file in {}", work.display()))?;
+        let mut out = std::io::BufWriter::with_capacity(1 << 20, &mut tmp);
+        for w in 0..n {
+            out.write_u64::<LittleEndian>(file.eventual_word(stm, w))
+                .with_context(|| format!("writing {m}'s eventual bitbase into {}", work.display()))?;
+        }
+        out.flush().with_context(|| format!("writing {m}'s eventual bitbase into {}", work.display()))?;
+        drop(out);
+        // SAFETY: the file is private to this process (unnamed) and never written again.
+        let map = unsafe { memmap2::Mmap::map(&tmp) }.context("mapping an eventual bitbase")?;
+        Ok(BitWords::Mapped { map: Arc::new(map), offset: 0, words: n })
+    };
+    Ok(Bitbase { layout: Layout::new(m), wtm: words(Color::White)?, btm: words(Color::Black)? })
+}
+
 /// Every run `signatures` need, smallest first.
 pub fn runs_of(signatures: &[Material]) -> Vec<Material> {
     let mut runs: Vec<Material> = signatures.iter().flat_map(|s| s.closure()).collect();
@@ -195,7 +223,17 @@ fn build_run(
     // budget they are mapped from their files instead.
     let needed = m.successor_runs();
     loaded.retain(|sub, _| needed.contains(sub));
-    let needed_bytes: u64 = needed.iter().filter(|s| !s.white_bare()).map(|s| Layout::new(s).n_slots / 4).sum();
+    // Sub-endgames with cursed positions also give their eventual bitbases (`c∞`, `d∞`).
+    let mut cursed = Vec::new();
+    for sub in needed.iter().filter(|s| !s.white_bare()) {
+        let file = TableFile::open_run_unchecked(&table_path(&opts.out, sub), sub)
+            .with_context(|| format!("sub-endgame {sub} is needed"))?;
+        if file.header.longest_cursed != [0, 0] {
+            cursed.push(sub.clone());
+        }
+    }
+    let needed_bytes: u64 =
+        needed.iter().chain(&cursed).filter(|s| !s.white_bare()).map(|s| Layout::new(s).n_slots / 4).sum();
     let in_ram = needed_bytes <= opts.budget.mem / 2;
     let caps = Captures::new(m, |sub| -> anyhow::Result<Arc<Bitbase>> {
         if let Some(b) = loaded.get(sub) {
@@ -205,7 +243,25 @@ fn build_run(
         loaded.insert(sub.clone(), b.clone());
         Ok(b)
     })?;
-    let report = solve_run(m, &caps, caps_bytes(&caps), &opts.out, &run_work, &opts.budget, progress)?;
+    let caps_eventual = if cursed.is_empty() {
+        None
+    } else {
+        std::fs::create_dir_all(&run_work).with_context(|| format!("creating {}", run_work.display()))?;
+        let mut made: HashMap<Material, Arc<Bitbase>> = HashMap::new();
+        Some(Captures::new(m, |sub| -> anyhow::Result<Arc<Bitbase>> {
+            if !cursed.contains(sub) {
+                return loaded.get(sub).cloned().context("sub-endgame loaded with the captures");
+            }
+            if let Some(b) = made.get(sub) {
+                return Ok(b.clone());
+            }
+            let b = Arc::new(open_eventual_bitbase(&opts.out, sub, in_ram, &run_work)?);
+            made.insert(sub.clone(), b.clone());
+            Ok(b)
+        })?)
+    };
+    let held = caps_bytes(caps_eventual.iter().chain([&caps]));
+    let report = solve_run(m, &caps, caps_eventual.as_ref(), held, &opts.out, &run_work, &opts.budget, progress)?;
     progress.log(&built_line(m, &report));
     Ok(RunOutcome::Built(report))
 }
@@ -238,10 +294,13 @@ fn built_line(m: &Material, report: &RunReport) -> String {
     )
 }
 
-/// RAM held by the loaded sub-endgame bitbases of a run.
-fn caps_bytes(caps: &Captures) -> u64 {
+/// RAM held by the loaded sub-endgame bitbases of a run (each table once).
+fn caps_bytes<'a>(caps: impl Iterator<Item = &'a Captures>) -> u64 {
     let mut seen = std::collections::HashSet::new();
-    caps.tables().filter(|t| seen.insert(Arc::as_ptr(t))).map(|t| t.wtm.owned_bytes() + t.btm.owned_bytes()).sum()
+    caps.flat_map(|c| c.tables())
+        .filter(|t| seen.insert(Arc::as_ptr(t)))
+        .map(|t| t.wtm.owned_bytes() + t.btm.owned_bytes())
+        .sum()
 }
 
 /// The plan of one run of a job, before it runs.

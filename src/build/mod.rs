@@ -6,11 +6,14 @@
 //! - [`pass`]: one pass over all chunks of its side (resume scan, pipeline, commit);
 //! - [`run`]: one run from its manifest to its published table;
 //! - [`repair`]: the checks of an interrupted run's files, and block rebuilds;
+//! - [`edge`]: the positions whose step is one ply more than their distance, up to the
+//!   wins of exactly 100 plies;
 //! - [`merge`]: the delta streams into 6-bit values and the final table;
 //! - [`job`]: the closure of sub-endgames, the job's manifest, the disk check;
 //! - [`status`]: what a job in a work folder has done.
 
 mod disk;
+mod edge;
 pub mod job;
 mod merge;
 pub mod pass;

@@ -14,7 +14,9 @@ use crate::index::slices::MAX_PAWNS;
 use crate::index::{Block, Layout, Level, Pawns};
 use crate::pipeline::{self, Order};
 use crate::progress::Progress;
-use crate::solve::{combine, compute_chunk, Captures, Frame, Pass, PassSpec, PushTargets, WorkTable};
+use crate::solve::{
+    combine, compute_chunk, Captures, Eventual, Frame, Pass, PassSpec, PushTargets, WorkTable, EVENTUAL_CAPTURE_STEP,
+};
 use crate::work::bits::{load_sums, BitFile};
 use crate::work::deltalog::{self, BlockEntry, ChunkRecord, DeltaLog, StreamWriter};
 use crate::work::gap::GapEncoder;
@@ -37,9 +39,31 @@ pub struct LevelContext<'a> {
     /// Largest single read or write.
     pub io_bytes: usize,
     pub progress: &'a dyn Progress,
+    /// Set when the level's conversions reach cursed positions (an eventual level, see
+    /// [`PassSpec`]).
+    pub eventual: Option<EventualSources<'a>>,
+}
+
+/// Where an eventual level's conversions look up positions won with or without the rule.
+pub struct EventualSources<'a> {
+    /// The sub-endgames' eventual bitbases (the rule ones for runs without cursed positions).
+    pub caps: &'a Captures,
+    /// Per level in `above`: whether it has cursed positions (its `final-*-inf` tables are
+    /// read instead of its final bitbases).
+    pub above_cursed: Vec<bool>,
 }
 
 impl LevelContext<'_> {
+    /// Whether the level is eventual: its init passes also write `c∞` and `d∞`.
+    pub fn is_eventual(&self) -> bool {
+        self.eventual.is_some()
+    }
+
+    /// The pass's tables at this level.
+    pub fn spec(&self, pass: Pass) -> PassSpec {
+        PassSpec::of(pass, self.is_eventual())
+    }
+
     /// The run's name in progress lines, with the level for a run with pawns (`KRPvKR/5`).
     pub fn name(&self) -> String {
         if self.layout.has_pawns() {
@@ -106,7 +130,8 @@ pub fn run_pass(ctx: &LevelContext, spec: &PassSpec) -> anyhow::Result<PassResul
     let inputs = spec.inputs.iter().map(|&t| ctx.open_finished(t)).collect::<anyhow::Result<Vec<_>>>()?;
     let combined = spec.combine.iter().map(|&t| ctx.open_finished(t)).collect::<anyhow::Result<Vec<_>>>()?;
     let outputs = spec.outputs.iter().map(|&t| ctx.open_table(t)).collect::<anyhow::Result<Vec<_>>>()?;
-    let finals = open_finals(ctx, spec.pass)?;
+    let finals = open_finals(ctx, spec.pass, false)?;
+    let finals_eventual = if ctx.is_eventual() { open_finals(ctx, spec.pass, true)? } else { Vec::new() };
     let started = Instant::now();
     let mut state = resume_scan(ctx, spec, chunks, &outputs)?;
     let mut log = DeltaLog::open(&ctx.folder.log(spec.pass), state.log_len)?;
@@ -131,17 +156,22 @@ pub fn run_pass(ctx: &LevelContext, spec: &PassSpec) -> anyhow::Result<PassResul
             let ch = &chunks.list[todo[i]];
             if unchanged[todo[i]] {
                 // Its output is the previous table of the chain, as it is.
-                return Ok((read_inputs(ch, &combined[..1], words)?, PushBuffers::default()));
+                return Ok((read_inputs(ch, &combined[..1], words)?, PushBuffers::default(), PushBuffers::default()));
             }
-            Ok((read_inputs(ch, &inputs, words)?, read_pushes(ctx, spec.pass, ch, &finals, words)?))
+            Ok((
+                read_inputs(ch, &inputs, words)?,
+                read_pushes(ctx, spec.pass, ch, &finals, words)?,
+                read_pushes(ctx, spec.pass, ch, &finals_eventual, words)?,
+            ))
         },
-        |i, (bufs, pushes)| {
+        |i, (bufs, pushes, pushes_eventual)| {
             let ch = &chunks.list[todo[i]];
             if unchanged[todo[i]] {
                 return Ok(ChunkOutput { tables: bufs, streams: vec![Vec::new(); ch.blocks.len()], new_count: 0 });
             }
             let frame = Frame::new(&ctx.layout, &chunks.scheme, ch.key, ch.slice);
-            let out = compute_chunk(spec.pass, &frame, ctx.caps, &pushes.targets(), words, bufs);
+            let eventual = ctx.eventual.as_ref().map(|e| Eventual { caps: e.caps, pushes: pushes_eventual.targets() });
+            let out = compute_chunk(spec.pass, &frame, ctx.caps, &pushes.targets(), eventual.as_ref(), words, bufs);
             finish_chunk(spec.pass, &ch.blocks, &combined, out, io_words)
         },
         |i, out| {
@@ -256,14 +286,19 @@ pub struct Final {
 
 /// The final bitbases an init pass's pawn pushes read: after white's pushes black is to move,
 /// after black's white is.
-pub(super) fn open_finals(ctx: &LevelContext, pass: Pass) -> anyhow::Result<Vec<Final>> {
+/// With `eventual`, the positions won with or without the rule, for an eventual level.
+pub(super) fn open_finals(ctx: &LevelContext, pass: Pass, eventual: bool) -> anyhow::Result<Vec<Final>> {
     if !pass.is_init() || !ctx.layout.has_pawns() {
         return Ok(Vec::new());
     }
-    let table = WorkTable::Final(pass.mover().other());
+    let stm = pass.mover().other();
+    let above_cursed = ctx.eventual.as_ref().map(|e| e.above_cursed.as_slice()).unwrap_or_default();
     ctx.above
         .iter()
-        .map(|(level, folder)| {
+        .enumerate()
+        .map(|(i, (level, folder))| {
+            let cursed = eventual && above_cursed.get(i).copied().unwrap_or(false);
+            let table = if cursed { WorkTable::FinalEventual(stm) } else { WorkTable::Final(stm) };
             let file = BitFile::open(&folder.bits(table), level.n_words(), ctx.io_bytes)?;
             let sums = load_sums(&folder.sums(table), (level.n_slots >> ctx.plan.block_bits) as usize)?;
             Ok(Final { level: *level, file, sums })
@@ -341,15 +376,17 @@ fn moved(pawns: &Pawns, from: Square, to: Square) -> Pawns {
     Pawns::new(&sq[..pawns.n_white], &sq[pawns.n_white..pawns.n])
 }
 
-/// The reader's part: a chunk's blocks of every input table, checked.
 /// The chunks of step `k >= 3` whose input, `t(k-1)`, gained no position in step `k-1`:
 /// there `t(k-1)` equals `t(k-3)`, so the mover reaches what it reached in step `k-2`, all
 /// of it already in `t(k-2)`, and `t(k) = t(k-2)` with no new position (the mover's moves
 /// stay inside its chunk). Not step 2: `t0` holds only the mates, not what black reached
 /// from `t(-1)` (the positions whose only moves are losing captures or pawn moves).
+///
+/// Nor steps 102 and 103 of an eventual level, where `d∞` and `c∞` come in.
 fn unchanged_chunks(ctx: &LevelContext, pass: Pass, chunks: &Chunks) -> anyhow::Result<Vec<bool>> {
+    let new_extra = |k: u16| ctx.is_eventual() && (k == EVENTUAL_CAPTURE_STEP - 1 || k == EVENTUAL_CAPTURE_STEP);
     let k = match pass {
-        Pass::Step(k) if k >= 3 => k,
+        Pass::Step(k) if k >= 3 && !new_extra(k) => k,
         _ => return Ok(vec![false; chunks.list.len()]),
     };
     // The previous step's records say which blocks gained positions (its streams, read
@@ -368,6 +405,7 @@ fn unchanged_chunks(ctx: &LevelContext, pass: Pass, chunks: &Chunks) -> anyhow::
     Ok(chunks.list.iter().map(|ch| ch.blocks.iter().all(|b| !changed[b.id])).collect())
 }
 
+/// The reader's part: a chunk's blocks of every input table, checked.
 fn read_inputs(ch: &Chunk, inputs: &[(BitFile, Vec<u64>)], words: usize) -> anyhow::Result<Vec<Vec<u64>>> {
     inputs
         .iter()

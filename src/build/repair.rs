@@ -4,7 +4,7 @@
 
 use super::pass::{open_finals, read_pushes, LevelContext};
 use crate::index::Block;
-use crate::solve::{compute_chunk, obsolete_after, Frame, Pass, PassSpec, WorkTable};
+use crate::solve::{compute_chunk, obsolete_after, Eventual, Frame, Pass, WorkTable};
 use crate::work::bits::{block_sum, load_sums, save_sums};
 use crate::work::deltalog::PassStreams;
 use crate::work::gap::decode;
@@ -19,10 +19,10 @@ struct FinishedPass {
 }
 
 /// Whether a work table is no longer needed once the passes up to `last` are finished.
-fn is_obsolete(table: WorkTable, last: Pass) -> bool {
+fn is_obsolete(table: WorkTable, last: Pass, eventual: bool) -> bool {
     let mut pass = Pass::InitWhite;
     loop {
-        if obsolete_after(pass).contains(&table) {
+        if obsolete_after(pass, eventual).contains(&table) {
             return true;
         }
         if pass >= last {
@@ -44,8 +44,8 @@ pub fn check_and_repair(ctx: &LevelContext, passes: &[PassDone]) -> anyhow::Resu
         let ps = PassStreams::open(&ctx.folder.log(done.pass), n_blocks)?;
         let sums = ps.sums.clone();
         streams.push(FinishedPass { pass: done.pass, streams: ps });
-        for (o, &table) in PassSpec::of(done.pass).outputs.iter().enumerate() {
-            if is_obsolete(table, last) {
+        for (o, &table) in ctx.spec(done.pass).outputs.iter().enumerate() {
+            if is_obsolete(table, last, ctx.is_eventual()) {
                 continue; // deleted (or about to be): no later pass reads it
             }
             let bits = ctx.folder.bits(table);
@@ -111,8 +111,11 @@ fn rebuild_block(
         }
         return Ok(words);
     }
-    let pass = if table == WorkTable::CapturesLose { Pass::InitBlack } else { Pass::InitWhite };
-    let spec = PassSpec::of(pass);
+    let pass = match table {
+        WorkTable::CapturesLose | WorkTable::CapturesLoseEventual | WorkTable::ForcedZeroing => Pass::InitBlack,
+        _ => Pass::InitWhite,
+    };
+    let spec = ctx.spec(pass);
     let o = spec.outputs.iter().position(|&t| t == table).with_context(|| format!("unknown work table {table}"))?;
     let chunks = ctx.plan.chunks_of(pass);
     let ch =
@@ -129,8 +132,13 @@ fn rebuild_block(
         })
         .collect::<anyhow::Result<Vec<_>>>()?;
     let frame = Frame::new(&ctx.layout, &chunks.scheme, ch.key, ch.slice);
-    let pushes = read_pushes(ctx, pass, ch, &open_finals(ctx, pass)?, chunks.buffer_words)?;
-    let out = compute_chunk(pass, &frame, ctx.caps, &pushes.targets(), chunks.buffer_words, inputs);
+    let pushes = read_pushes(ctx, pass, ch, &open_finals(ctx, pass, false)?, chunks.buffer_words)?;
+    let pushes_eventual = match &ctx.eventual {
+        Some(_) => read_pushes(ctx, pass, ch, &open_finals(ctx, pass, true)?, chunks.buffer_words)?,
+        None => Default::default(),
+    };
+    let eventual = ctx.eventual.as_ref().map(|e| Eventual { caps: e.caps, pushes: pushes_eventual.targets() });
+    let out = compute_chunk(pass, &frame, ctx.caps, &pushes.targets(), eventual.as_ref(), chunks.buffer_words, inputs);
     let b = ch.blocks.iter().find(|b| b.id == block).context("block of its chunk")?;
     Ok(out[o][b.local_word..b.local_word + b.words].to_vec())
 }

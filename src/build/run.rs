@@ -4,7 +4,7 @@
 //! into the table being assembled; finally the table is published.
 
 use super::merge::write_level;
-use super::pass::{run_pass, LevelContext};
+use super::pass::{run_pass, EventualSources, LevelContext};
 use super::plan::{show_size, Budget, Plan};
 use super::repair::check_and_repair;
 use crate::chess::Color;
@@ -14,9 +14,11 @@ use crate::index::{Layout, Level};
 use crate::progress::Progress;
 use crate::solve::WorkTable;
 use crate::solve::{
-    chains_complete, last_step_where, last_step_within, obsolete_after, Captures, Pass, PassSpec, LAST_STEP, MAX_STEP,
+    chains_complete, last_step_where, last_step_within, obsolete_after, Captures, Pass, LAST_STEP, MAX_STEP,
 };
-use crate::table::format::{slice_section, table_path, LevelRecord, PartialTable, Section, TableFile};
+use crate::table::format::{
+    beyond_rule_mask, slice_section, table_path, LevelRecord, PartialTable, Section, TableFile, VALUE_WORD_BYTES,
+};
 use crate::work::bits::save_sums;
 use crate::work::bits::{block_sum, load_sums, BitFile};
 use crate::work::manifest::{self, LevelDone, PassDone, RunManifest, MANIFEST_FORMAT};
@@ -71,9 +73,13 @@ pub fn sub_endgames_note(budget: &Budget, subs: u64) -> String {
 
 /// Computes (or resumes) one white-wins run and publishes its table into `out_dir`.
 /// `caps_bytes` is the RAM the sub-endgames' bitbases in `caps` hold (out of the budget).
+/// `caps_eventual` holds the conversions' eventual bitbases when some sub-endgame has cursed
+/// positions.
+#[allow(clippy::too_many_arguments)]
 pub fn solve_run(
     material: &Material,
     caps: &Captures,
+    caps_eventual: Option<&Captures>,
     caps_bytes: u64,
     out_dir: &Path,
     work_dir: &Path,
@@ -103,9 +109,12 @@ pub fn solve_run(
             .filter(|l| layout.has_pawns() && (l.number == level.number + 1 || l.number == level.number + 2))
             .map(|l| (*l, folder.level(l.number)))
             .collect();
-        for (l, f) in &above {
-            ensure_finals(&partial, l, f, manifest.block_bits, budget.block_bytes as usize, progress)?;
+        let above_cursed: Vec<bool> = above.iter().map(|(l, _)| level_is_cursed(&manifest, l)).collect();
+        for ((l, f), &cursed) in above.iter().zip(&above_cursed) {
+            ensure_finals(&partial, l, f, cursed, manifest.block_bits, budget.block_bytes as usize, progress)?;
         }
+        let eventual = (caps_eventual.is_some() || above_cursed.contains(&true))
+            .then(|| EventualSources { caps: caps_eventual.unwrap_or(caps), above_cursed });
         let ctx = LevelContext {
             layout: layout.clone(),
             level,
@@ -116,6 +125,7 @@ pub fn solve_run(
             budget: chunk_budget,
             io_bytes: budget.block_bytes as usize,
             progress,
+            eventual,
         };
         solve_level(&ctx, &folder, &mut manifest, &partial)?;
         // Levels more than one above are read no more.
@@ -184,13 +194,14 @@ fn finish_table(
             .collect();
         slice_section(layout, &records)
     });
-    // Captures, promotions and pawn moves into cursed positions are not yet followed past
-    // step 100: such a table's cursed results may be incomplete, and it says so.
-    let levels_cursed = manifest.levels.len() > 1 && longest_cursed(&passes) != [0, 0];
-    let five_valued = !levels_cursed && !subs_have_cursed(material, out_dir)?;
-    // Step 101's wtm positions are cursed wins unless some may be wins of exactly 100 plies.
+    // Conversions into cursed positions are followed (`c∞`, `d∞`); what the sub-endgames
+    // could not tell, this table cannot either.
+    let (subs_five_valued, subs_edge_exact) = sub_flags(material, out_dir)?;
+    let five_valued = subs_five_valued;
+    // Step 101's wtm positions are cursed wins unless some may be wins of exactly 100 plies
+    // (and a capture into a sub-endgame's win of exactly 100 plies would be a rule win).
     let step_101 = passes.iter().any(|&(p, new)| p == Pass::Step(LAST_STEP + 1) && new > 0);
-    let edge_exact = !step_101 || !manifest.levels.iter().any(|l| l.forced_zeroing);
+    let edge_exact = subs_edge_exact && (!step_101 || !manifest.levels.iter().any(|l| l.forced_zeroing));
     let path = partial.finish(
         rule_last_step(&passes),
         longest_cursed(&passes),
@@ -227,7 +238,8 @@ fn solve_level(
             }
         }
     }
-    while !chains_complete(&new_per_pass(&manifest.passes)) {
+    manifest.eventual = ctx.is_eventual();
+    while !chains_complete(&new_per_pass(&manifest.passes), ctx.is_eventual()) {
         anyhow::ensure!(
             manifest.passes.len() < MAX_STEP as usize + 2,
             "{material}: positions are still being won after step {MAX_STEP} (beyond any known endgame)"
@@ -253,7 +265,8 @@ fn solve_level(
     std::fs::remove_dir_all(dir).with_context(|| format!("removing {}", dir.display()))?;
     // The levels below read this level's final bitbases.
     if ctx.layout.has_pawns() && ctx.level.number > 0 {
-        extract_finals(partial, &ctx.level, &ctx.folder, ctx.plan.block_bits, ctx.io_bytes)?;
+        let cursed = level_is_cursed(manifest, &ctx.level);
+        extract_finals(partial, &ctx.level, &ctx.folder, cursed, ctx.plan.block_bits, ctx.io_bytes)?;
     }
     Ok(())
 }
@@ -265,14 +278,14 @@ fn ensure_finals(
     partial: &PartialTable,
     level: &Level,
     folder: &LevelFolder,
+    cursed: bool,
     block_bits: u32,
     io_bytes: usize,
     progress: &dyn Progress,
 ) -> anyhow::Result<()> {
     let n_blocks = (level.n_slots >> block_bits) as usize;
     let block_words = 1usize << (block_bits - 6);
-    let intact = |stm: Color| -> anyhow::Result<()> {
-        let table = WorkTable::Final(stm);
+    let intact = |table: WorkTable| -> anyhow::Result<()> {
         anyhow::ensure!(folder.bits(table).exists(), "{} is missing", folder.bits(table).display());
         let sums = load_sums(&folder.sums(table), n_blocks)?;
         let file = BitFile::open(&folder.bits(table), level.n_words(), io_bytes)?;
@@ -282,7 +295,7 @@ fn ensure_finals(
         }
         Ok(())
     };
-    if intact(Color::White).and(intact(Color::Black)).is_ok() {
+    if final_tables(cursed).into_iter().try_for_each(intact).is_ok() {
         return Ok(());
     }
     if folder.path().exists() {
@@ -292,25 +305,49 @@ fn ensure_finals(
             level.number
         ));
     }
-    extract_finals(partial, level, folder, block_bits, io_bytes)
+    extract_finals(partial, level, folder, cursed, block_bits, io_bytes)
+}
+
+/// The final tables a solved level keeps for the levels below: its final bitbases, and with
+/// cursed positions its eventual ones.
+fn final_tables(cursed: bool) -> Vec<WorkTable> {
+    let eventual = [WorkTable::FinalEventual(Color::White), WorkTable::FinalEventual(Color::Black)];
+    let finals = [WorkTable::Final(Color::White), WorkTable::Final(Color::Black)];
+    finals.into_iter().chain(eventual.into_iter().filter(|_| cursed)).collect()
+}
+
+/// Whether a solved level of the run has cursed positions (some step past 100 added some).
+fn level_is_cursed(manifest: &RunManifest, level: &Level) -> bool {
+    manifest
+        .levels
+        .iter()
+        .find(|l| l.level == level.number)
+        .is_some_and(|l| longest_cursed(&new_per_pass(&l.passes)) != [0, 0])
 }
 
 /// Writes a solved level's final bitbases (`final-wtm`, `final-btm`) into its folder from
-/// the table being assembled.
+/// the table being assembled; with `cursed`, also the positions won with or without the rule
+/// (`final-wtm-inf`, `final-btm-inf`: the bitbase and the cursed codes of the values).
 fn extract_finals(
     partial: &PartialTable,
     level: &Level,
     folder: &LevelFolder,
+    cursed: bool,
     block_bits: u32,
     io_bytes: usize,
 ) -> anyhow::Result<()> {
     std::fs::create_dir_all(folder.path()).with_context(|| format!("creating {}", folder.path().display()))?;
     let block_words = 1usize << (block_bits - 6);
     let n_blocks = (level.n_slots >> block_bits) as usize;
-    for (stm, section) in [(Color::White, Section::WtmBitbase), (Color::Black, Section::BtmBitbase)] {
-        let table = WorkTable::Final(stm);
+    for table in final_tables(cursed) {
+        let (stm, eventual) = match table {
+            WorkTable::Final(stm) => (stm, false),
+            WorkTable::FinalEventual(stm) => (stm, true),
+            _ => unreachable!("final tables only"),
+        };
         let file = BitFile::open(&folder.bits(table), level.n_words(), io_bytes)?;
-        let (offset, _) = partial.range(section, level.first_slot, level.n_slots);
+        let (offset, _) = partial.range(Section::bitbase(stm), level.first_slot, level.n_slots);
+        let (values_offset, _) = partial.range(Section::values(stm), level.first_slot, level.n_slots);
         let mut sums = Vec::with_capacity(n_blocks);
         let group = ((1 << 20) / (block_words * 8)).max(1);
         for first in (0..n_blocks).step_by(group) {
@@ -319,6 +356,15 @@ fn extract_finals(
             partial.read_at(offset + (first * block_words * 8) as u64, &mut bytes)?;
             let mut words = vec![0u64; n * block_words];
             LittleEndian::read_u64_into(&bytes, &mut words);
+            if eventual {
+                let per_word = VALUE_WORD_BYTES as usize;
+                let mut values = vec![0u8; n * block_words * per_word];
+                partial.read_at(values_offset + (first * block_words * per_word) as u64, &mut values)?;
+                for (w, planes) in words.iter_mut().zip(values.chunks_exact(per_word)) {
+                    let planes = std::array::from_fn(|j| LittleEndian::read_u64(&planes[8 * j..8 * j + 8]));
+                    *w |= beyond_rule_mask(stm, &planes);
+                }
+            }
             sums.extend(file.write_blocks(&Block::run_of(first, n, block_words), &words)?);
         }
         // Not synced: on resume `ensure_finals` checks them block by block.
@@ -337,7 +383,7 @@ fn progress_log(ctx: &LevelContext, msg: &str) {
 /// deleted.
 fn run_next_pass(ctx: &LevelContext, folder: &RunFolder, manifest: &mut RunManifest) -> anyhow::Result<()> {
     let pass = Pass::nth(manifest.passes.len());
-    let spec = PassSpec::of(pass);
+    let spec = ctx.spec(pass);
     let t = Instant::now();
     let r = run_pass(ctx, &spec)?;
     for (&table, sums) in spec.outputs.iter().zip(&r.sums) {
@@ -353,7 +399,7 @@ fn run_next_pass(ctx: &LevelContext, folder: &RunFolder, manifest: &mut RunManif
     });
     // Not synced: after a power loss the resume finds lost data by its checksums.
     manifest::save_with(&folder.manifest(), manifest, Durability::Atomic)?;
-    for table in obsolete_after(pass) {
+    for table in obsolete_after(pass, ctx.is_eventual()) {
         std::fs::remove_file(ctx.folder.bits(table)).ok();
         std::fs::remove_file(ctx.folder.sums(table)).ok();
     }
@@ -402,15 +448,16 @@ fn has_forced_zeroing(ctx: &LevelContext) -> anyhow::Result<bool> {
     Ok(sums.iter().any(|&s| s != zero))
 }
 
-/// Whether a sub-endgame of the run has cursed positions (or was built without looking).
-fn subs_have_cursed(material: &Material, out_dir: &Path) -> anyhow::Result<bool> {
+/// Whether every sub-endgame of the run marks all its cursed positions, and whether every
+/// one's edge is exact (the header flags; the tables were checked when loaded).
+fn sub_flags(material: &Material, out_dir: &Path) -> anyhow::Result<(bool, bool)> {
+    let (mut five_valued, mut edge_exact) = (true, true);
     for sub in material.successor_runs().iter().filter(|s| !s.white_bare()) {
-        let header = TableFile::open(&table_path(out_dir, sub))?.header;
-        if !header.five_valued || header.longest_cursed != [0, 0] {
-            return Ok(true);
-        }
+        let header = TableFile::open_run_unchecked(&table_path(out_dir, sub), sub)?.header;
+        five_valued &= header.five_valued;
+        edge_exact &= header.edge_exact;
     }
-    Ok(false)
+    Ok((five_valued, edge_exact))
 }
 
 /// The last step up to 100 that added positions.
@@ -490,6 +537,7 @@ fn fresh(
         block_bits,
         levels: Vec::new(),
         passes: Vec::new(),
+        eventual: false,
     };
     manifest::save(&folder.manifest(), &m)?;
     progress.log(&format!("{material}: starting in {}", folder.path().display()));

@@ -96,7 +96,7 @@ fn run_status(dir: &Path) -> anyhow::Result<Option<RunStatus>> {
         }
     };
     let bytes = folder_bytes(dir);
-    if run.levels.len() == levels_of(&run.run)? || chains_complete(&new_per_pass(&run.passes)) {
+    if run.levels.len() == levels_of(&run.run)? || chains_complete(&new_per_pass(&run.passes), run.eventual) {
         return Ok(Some(RunStatus::Merging { run: run.run, bytes }));
     }
     let layout = Layout::new(&Material::parse(&run.run)?);

@@ -172,9 +172,16 @@ pub fn stats_lines(s: &SignatureStats) -> Vec<String> {
             thousands(t.stalemates),
             thousands(t.checkmates),
         ));
-        for (who, plies) in [("white", t.longest_cursed_white), ("black", t.longest_cursed_black)] {
-            if plies > 0 {
-                out.push(format!("  longest {who} cursed win: {plies} plies"));
+        let cursed = [
+            ("white", t.longest_cursed_white, &t.cursed_white_example),
+            ("black", t.longest_cursed_black, &t.cursed_black_example),
+        ];
+        for (who, plies, example) in cursed {
+            match (plies, example) {
+                (0, None) => {}
+                (0, Some(fen)) => out.push(format!("  {who} cursed wins, e.g. {fen}")),
+                (_, None) => out.push(format!("  longest {who} cursed win: {plies} plies")),
+                (_, Some(fen)) => out.push(format!("  longest {who} cursed win: {plies} plies; one cursed win: {fen}")),
             }
         }
         for (who, l) in [("white", &t.longest_white), ("black", &t.longest_black)] {
@@ -205,7 +212,11 @@ pub fn stats_lines(s: &SignatureStats) -> Vec<String> {
             thousands(r.slots),
             thousands(r.illegal[0]),
             thousands(r.illegal[1]),
-            if r.five_valued { "" } else { "; cursed results incomplete (captures into cursed positions)" },
+            if r.five_valued {
+                ""
+            } else {
+                "; cursed results incomplete (built before they were, or from such sub-endgames)"
+            },
             if r.edge_exact { "" } else { "; its wtm cursed wins include any wins of exactly 100 plies" },
         ));
     }
@@ -225,6 +236,8 @@ pub fn stats_json(s: &SignatureStats) -> serde_json::Value {
             "black_wins": t.black_wins,
             "longest_white_cursed_win": t.longest_cursed_white,
             "longest_black_cursed_win": t.longest_cursed_black,
+            "white_cursed_example": t.cursed_white_example,
+            "black_cursed_example": t.cursed_black_example,
             "stalemates": t.stalemates,
             "checkmates": t.checkmates,
             "white_wins_by_distance": t.white_by_distance,

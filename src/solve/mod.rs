@@ -16,6 +16,6 @@ pub use captures::{BitWords, Bitbase, Captures};
 pub use frame::Frame;
 pub use init::PushTargets;
 pub use pass::{
-    chains_complete, combine, compute_chunk, last_step_where, last_step_within, obsolete_after, Pass, PassSpec,
-    WorkTable, LAST_STEP, MAX_STEP,
+    chains_complete, combine, compute_chunk, edge_chunk, last_step_where, last_step_within, obsolete_after, Eventual,
+    Pass, PassSpec, WorkTable, EVENTUAL_CAPTURE_STEP, LAST_STEP, MAX_STEP,
 };

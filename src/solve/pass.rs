@@ -137,6 +137,17 @@ pub enum WorkTable {
     /// A solved level's final bitbase of a side to move (its `t99` or `t100`), kept for the
     /// levels below, whose pawn pushes lead into it.
     Final(Color),
+    /// `c∞`: wtm positions where some capture, promotion or pawn push wins for white with or
+    /// without the 50-move rule (written only when conversions reach cursed positions).
+    WinningCaptureEventual,
+    /// `d∞`: `d` with the conversions that lose for black with or without the rule.
+    CapturesLoseEventual,
+    /// `E_k` (`k` from 3 to 101): positions new at step `k` that need `k-1` plies (see
+    /// `docs/CURSED.md`); written by the edge phase after the chains, sparse.
+    Edge(u16),
+    /// A solved level's positions won for white with or without the rule (its final bitbase
+    /// and its cursed positions), for the levels below when the level has cursed positions.
+    FinalEventual(Color),
 }
 
 impl WorkTable {
@@ -151,6 +162,11 @@ impl WorkTable {
             WorkTable::Chain(k) => format!("t{k:03}"),
             WorkTable::Final(Color::White) => "final-wtm".to_string(),
             WorkTable::Final(Color::Black) => "final-btm".to_string(),
+            WorkTable::Edge(k) => format!("edge-{k:03}"),
+            WorkTable::WinningCaptureEventual => "c-inf".to_string(),
+            WorkTable::CapturesLoseEventual => "d-inf".to_string(),
+            WorkTable::FinalEventual(Color::White) => "final-wtm-inf".to_string(),
+            WorkTable::FinalEventual(Color::Black) => "final-btm-inf".to_string(),
         }
     }
 
@@ -181,6 +197,11 @@ impl fmt::Display for WorkTable {
 /// The tables a pass reads and writes. Workers compute a chunk from `inputs` (read whole),
 /// then combine it with `combine` (the previous table of the chain, and `c` or `d`), read
 /// block by block.
+///
+/// A level whose conversions (captures, promotions, pawn pushes) reach cursed positions is
+/// *eventual*: its init passes also write `c∞` and `d∞`, step 103 adds `c∞` (after step 101,
+/// whose new positions are the candidates for wins of exactly 100 plies), and the even steps
+/// past 100 use `d∞` in place of `d`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PassSpec {
     pub pass: Pass,
@@ -189,17 +210,30 @@ pub struct PassSpec {
     pub outputs: Vec<WorkTable>,
 }
 
+/// Step 103, where an eventual level adds `c∞`.
+pub const EVENTUAL_CAPTURE_STEP: u16 = LAST_STEP + 3;
+
 impl PassSpec {
-    pub fn of(pass: Pass) -> PassSpec {
+    pub fn of(pass: Pass, eventual: bool) -> PassSpec {
         use WorkTable::*;
         let t = WorkTable::chain;
+        let with = |v: Vec<WorkTable>, t: WorkTable| if eventual { [v, vec![t]].concat() } else { v };
         let (inputs, combine, outputs) = match pass {
-            Pass::InitWhite => (vec![], vec![], vec![IllegalWtm, WinningCapture, IllegalBtm]),
-            Pass::InitBlack => (vec![IllegalWtm], vec![], vec![CapturesLose, Chain(0), ForcedZeroing]),
+            Pass::InitWhite => {
+                (vec![], vec![], with(vec![IllegalWtm, WinningCapture, IllegalBtm], WinningCaptureEventual))
+            }
+            Pass::InitBlack => {
+                (vec![IllegalWtm], vec![], with(vec![CapturesLose, Chain(0), ForcedZeroing], CapturesLoseEventual))
+            }
             Pass::Step(1) => (vec![Chain(0)], vec![IllegalWtm, WinningCapture], vec![Chain(1)]),
             Pass::Step(k) => {
+                let extra = match k % 2 {
+                    1 if eventual && k == EVENTUAL_CAPTURE_STEP => vec![WinningCaptureEventual],
+                    1 => vec![],
+                    _ if eventual && k > LAST_STEP => vec![CapturesLoseEventual],
+                    _ => vec![CapturesLose],
+                };
                 let k = k as i32;
-                let extra = if k % 2 == 1 { vec![] } else { vec![CapturesLose] };
                 (vec![t(k - 1)], [vec![t(k - 2)], extra].concat(), vec![t(k)])
             }
         };
@@ -207,14 +241,23 @@ impl PassSpec {
     }
 }
 
+/// The conversions of an eventual level: the sub-endgames' bitbases of positions won with or
+/// without the 50-move rule, and the same for the levels above that pawn pushes reach.
+pub struct Eventual<'a> {
+    pub caps: &'a Captures,
+    pub pushes: PushTargets<'a>,
+}
+
 /// Computes one chunk of a pass from its chunk-local inputs: the init tables, or the words
 /// that the side to move reaches (white: OR over moves; black: AND over moves). The init
-/// passes also read the final words of the slices the mover's pawn pushes lead to.
+/// passes also read the final words of the slices the mover's pawn pushes lead to, and with
+/// `eventual` they also write `c∞` or `d∞`.
 pub fn compute_chunk(
     pass: Pass,
     frame: &Frame,
     caps: &Captures,
     pushes: &PushTargets,
+    eventual: Option<&Eventual>,
     words: usize,
     mut inputs: Vec<Vec<u64>>,
 ) -> Vec<Vec<u64>> {
@@ -225,7 +268,13 @@ pub fn compute_chunk(
             init::init_white(frame, caps, pushes, &mut illegal, &mut c);
             let mut illegal_btm = vec![!0u64; words];
             init::illegal_btm(frame, &mut illegal_btm);
-            vec![illegal, c, illegal_btm]
+            let mut out = vec![illegal, c, illegal_btm];
+            if let Some(e) = eventual {
+                let mut c_inf = vec![0u64; words];
+                init::init_white(frame, e.caps, &e.pushes, &mut vec![!0u64; words], &mut c_inf);
+                out.push(c_inf);
+            }
+            out
         }
         Pass::InitBlack => {
             let illegal_wtm = inputs.pop().expect("input");
@@ -235,11 +284,17 @@ pub fn compute_chunk(
             let mut t0 = vec![0u64; words];
             // Before `init_black`, `d` holds the positions without a legal quiet move.
             let mut forced = d.clone();
+            let mut d_inf = eventual.map(|_| d.clone());
             init::init_black(frame, caps, pushes, &mut d, &mut t0);
             for (f, &d) in forced.iter_mut().zip(&d) {
                 *f &= d;
             }
-            vec![d, t0, forced]
+            let mut out = vec![d, t0, forced];
+            if let (Some(e), Some(mut d_inf)) = (eventual, d_inf.take()) {
+                init::init_black(frame, e.caps, &e.pushes, &mut d_inf, &mut vec![0u64; words]);
+                out.push(d_inf);
+            }
+            out
         }
         Pass::Step(k) if k % 2 == 1 => {
             let mut out = vec![0u64; words];
@@ -254,25 +309,49 @@ pub fn compute_chunk(
     }
 }
 
+/// `E_k` over a chunk (`docs/CURSED.md` part 2): the new positions of step `k` (`new_k`) that
+/// need one ply less than the step, from `E_(k-1)` (`e_prev`) and, for even `k`, the new
+/// positions of step `k-1` (`new_prev`): odd `k`, those with a white quiet move into
+/// `E_(k-1)`; even `k`, those whose every black quiet move avoids `new_(k-1) & !E_(k-1)`.
+pub fn edge_chunk(frame: &Frame, e_prev: &[u64], new_prev: Option<&[u64]>, new_k: &[u64]) -> Vec<u64> {
+    let mut edge = match new_prev {
+        None => {
+            let mut out = vec![0u64; e_prev.len()];
+            kernels::white_moves(frame, e_prev, &mut out);
+            out
+        }
+        Some(new_prev) => {
+            let avoid: Vec<u64> = new_prev.iter().zip(e_prev).map(|(&n, &e)| !(n & !e)).collect();
+            let mut out = vec![!0u64; e_prev.len()];
+            kernels::black_moves(frame, &avoid, &mut out);
+            out
+        }
+    };
+    for (e, &n) in edge.iter_mut().zip(new_k) {
+        *e &= n;
+    }
+    edge
+}
+
 /// Combines a kernel's word `out` of step `k` with the previous table of the chain (`old`)
-/// and `c` (step 1) or `d` (even steps): returns the step's table word and its new bits.
+/// and `c` (step 1), `c∞` (step 103 of an eventual level) or `d`/`d∞` (even steps; odd steps
+/// without an extra table pass 0): returns the step's table word and its new bits.
 #[inline]
 pub fn combine(k: u16, out: u64, old: u64, extra: u64) -> (u64, u64) {
-    let reached = match k {
-        1 => out | extra,
-        k if k % 2 == 1 => out,
-        _ => out & extra,
-    };
+    let reached = if k % 2 == 1 { out | extra } else { out & extra };
     (old | reached, reached & !old)
 }
 
 /// The tables that no pass after `pass` reads, deleted once it is finished: `c` after step
 /// 1, `t(k-2)` after step `k` (`t(k)` contains it), except `t99` and `t100`, the final
 /// bitbases under the 50-move rule, which the merge reads.
-pub fn obsolete_after(pass: Pass) -> Vec<WorkTable> {
+pub fn obsolete_after(pass: Pass, eventual: bool) -> Vec<WorkTable> {
     match pass {
         Pass::Step(1) => vec![WorkTable::WinningCapture],
         Pass::Step(k) if k == LAST_STEP + 1 || k == LAST_STEP + 2 => Vec::new(),
+        Pass::Step(k) if eventual && k == EVENTUAL_CAPTURE_STEP => {
+            vec![WorkTable::chain(k as i32 - 2), WorkTable::WinningCaptureEventual]
+        }
         Pass::Step(k) => vec![WorkTable::chain(k as i32 - 2)],
         _ => Vec::new(),
     }
@@ -280,10 +359,12 @@ pub fn obsolete_after(pass: Pass) -> Vec<WorkTable> {
 
 /// Whether the chains are complete, given the new positions of each finished pass in order:
 /// one odd and one even step in a row added nothing (every later table is equal). The
-/// chains go on past step 100 (without the 50-move rule) until then.
-pub fn chains_complete(new_per_pass: &[(Pass, u64)]) -> bool {
+/// chains go on past step 100 (without the 50-move rule) until then, and an eventual level's
+/// at least until step 104 (one step after `c∞` came in).
+pub fn chains_complete(new_per_pass: &[(Pass, u64)], eventual: bool) -> bool {
     let steps: Vec<&(Pass, u64)> = new_per_pass.iter().filter(|(p, _)| !p.is_init()).collect();
-    steps.len() >= 2 && steps[steps.len() - 2..].iter().all(|(_, new)| *new == 0)
+    let far_enough = !eventual || steps.len() > EVENTUAL_CAPTURE_STEP as usize;
+    far_enough && steps.len() >= 2 && steps[steps.len() - 2..].iter().all(|(_, new)| *new == 0)
 }
 
 /// The last step among those `which` takes that added positions, 0 if none.
@@ -327,31 +408,55 @@ mod tests {
     #[test]
     fn specs_match_the_chains() {
         // The seed's recurrences: t1 = W(t0) | c | t(-1); t2 = B(t1) & d | t0; t(k) from t(k-1), t(k-2).
-        assert_eq!(PassSpec::of(Pass::Step(1)).combine, [WorkTable::IllegalWtm, WorkTable::WinningCapture]);
-        assert_eq!(PassSpec::of(Pass::Step(2)).combine, [WorkTable::Chain(0), WorkTable::CapturesLose]);
-        assert_eq!(PassSpec::of(Pass::Step(7)).inputs, [WorkTable::Chain(6)]);
-        assert_eq!(PassSpec::of(Pass::Step(7)).combine, [WorkTable::Chain(5)]);
-        assert_eq!(obsolete_after(Pass::Step(1)), [WorkTable::WinningCapture]);
-        assert_eq!(obsolete_after(Pass::Step(2)), [WorkTable::Chain(0)]);
+        assert_eq!(PassSpec::of(Pass::Step(1), false).combine, [WorkTable::IllegalWtm, WorkTable::WinningCapture]);
+        assert_eq!(PassSpec::of(Pass::Step(2), false).combine, [WorkTable::Chain(0), WorkTable::CapturesLose]);
+        assert_eq!(PassSpec::of(Pass::Step(7), false).inputs, [WorkTable::Chain(6)]);
+        assert_eq!(PassSpec::of(Pass::Step(7), false).combine, [WorkTable::Chain(5)]);
+        assert_eq!(obsolete_after(Pass::Step(1), false), [WorkTable::WinningCapture]);
+        assert_eq!(obsolete_after(Pass::Step(2), false), [WorkTable::Chain(0)]);
         // t99 and t100 stay for the merge when the chains go on past step 100.
-        assert_eq!(obsolete_after(Pass::Step(101)), []);
-        assert_eq!(obsolete_after(Pass::Step(102)), []);
-        assert_eq!(obsolete_after(Pass::Step(103)), [WorkTable::Chain(101)]);
+        assert_eq!(obsolete_after(Pass::Step(101), false), []);
+        assert_eq!(obsolete_after(Pass::Step(102), false), []);
+        assert_eq!(obsolete_after(Pass::Step(103), false), [WorkTable::Chain(101)]);
         assert_eq!(WorkTable::Chain(7).name(), "t007");
+    }
+
+    #[test]
+    fn eventual_levels_add_c_inf_at_step_103_and_d_inf_past_100() {
+        use WorkTable::*;
+        assert_eq!(PassSpec::of(Pass::InitWhite, true).outputs.last(), Some(&WinningCaptureEventual));
+        assert_eq!(PassSpec::of(Pass::InitBlack, true).outputs.last(), Some(&CapturesLoseEventual));
+        assert_eq!(PassSpec::of(Pass::Step(100), true).combine, [Chain(98), CapturesLose]);
+        assert_eq!(PassSpec::of(Pass::Step(101), true).combine, [Chain(99)]);
+        assert_eq!(PassSpec::of(Pass::Step(102), true).combine, [Chain(100), CapturesLoseEventual]);
+        assert_eq!(PassSpec::of(Pass::Step(103), true).combine, [Chain(101), WinningCaptureEventual]);
+        assert_eq!(PassSpec::of(Pass::Step(105), true).combine, [Chain(103)]);
+        assert_eq!(PassSpec::of(Pass::Step(106), true).combine, [Chain(104), CapturesLoseEventual]);
+        assert_eq!(obsolete_after(Pass::Step(103), true), [Chain(101), WinningCaptureEventual]);
+        // Odd steps OR their extra table in; even steps AND it.
+        assert_eq!(combine(103, 0b0011, 0b0001, 0b0100), (0b0111, 0b0110));
+        assert_eq!(combine(104, 0b0011, 0b0001, 0b0110), (0b0011, 0b0010));
     }
 
     #[test]
     fn chains_end_after_two_empty_steps_even_past_step_100() {
         let run =
             |news: &[u64]| -> Vec<(Pass, u64)> { news.iter().enumerate().map(|(i, &n)| (Pass::nth(i), n)).collect() };
-        assert!(!chains_complete(&run(&[0, 5, 3, 0])));
-        assert!(chains_complete(&run(&[0, 5, 3, 0, 0])));
+        assert!(!chains_complete(&run(&[0, 5, 3, 0]), false));
+        assert!(chains_complete(&run(&[0, 5, 3, 0, 0]), false));
         assert_eq!(last_step_within(&run(&[0, 5, 3, 0, 0]), 99), 1);
         // Steps 1..=130 add positions (passes -1, 0, then 130 steps), then two add none.
         let mut long: Vec<u64> = vec![1; 132];
-        assert!(!chains_complete(&run(&long)));
+        assert!(!chains_complete(&run(&long), false));
         long.extend([0, 0]);
-        assert!(chains_complete(&run(&long)));
+        assert!(chains_complete(&run(&long), false));
+        // An eventual level goes on to step 104 even when its chains stop early.
+        let short = run(&[0, 5, 3, 0, 0]);
+        assert!(!chains_complete(&short, true));
+        let mut to_104: Vec<u64> = vec![0, 5, 3];
+        to_104.resize(2 + 104, 0);
+        assert!(!chains_complete(&run(&to_104[..2 + 103]), true));
+        assert!(chains_complete(&run(&to_104), true));
         assert_eq!(last_step_within(&run(&long), LAST_STEP), 100);
         assert_eq!(last_step_within(&run(&long), LAST_STEP - 1), 99);
     }

@@ -136,8 +136,8 @@ pub struct Header {
     /// Last step that added positions (0..=100).
     pub last_step: u8,
     /// Whether every cursed position of the run is marked: the run went on past step 100,
-    /// and no capture, promotion or pawn move of it leads to a cursed position (those are
-    /// not followed yet). Otherwise some draws may be cursed results.
+    /// following conversions into cursed positions, and every sub-endgame's table has the
+    /// flag. Otherwise some draws may be cursed results.
     pub five_valued: bool,
     /// Whether every position with `CODE_EDGE` is a cursed win (101 plies): no btm position
     /// of the run has only losing zeroing moves, so no win ends with black's forced zeroing
@@ -555,6 +555,13 @@ impl TableFile {
         std::array::from_fn(|j| LittleEndian::read_u64(&b[8 * j..8 * j + 8]))
     }
 
+    /// The word of positions white wins with or without the 50-move rule: the bitbase word
+    /// and the cursed codes (see [`beyond_rule_mask`]).
+    #[inline]
+    pub fn eventual_word(&self, stm: Color, w: usize) -> u64 {
+        self.bitbase_word(stm, w) | beyond_rule_mask(stm, &self.value_planes(stm, w))
+    }
+
     /// The 6-bit value code of a storage slot.
     #[inline]
     pub fn value_code(&self, stm: Color, slot: u64) -> u8 {
@@ -578,6 +585,23 @@ pub fn code_to_distance(stm: Color, code: u8) -> Option<u8> {
         (Color::White, CODE_EDGE) => None,
         (Color::White, c) => Some(2 * c - 1),
         (Color::Black, c) => Some(2 * (c - 1)),
+    }
+}
+
+/// Whether a value code marks a position white wins only without the 50-move rule, or (wtm
+/// code 51) perhaps in exactly 100 plies.
+pub fn is_beyond_rule(stm: Color, code: u8) -> bool {
+    code == CODE_CURSED || (stm == Color::White && code == CODE_EDGE)
+}
+
+/// The positions of a word of values (its six bit planes) that white wins only without the
+/// 50-move rule, or (wtm code 51) perhaps in exactly 100 plies: with a table's bitbase, the
+/// positions white wins with or without the rule.
+pub fn beyond_rule_mask(stm: Color, planes: &[u64; 6]) -> u64 {
+    let is = |code: u8| (0..6).fold(!0u64, |m, j| m & if code >> j & 1 == 1 { planes[j] } else { !planes[j] });
+    match stm {
+        Color::White => is(CODE_CURSED) | is(CODE_EDGE),
+        Color::Black => is(CODE_CURSED),
     }
 }
 

@@ -7,7 +7,9 @@
 //! of a signature then count the same set of positions, which [`SignatureStats::runs`] shows.
 
 use super::error::TableError;
-use super::format::{code_to_distance, table_path, TableFile, CODE_CURSED, CODE_EDGE, CODE_ILLEGAL, CODE_NONE};
+use super::format::{
+    code_to_distance, is_beyond_rule, table_path, TableFile, CODE_CURSED, CODE_EDGE, CODE_ILLEGAL, CODE_NONE,
+};
 use crate::chess::attacks::{attacks, king_attacks, pawn_attacks};
 use crate::chess::square::on_diagonal;
 use crate::chess::{Color, Material, Piece, Position, Role, Square, Symmetry, MAX_PIECES};
@@ -92,6 +94,10 @@ pub struct ToMove {
     /// position.
     pub longest_cursed_white: u16,
     pub longest_cursed_black: u16,
+    /// A position (FEN) that white, and one that black, wins only without the rule: the
+    /// first in storage order, not a longest one.
+    pub cursed_white_example: Option<String>,
+    pub cursed_black_example: Option<String>,
     /// The side to move has no legal move and is not in check.
     pub stalemates: u64,
     /// The side to move is checkmated (distance 0, counted among the other side's wins).
@@ -172,6 +178,8 @@ struct RunSide {
     by_distance: Vec<u64>,
     /// Longest distance and the first slot that holds it.
     longest: Option<(u8, u64)>,
+    /// The first slot of a position won only without the rule.
+    first_cursed: Option<u64>,
 }
 
 impl RunSide {
@@ -194,6 +202,10 @@ impl RunSide {
             (Some(a), Some(b)) => {
                 Some(if (b.0, std::cmp::Reverse(b.1)) > (a.0, std::cmp::Reverse(a.1)) { b } else { a })
             }
+            (a, b) => a.or(b),
+        };
+        self.first_cursed = match (self.first_cursed, o.first_cursed) {
+            (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
         };
     }
@@ -355,7 +367,10 @@ impl<'a> RunScanner<'a> {
                     continue;
                 }
                 acc.legal += 1;
-                acc.cursed += (code == CODE_CURSED || (code == CODE_EDGE && stm == Color::White)) as u64;
+                if is_beyond_rule(stm, code) {
+                    acc.cursed += 1;
+                    acc.first_cursed = acc.first_cursed.or(Some(word * 64 + wk as u64));
+                }
                 match code_to_distance(stm, code) {
                     None => {
                         if self.count_stalemates && self.stalemated(&men, wk, stm) {
@@ -407,6 +422,8 @@ struct ScannedRun {
     /// By the run's side to move: wtm, btm.
     sides: [RunSide; 2],
     fens: [Option<String>; 2],
+    /// A position won only without the rule, wtm and btm (signature colours).
+    cursed_fens: [Option<String>; 2],
     /// The header's longest cursed wins, wtm and btm.
     longest_cursed: [u16; 2],
 }
@@ -452,6 +469,9 @@ fn scan_run(
         .map(|stm| sides[stm.index()].longest.and_then(|(_, slot)| scanner.position_of_slot(slot, stm)));
     let swapped = run != signature;
     let fens = fens.map(|p| p.map(|p| if swapped { p.flipped() } else { p }.fen()));
+    let cursed_fens = [Color::White, Color::Black]
+        .map(|stm| sides[stm.index()].first_cursed.and_then(|slot| scanner.position_of_slot(slot, stm)))
+        .map(|p| p.map(|p| if swapped { p.flipped() } else { p }.fen()));
     let summary = RunSummary {
         run: run.clone(),
         slots: file.header.n_slots,
@@ -460,7 +480,7 @@ fn scan_run(
         five_valued: file.header.five_valued,
         edge_exact: file.header.edge_exact,
     };
-    Ok(ScannedRun { swapped, summary, sides, fens, longest_cursed: file.header.longest_cursed })
+    Ok(ScannedRun { swapped, summary, sides, fens, cursed_fens, longest_cursed: file.header.longest_cursed })
 }
 
 /// One side to move of a signature, from the scans of its runs (in the signature's colours).
@@ -477,6 +497,8 @@ fn to_move(material: &Material, scanned: &[ScannedRun], side: Color) -> ToMove {
         black_cursed: 0,
         longest_cursed_white: 0,
         longest_cursed_black: 0,
+        cursed_white_example: None,
+        cursed_black_example: None,
         stalemates: base.stalemates,
         checkmates: 0,
         white_by_distance: vec![0; MAX_DISTANCE + 1],
@@ -493,10 +515,8 @@ fn to_move(material: &Material, scanned: &[ScannedRun], side: Color) -> ToMove {
     }
     for (winner, r, s, flip) in sources {
         let side_stats = &r.sides[s];
-        let longest = side_stats.longest.map(|(plies, _)| Longest {
-            plies,
-            fen: r.fens[s].as_deref().map(|f| if flip { flip_fen(f) } else { f.to_string() }).unwrap_or_default(),
-        });
+        let fen = |f: &Option<String>| f.as_deref().map(|f| if flip { flip_fen(f) } else { f.to_string() });
+        let longest = side_stats.longest.map(|(plies, _)| Longest { plies, fen: fen(&r.fens[s]).unwrap_or_default() });
         // Checkmates: distance 0 of a win for the side not to move.
         if winner != side {
             t.checkmates += side_stats.mates;
@@ -504,12 +524,14 @@ fn to_move(material: &Material, scanned: &[ScannedRun], side: Color) -> ToMove {
         if winner == Color::White {
             t.white_cursed = side_stats.cursed;
             t.longest_cursed_white = r.longest_cursed[s];
+            t.cursed_white_example = fen(&r.cursed_fens[s]);
             t.white_wins = side_stats.won;
             t.white_by_distance = side_stats.by_distance.clone();
             t.longest_white = longest;
         } else {
             t.black_cursed = side_stats.cursed;
             t.longest_cursed_black = r.longest_cursed[s];
+            t.cursed_black_example = fen(&r.cursed_fens[s]);
             t.black_wins = side_stats.won;
             t.black_by_distance = side_stats.by_distance.clone();
             t.longest_black = longest;

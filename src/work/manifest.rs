@@ -70,6 +70,10 @@ pub struct RunManifest {
     pub levels: Vec<LevelDone>,
     /// The finished passes of the level in progress (the first level not in `levels`).
     pub passes: Vec<PassDone>,
+    /// Whether the level in progress is eventual (its conversions reach cursed positions:
+    /// its chains go on at least to step 104); recorded for `status`.
+    #[serde(default)]
+    pub eventual: bool,
 }
 
 /// Writes a manifest as `JSON\nxxh3:<hex>\n`, atomically and durably.

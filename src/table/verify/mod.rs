@@ -29,7 +29,7 @@
 //! en passant is valued at the double step, and only the left-right mirror is a symmetry.
 
 use super::error::TableError;
-use super::format::{table_path, TableFile, CODE_CURSED, CODE_EDGE, CODE_ILLEGAL, CODE_NONE};
+use super::format::{is_beyond_rule, table_path, TableFile, CODE_CURSED, CODE_EDGE, CODE_ILLEGAL, CODE_NONE};
 use crate::chess::attacks::{attacks, king_attacks};
 use crate::chess::position::board_field;
 use crate::chess::square::{square_name, triangle_code, TRIANGLE};
@@ -486,8 +486,13 @@ impl Ctx<'_> {
                 let mv = mv.as_move();
                 let child = men.captured(mv.from, mv.to, j);
                 let (sub_layout, sub) = self.subs[j].as_ref().expect("white keeps its pieces when it captures");
-                if bit(sub, Color::Black, canonical_slot(sub_layout, &child)) {
+                let slot = canonical_slot(sub_layout, &child);
+                if bit(sub, Color::Black, slot) {
                     return (1, Some(mv));
+                }
+                // Into a loss only without the rule (a blessed loss): a cursed win.
+                if is_beyond_rule(Color::Black, sub.value_code(Color::Black, slot)) && cursed.is_none() {
+                    cursed = Some((CODE_CURSED, mv));
                 }
             } else {
                 let mv = mv.as_move();
@@ -529,10 +534,16 @@ impl Ctx<'_> {
             let (captured, mv) = (mv.captured, mv.as_move());
             if let Some(j) = captured {
                 let child = men.captured(mv.from, mv.to, j);
-                match &self.subs[j] {
-                    Some((sub_layout, sub)) if bit(sub, Color::White, canonical_slot(sub_layout, &child)) => {}
-                    _ => return (CODE_NONE, Some(mv)),
+                let Some((sub_layout, sub)) = &self.subs[j] else { return (CODE_NONE, Some(mv)) };
+                let slot = canonical_slot(sub_layout, &child);
+                if bit(sub, Color::White, slot) {
+                    continue;
                 }
+                // Into a win only without the rule: no escape, and the position's loss is so.
+                if !is_beyond_rule(Color::White, sub.value_code(Color::White, slot)) {
+                    return (CODE_NONE, Some(mv));
+                }
+                cursed = cursed.or(Some(mv));
             } else {
                 let child = men.moved(mv.from, mv.to);
                 let c = self.file.value_code(Color::White, canonical_slot(&self.layout, &child));

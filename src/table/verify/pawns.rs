@@ -34,7 +34,7 @@ use crate::chess::{Color, Material, Move, Piece, Position, Role, Square, MAX_PIE
 use crate::index::slices::MAX_PAWNS;
 use crate::index::{Layout, Pawns, Slices};
 use crate::table::format::{
-    Section, TableFile, CODE_CURSED, CODE_EDGE, CODE_NONE, LEVEL_RECORD_BYTES, VALUE_WORD_BYTES,
+    is_beyond_rule, Section, TableFile, CODE_CURSED, CODE_EDGE, CODE_NONE, LEVEL_RECORD_BYTES, VALUE_WORD_BYTES,
 };
 use crate::table::TableError;
 use byteorder::{ByteOrder, LittleEndian};
@@ -420,31 +420,55 @@ impl PawnCtx<'_> {
     }
 
     /// The final bitbase bit (`t99` wtm, `t100` btm) of the position `men` of a sub-run, with
-    /// a fresh counter; false where white is left with nothing.
-    fn sub_bit(&self, men: &Men, stm: Color) -> bool {
+    /// a fresh counter; false where white is left with nothing. With `eventual`, whether
+    /// white wins it with or without the rule.
+    fn sub_bit(&self, men: &Men, stm: Color, eventual: bool) -> bool {
         let key = men.material_key();
         let (_, sub) = self.subs.iter().find(|(k, _)| *k == key).expect("a conversion leads to a successor run");
         let Some((layout, file)) = sub else { return false };
         let found = layout.canonical_slot(men.bk, men.pieces(), men.wk, &men.pawns);
-        bit(file, stm, found.expect("pawns on ranks 2 to 7").0)
+        let slot = found.expect("pawns on ranks 2 to 7").0;
+        bit(file, stm, slot) || (eventual && is_beyond_rule(stm, file.value_code(stm, slot)))
+    }
+
+    /// The final bitbase bit of a slot of this table; with `eventual`, whether white wins it
+    /// with or without the rule.
+    fn own_bit(&self, stm: Color, slot: u64, eventual: bool) -> bool {
+        bit(self.file, stm, slot) || (eventual && is_beyond_rule(stm, self.file.value_code(stm, slot)))
     }
 
     /// Whether white's double step `mv`, leading to `child` (slot `slot`), wins: black's
     /// en-passant replies are valued here.
-    fn white_double_step_wins(&self, mv: &Move, child: &Men, slot: u64) -> bool {
-        let lost = bit(self.file, Color::Black, slot);
+    fn white_double_step_wins(&self, mv: &Move, child: &Men, slot: u64, eventual: bool) -> bool {
+        let lost = self.own_bit(Color::Black, slot, eventual);
         let (replies, n) = child.en_passant(Color::Black, mv.to);
         // Black loses iff every en-passant capture loses and either the position without
         // en passant is lost or an en-passant capture is forced (no other move, no check).
-        replies[..n].iter().all(|ep| self.sub_bit(ep, Color::White))
+        replies[..n].iter().all(|ep| self.sub_bit(ep, Color::White, eventual))
             && (lost || (n > 0 && !child.in_check(Color::Black) && !child.has_move(Color::Black)))
     }
 
     /// Whether black's double step `mv`, leading to `child` (slot `slot`), loses: white's
     /// en-passant replies are valued here.
-    fn black_double_step_loses(&self, mv: &Move, child: &Men, slot: u64) -> bool {
+    fn black_double_step_loses(&self, mv: &Move, child: &Men, slot: u64, eventual: bool) -> bool {
         let (replies, n) = child.en_passant(Color::White, mv.to);
-        bit(self.file, Color::White, slot) || replies[..n].iter().any(|ep| self.sub_bit(ep, Color::Black))
+        self.own_bit(Color::White, slot, eventual)
+            || replies[..n].iter().any(|ep| self.sub_bit(ep, Color::Black, eventual))
+    }
+
+    /// Whether a conversion (push, double step, capture, promotion) wins for white (`stm`,
+    /// the side to move after it, black) or loses for black (`stm` white); with `eventual`,
+    /// with or without the rule.
+    fn conversion_won(&self, mv: &Move, child: &Men, stm: Color, eventual: bool) -> bool {
+        match kind(mv) {
+            Kind::Quiet => unreachable!("quiet moves are valued by code"),
+            Kind::Push => self.own_bit(stm, self.own_slot(child), eventual),
+            Kind::Double if stm == Color::Black => {
+                self.white_double_step_wins(mv, child, self.own_slot(child), eventual)
+            }
+            Kind::Double => self.black_double_step_loses(mv, child, self.own_slot(child), eventual),
+            Kind::Sub => self.sub_bit(child, stm, eventual),
+        }
     }
 
     /// The expected wtm code of a legal position in `slot`, and the move that decides it.
@@ -468,9 +492,14 @@ impl PawnCtx<'_> {
                     }
                     false
                 }
-                Kind::Push => bit(self.file, Color::Black, self.own_slot(child)),
-                Kind::Double => self.white_double_step_wins(&mv, child, self.own_slot(child)),
-                Kind::Sub => self.sub_bit(child, Color::Black),
+                _ => {
+                    let wins = self.conversion_won(&mv, child, Color::Black, false);
+                    // Into a loss only without the rule: a cursed win.
+                    if !wins && cursed.is_none() && self.conversion_won(&mv, child, Color::Black, true) {
+                        cursed = Some((CODE_CURSED, mv));
+                    }
+                    wins
+                }
             };
             if wins {
                 winning = Some(mv);
@@ -507,9 +536,16 @@ impl PawnCtx<'_> {
                     }
                     won || beyond
                 }
-                Kind::Push => bit(self.file, Color::White, self.own_slot(child)),
-                Kind::Double => self.black_double_step_loses(&mv, child, self.own_slot(child)),
-                Kind::Sub => self.sub_bit(child, Color::White),
+                _ => {
+                    let loses = self.conversion_won(&mv, child, Color::White, false);
+                    // Into a win only without the rule: no escape, and the loss is so.
+                    if !loses && self.conversion_won(&mv, child, Color::White, true) {
+                        cursed = cursed.or(Some(mv));
+                        true
+                    } else {
+                        loses
+                    }
+                }
             };
             if !loses {
                 escape = Some(mv);

@@ -1,0 +1,126 @@
+//! The 100-ply edge: the positions that a step finds one ply later than their true distance
+//! (`E_k`, `docs/CURSED.md` part 2), followed from the btm positions whose only moves are
+//! losing zeroing moves (`E_2`, the `forced-zeroing` table) up to step 101, whose wtm
+//! positions in `E_101` are wins of exactly 100 plies.
+//!
+//! - odd `k`: `E_k = new_k & W(E_(k-1))` (a white quiet move into a btm position that needs
+//!   one ply less than its step);
+//! - even `k`: `E_k = new_k & B(!L_(k-1))`, `L_(k-1) = new_(k-1) & !E_(k-1)` (every black quiet
+//!   move avoids the wtm positions that need their whole step).
+//!
+//! A position of `E_k` has a quiet move into `E_(k-1)`, and quiet moves stay inside the
+//! mover's chunk: only chunks holding some position of `E_(k-1)` are computed. The tables
+//! `edge-KKK` are sparse files; the sets are recomputed whole on resume (they are small).
+
+use super::pass::LevelContext;
+use super::plan::Chunk;
+use crate::index::Block;
+use crate::pipeline::{self, Order};
+use crate::solve::{edge_chunk, Frame, Pass, WorkTable, LAST_STEP};
+use crate::work::bits::{block_sum, BitFile};
+use crate::work::deltalog::PassStreams;
+use crate::work::gap::decode;
+use crate::work::manifest::PassDone;
+use anyhow::Context;
+
+/// The step whose wtm positions of `E_k` are wins of exactly 100 plies.
+pub const EDGE_STEP: u16 = LAST_STEP + 1;
+
+/// `E_101` of a level, if the level has a position there: its table and block checksums.
+/// `None` when step 101 added nothing or no btm position has only losing zeroing moves (then
+/// every `E_k` is empty).
+pub fn exact_100_wins(ctx: &LevelContext, passes: &[PassDone]) -> anyhow::Result<Option<(BitFile, Vec<u64>)>> {
+    if !passes.iter().any(|p| p.pass == Pass::Step(EDGE_STEP) && p.new > 0) {
+        return Ok(None);
+    }
+    let zero = block_sum(&vec![0u64; ctx.block_words()]);
+    let mut prev = ctx.open_finished(WorkTable::ForcedZeroing)?;
+    let mut prev_table = WorkTable::ForcedZeroing;
+    for k in 3..=EDGE_STEP {
+        if prev.1.iter().all(|&s| s == zero) {
+            remove_edge(ctx, prev_table);
+            return Ok(None);
+        }
+        let table = WorkTable::Edge(k);
+        remove_edge(ctx, table);
+        let sums = edge_step(ctx, k, &prev, ctx.open_table(table)?, zero)?;
+        remove_edge(ctx, prev_table);
+        prev = (ctx.open_table(table)?, sums);
+        prev_table = table;
+    }
+    if prev.1.iter().all(|&s| s == zero) {
+        remove_edge(ctx, prev_table);
+        return Ok(None);
+    }
+    Ok(Some(prev))
+}
+
+/// Deletes an `edge-KKK` table (never the `forced-zeroing` table, which a resume checks).
+fn remove_edge(ctx: &LevelContext, table: WorkTable) {
+    if let WorkTable::Edge(_) = table {
+        std::fs::remove_file(ctx.folder.bits(table)).ok();
+    }
+}
+
+/// Computes `E_k` into `out` from `E_(k-1)` (`prev`): returns its block checksums.
+fn edge_step(
+    ctx: &LevelContext,
+    k: u16,
+    prev: &(BitFile, Vec<u64>),
+    out: BitFile,
+    zero: u64,
+) -> anyhow::Result<Vec<u64>> {
+    let pass = Pass::Step(k);
+    let chunks = ctx.plan.chunks_of(pass);
+    let words = chunks.buffer_words;
+    let n_blocks = ctx.n_blocks();
+    let new_k = PassStreams::open(&ctx.folder.log(pass), n_blocks).context("delta log damaged")?;
+    let new_prev = match k % 2 {
+        0 => Some(PassStreams::open(&ctx.folder.log(Pass::Step(k - 1)), n_blocks).context("delta log damaged")?),
+        _ => None,
+    };
+    let todo: Vec<&Chunk> = chunks.list.iter().filter(|ch| ch.blocks.iter().any(|b| prev.1[b.id] != zero)).collect();
+    let mut sums = vec![zero; n_blocks];
+    pipeline::run(
+        todo.len(),
+        ctx.budget.threads.max(1),
+        Order::Completion,
+        |i| -> anyhow::Result<Vec<u64>> {
+            let mut e_prev = vec![0u64; words];
+            prev.0.read_blocks(&todo[i].blocks, &mut e_prev, &prev.1)?;
+            Ok(e_prev)
+        },
+        |i, e_prev| {
+            let ch = todo[i];
+            let frame = Frame::new(&ctx.layout, &chunks.scheme, ch.key, ch.slice);
+            let prev_words = match &new_prev {
+                Some(p) => Some(decode_streams(p, &ch.blocks, words)?),
+                None => None,
+            };
+            let new_words = decode_streams(&new_k, &ch.blocks, words)?;
+            Ok(edge_chunk(&frame, &e_prev, prev_words.as_deref(), &new_words))
+        },
+        |i, edge| {
+            let ch = todo[i];
+            for (b, sum) in ch.blocks.iter().zip(out.write_blocks(&ch.blocks, &edge)?) {
+                sums[b.id] = sum;
+            }
+            Ok(())
+        },
+    )?;
+    Ok(sums)
+}
+
+/// The new positions of a pass over a chunk's blocks, as chunk-local words.
+fn decode_streams(streams: &PassStreams, blocks: &[Block], words: usize) -> anyhow::Result<Vec<u64>> {
+    let mut out = vec![0u64; words];
+    for b in blocks {
+        let bytes = streams.block(b.id)?;
+        for pos in decode(&bytes) {
+            let pos = pos.with_context(|| format!("{} block {}", streams.path.display(), b.id))?;
+            anyhow::ensure!((pos / 64) < b.words as u64, "stream position outside its block");
+            out[b.local_word + (pos / 64) as usize] |= 1 << (pos % 64);
+        }
+    }
+    Ok(out)
+}
