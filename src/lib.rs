@@ -52,6 +52,6 @@ pub use work::StorageError;
 pub mod file {
     pub use crate::table::format::{
         code_to_distance, step_code, table_path, FormatError, Header, Section, SectionEntry, TableFile, CODE_CURSED,
-        CODE_EDGE, CODE_ILLEGAL, CODE_NONE, EXTENSION, HEADER_LEN, MAGIC, VALUE_WORD_BYTES, VERSION,
+        CODE_EDGE, CODE_EXACT_100, CODE_ILLEGAL, CODE_NONE, EXTENSION, HEADER_LEN, MAGIC, VALUE_WORD_BYTES, VERSION,
     };
 }

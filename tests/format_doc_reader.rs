@@ -679,6 +679,7 @@ impl DocTable {
                     let c: u8 = (0..6).map(|j| (((planes[j] >> b) & 1) as u8) << j).sum();
                     let d = match (wtm, c) {
                         (true, 1..=50) => 2 * c - 1,
+                        (true, 53) => 100,
                         (false, 1..=51) => 2 * (c - 1),
                         _ => 0,
                     };
@@ -978,9 +979,12 @@ impl DocTables {
                         return Ok((1, d));
                     }
                 }
-                // Won only without the 50-move rule (52), or in 100 or 101 plies (51): not a
-                // win within `budget <= 100` plies unless the edge is resolved, which this
-                // reader leaves to the category (a draw here, as the library's WDL).
+                // Won in exactly 100 plies: a win with a fresh counter.
+                53 if budget >= 100 => return Ok((1, 100)),
+                53 => {}
+                // Won only without the 50-move rule (52), or in 100 or 101 plies (51, older
+                // tables): not a win within `budget <= 100` plies unless the edge is resolved,
+                // which this reader leaves to the category (a draw here, as the library's WDL).
                 51 | 52 => {}
                 c => return Err(format!("{fen}: wtm code {c} for a legal position")),
             }
@@ -1260,6 +1264,7 @@ fn headers_and_sections_are_valid() {
         for slot in 0..t.n_slots {
             longest = longest.max(match t.value_code(true, slot) {
                 c @ 1..=50 => 2 * c - 1,
+                53 => 100,
                 _ => 0,
             });
             longest = longest.max(match t.value_code(false, slot) {
@@ -1308,7 +1313,11 @@ fn slots_are_a_bijection_and_illegal_codes_match() {
                     illegal[side] += bad as u64;
                     assert_eq!(code == 63, bad, "{run} {} wtm={wtm}: code {code}", men.fen(wtm, 0));
                     let bit = t.bitbase_bit(wtm, slot);
-                    let expected = if wtm { code == 63 || (1..=50).contains(&code) } else { (1..=51).contains(&code) };
+                    let expected = if wtm {
+                        code == 63 || code == 53 || (1..=50).contains(&code)
+                    } else {
+                        (1..=51).contains(&code)
+                    };
                     assert_eq!(bit, expected, "{run} {} wtm={wtm}: code {code}, bitbase bit {bit}", men.fen(wtm, 0));
                     // Step 1: with the black king on the a1-d4 diagonal, the transpose is
                     // stored too, with the same value.
@@ -1583,7 +1592,11 @@ fn pawn_slots_are_a_bijection_and_illegal_codes_match() {
                     illegal[side] += bad as u64;
                     assert_eq!(code == 63, bad, "{run} {} wtm={wtm}: code {code}", men.fen(wtm, 0));
                     let bit = t.bitbase_bit(wtm, slot);
-                    let expected = if wtm { code == 63 || (1..=50).contains(&code) } else { (1..=51).contains(&code) };
+                    let expected = if wtm {
+                        code == 63 || code == 53 || (1..=50).contains(&code)
+                    } else {
+                        (1..=51).contains(&code)
+                    };
                     assert_eq!(bit, expected, "{run} {} wtm={wtm}: code {code}, bitbase bit {bit}", men.fen(wtm, 0));
                     if let Some((image_table, image_slot)) = image {
                         assert_eq!(image_table.signature, t.signature);

@@ -36,22 +36,23 @@ pub fn exact_100_wins(ctx: &LevelContext, passes: &[PassDone]) -> anyhow::Result
     let zero = block_sum(&vec![0u64; ctx.block_words()]);
     let mut prev = ctx.open_finished(WorkTable::ForcedZeroing)?;
     let mut prev_table = WorkTable::ForcedZeroing;
-    for k in 3..=EDGE_STEP {
-        if prev.1.iter().all(|&s| s == zero) {
-            remove_edge(ctx, prev_table);
-            return Ok(None);
-        }
+    let mut count = 0;
+    let mut k = 2;
+    while k < EDGE_STEP && prev.1.iter().any(|&s| s != zero) {
+        k += 1;
         let table = WorkTable::Edge(k);
         remove_edge(ctx, table);
-        let sums = edge_step(ctx, k, &prev, ctx.open_table(table)?, zero)?;
+        let (sums, n) = edge_step(ctx, k, &prev, ctx.open_table(table)?, zero)?;
         remove_edge(ctx, prev_table);
-        prev = (ctx.open_table(table)?, sums);
-        prev_table = table;
+        (prev, prev_table, count) = ((ctx.open_table(table)?, sums), table, n);
     }
-    if prev.1.iter().all(|&s| s == zero) {
+    let name = ctx.name();
+    if k < EDGE_STEP || count == 0 {
         remove_edge(ctx, prev_table);
+        ctx.progress.log(&format!("{name}: no win of exactly 100 plies (the edge ends at step {k})"));
         return Ok(None);
     }
+    ctx.progress.log(&format!("{name}: {count} wins of exactly 100 plies with white to move"));
     Ok(Some(prev))
 }
 
@@ -62,14 +63,14 @@ fn remove_edge(ctx: &LevelContext, table: WorkTable) {
     }
 }
 
-/// Computes `E_k` into `out` from `E_(k-1)` (`prev`): returns its block checksums.
+/// Computes `E_k` into `out` from `E_(k-1)` (`prev`): returns its block checksums and size.
 fn edge_step(
     ctx: &LevelContext,
     k: u16,
     prev: &(BitFile, Vec<u64>),
     out: BitFile,
     zero: u64,
-) -> anyhow::Result<Vec<u64>> {
+) -> anyhow::Result<(Vec<u64>, u64)> {
     let pass = Pass::Step(k);
     let chunks = ctx.plan.chunks_of(pass);
     let words = chunks.buffer_words;
@@ -81,6 +82,7 @@ fn edge_step(
     };
     let todo: Vec<&Chunk> = chunks.list.iter().filter(|ch| ch.blocks.iter().any(|b| prev.1[b.id] != zero)).collect();
     let mut sums = vec![zero; n_blocks];
+    let mut count = 0u64;
     pipeline::run(
         todo.len(),
         ctx.budget.threads.max(1),
@@ -100,15 +102,16 @@ fn edge_step(
             let new_words = decode_streams(&new_k, &ch.blocks, words)?;
             Ok(edge_chunk(&frame, &e_prev, prev_words.as_deref(), &new_words))
         },
-        |i, edge| {
+        |i, edge: Vec<u64>| {
             let ch = todo[i];
+            count += edge.iter().map(|w| w.count_ones() as u64).sum::<u64>();
             for (b, sum) in ch.blocks.iter().zip(out.write_blocks(&ch.blocks, &edge)?) {
                 sums[b.id] = sum;
             }
             Ok(())
         },
     )?;
-    Ok(sums)
+    Ok((sums, count))
 }
 
 /// The new positions of a pass over a chunk's blocks, as chunk-local words.

@@ -2,12 +2,14 @@
 //! the 6-bit values; with the last tables of both chains they form the final table file,
 //! written sequentially.
 
+use super::edge::EDGE_STEP;
 use super::pass::LevelContext;
 use crate::chess::Color;
 use crate::index::Level;
 use crate::pipeline::{self, Order};
 use crate::solve::{Pass, WorkTable, LAST_STEP};
-use crate::table::format::{step_code, PartialTable, Section, CODE_ILLEGAL};
+use crate::table::format::{step_code, PartialTable, Section, CODE_EXACT_100, CODE_ILLEGAL};
+use crate::work::bits::BitFile;
 use crate::work::deltalog::PassStreams;
 use crate::work::gap::decode;
 use crate::work::manifest::PassDone;
@@ -19,12 +21,15 @@ use xxhash_rust::xxh3::Xxh3;
 struct StepIndex {
     code: u8,
     streams: PassStreams,
+    /// Step 101: its positions in `E_101` get [`CODE_EXACT_100`].
+    edge: bool,
 }
 
 fn index_step(ctx: &LevelContext, pass: Pass, n_blocks: usize) -> anyhow::Result<StepIndex> {
     let streams = PassStreams::open(&ctx.folder.log(pass), n_blocks)
         .context("delta log damaged (delete the work folder to recompute the run)")?;
-    Ok(StepIndex { code: step_code(pass.step().context("an init pass has no values")?), streams })
+    let k = pass.step().context("an init pass has no values")?;
+    Ok(StepIndex { code: step_code(k), streams, edge: k == EDGE_STEP })
 }
 
 /// What the merge of a level wrote.
@@ -64,8 +69,14 @@ impl<'a> RangeWriter<'a> {
 }
 
 /// Writes a solved level's bitbases and values into its ranges of the table being
-/// assembled, from its work folder.
-pub fn write_level(ctx: &LevelContext, passes: &[PassDone], partial: &PartialTable) -> anyhow::Result<Merged> {
+/// assembled, from its work folder. `edge` is `E_101` (`docs/CURSED.md`): wtm wins of exactly
+/// 100 plies, wins under the rule although step 101 found them.
+pub fn write_level(
+    ctx: &LevelContext,
+    passes: &[PassDone],
+    partial: &PartialTable,
+    edge: Option<&(BitFile, Vec<u64>)>,
+) -> anyhow::Result<Merged> {
     let bb = ctx.plan.block_bits;
     let n_blocks = ctx.n_blocks();
     let block_words = ctx.block_words();
@@ -87,8 +98,13 @@ pub fn write_level(ctx: &LevelContext, passes: &[PassDone], partial: &PartialTab
         for g in 0..n_groups {
             let first = g * group;
             let n = group.min(n_blocks - first);
-            let words = file.read_range(first, n, block_words, &sums)?;
+            let mut words = file.read_range(first, n, block_words, &sums)?;
             merged.bytes_read += words.len() as u64 * 8;
+            if let (Section::WtmBitbase, Some((edge, edge_sums))) = (section, edge) {
+                for (w, e) in words.iter_mut().zip(edge.read_range(first, n, block_words, edge_sums)?) {
+                    *w |= e;
+                }
+            }
             let mut bytes = vec![0u8; words.len() * 8];
             LittleEndian::write_u64_into(&words, &mut bytes);
             w.write(&bytes)?;
@@ -117,7 +133,11 @@ pub fn write_level(ctx: &LevelContext, passes: &[PassDone], partial: &PartialTab
                 let first = g * group;
                 let n = group.min(n_blocks - first);
                 let illegal = illegal.read_range(first, n, block_words, &illegal_sums)?;
-                values_of_group(&index, &illegal, first, n, block_words)
+                let edge = match edge.filter(|_| stm == Color::White) {
+                    Some((file, sums)) => Some(file.read_range(first, n, block_words, sums)?),
+                    None => None,
+                };
+                values_of_group(&index, &illegal, edge.as_deref(), first, n, block_words)
             },
             |_, (bytes, r)| {
                 merged.bytes_read += r;
@@ -136,10 +156,11 @@ pub fn write_level(ctx: &LevelContext, passes: &[PassDone], partial: &PartialTab
 /// The value planes of blocks `first..first + n` of one side to move, as the bytes of the
 /// final table's section, and the bytes read: every step's new positions OR its code into
 /// the six planes (a position is new in at most one step of a chain), illegal positions
-/// get code 63.
+/// get code 63; step 101's positions in `edge` get [`CODE_EXACT_100`].
 fn values_of_group(
     index: &[StepIndex],
     illegal: &[u64],
+    edge: Option<&[u64]>,
     first: usize,
     n: usize,
     block_words: usize,
@@ -162,7 +183,12 @@ fn values_of_group(
             for (w, &f) in fresh.iter().enumerate() {
                 if f != 0 {
                     let word = b * block_words + w;
-                    or_code(&mut planes[6 * word..6 * word + 6], step.code, f);
+                    let exact = match edge {
+                        Some(e) if step.edge => f & e[word],
+                        _ => 0,
+                    };
+                    or_code(&mut planes[6 * word..6 * word + 6], step.code, f & !exact);
+                    or_code(&mut planes[6 * word..6 * word + 6], CODE_EXACT_100, exact);
                 }
             }
         }

@@ -3,6 +3,7 @@
 //! restart), the passes until the chains are complete, and the merge of the level's values
 //! into the table being assembled; finally the table is published.
 
+use super::edge::exact_100_wins;
 use super::merge::write_level;
 use super::pass::{run_pass, EventualSources, LevelContext};
 use super::plan::{show_size, Budget, Plan};
@@ -198,10 +199,10 @@ fn finish_table(
     // could not tell, this table cannot either.
     let (subs_five_valued, subs_edge_exact) = sub_flags(material, out_dir)?;
     let five_valued = subs_five_valued;
-    // Step 101's wtm positions are cursed wins unless some may be wins of exactly 100 plies
-    // (and a capture into a sub-endgame's win of exactly 100 plies would be a rule win).
-    let step_101 = passes.iter().any(|&(p, new)| p == Pass::Step(LAST_STEP + 1) && new > 0);
-    let edge_exact = subs_edge_exact && (!step_101 || !manifest.levels.iter().any(|l| l.forced_zeroing));
+    // Wins of exactly 100 plies are told apart from cursed wins (`exact_100_wins`); a black
+    // capture into a sub-endgame's win of exactly 100 plies is a rule loss only if the
+    // sub-endgame tells them apart too.
+    let edge_exact = subs_edge_exact;
     let path = partial.finish(
         rule_last_step(&passes),
         longest_cursed(&passes),
@@ -248,7 +249,9 @@ fn solve_level(
     }
     let forced_zeroing = has_forced_zeroing(ctx)?;
     let t = Instant::now();
-    let merged = write_level(ctx, &manifest.passes, partial)?;
+    // Wins of exactly 100 plies among step 101's positions (recomputed whole on resume).
+    let edge = exact_100_wins(ctx, &manifest.passes)?;
+    let merged = write_level(ctx, &manifest.passes, partial, edge.as_ref())?;
     manifest.levels.push(LevelDone {
         forced_zeroing,
         level: ctx.level.number,

@@ -38,9 +38,13 @@ pub const CODE_NONE: u8 = 0;
 /// Value code of a position won for white only without the 50-move rule: a cursed win
 /// (wtm), or a loss for black that the rule turns into a draw (btm, a blessed loss).
 pub const CODE_CURSED: u8 = 52;
-/// Wtm value code of a position first won at step 101: white wins in exactly 100 plies (the
-/// last one black's forced zeroing move) or in 101 (a cursed win); see `Header::edge_exact`.
+/// Wtm value code of a position first won at step 101 in tables built before the edge was
+/// followed: white wins in exactly 100 plies (the last one black's forced zeroing move) or in
+/// 101 (a cursed win); see `Header::edge_exact`. Tables built now store 53 or 52 instead.
 pub const CODE_EDGE: u8 = 51;
+/// Wtm value code of a win in exactly 100 plies, the last one black's forced zeroing move (a
+/// position of step 101 that needs one ply less, `docs/CURSED.md`): a win under the rule.
+pub const CODE_EXACT_100: u8 = 53;
 
 /// The sections, in file order.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -578,13 +582,14 @@ impl TableFile {
     }
 }
 
-/// Distance (plies, chain parity) of a value code; `None` for "not won" and illegal.
+/// Distance (plies, chain parity; exactly 100 for code 53) of a value code; `None` for "not
+/// won", cursed and illegal.
 pub fn code_to_distance(stm: Color, code: u8) -> Option<u8> {
     match (stm, code) {
-        (_, CODE_NONE) | (_, CODE_ILLEGAL) | (_, CODE_CURSED) => None,
-        (Color::White, CODE_EDGE) => None,
-        (Color::White, c) => Some(2 * c - 1),
-        (Color::Black, c) => Some(2 * (c - 1)),
+        (Color::White, c @ 1..=50) => Some(2 * c - 1),
+        (Color::White, CODE_EXACT_100) => Some(100),
+        (Color::Black, c @ 1..=51) => Some(2 * (c - 1)),
+        _ => None,
     }
 }
 
@@ -606,11 +611,10 @@ pub fn beyond_rule_mask(stm: Color, planes: &[u64; 6]) -> u64 {
 }
 
 /// Value code of step `k`'s new positions (odd k: wtm, even k: btm); beyond step 100,
-/// cursed.
+/// cursed (the merge gives step 101's wins of exactly 100 plies [`CODE_EXACT_100`]).
 pub fn step_code(k: u16) -> u8 {
     let k = match u8::try_from(k) {
         Ok(k) if k <= 100 => k,
-        _ if k == 101 => return CODE_EDGE,
         _ => return CODE_CURSED,
     };
     if k % 2 == 1 {
@@ -623,6 +627,30 @@ pub fn step_code(k: u16) -> u8 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn value_codes_and_distances() {
+        assert_eq!(step_code(1), 1);
+        assert_eq!(step_code(99), 50);
+        assert_eq!(step_code(0), 1);
+        assert_eq!(step_code(100), 51);
+        // Past 100: cursed; step 101's wins of exactly 100 plies get 53 in the merge.
+        assert_eq!(step_code(101), CODE_CURSED);
+        assert_eq!(step_code(131), CODE_CURSED);
+        assert_eq!(code_to_distance(Color::White, 50), Some(99));
+        assert_eq!(code_to_distance(Color::White, CODE_EXACT_100), Some(100));
+        assert_eq!(code_to_distance(Color::White, CODE_EDGE), None);
+        assert_eq!(code_to_distance(Color::Black, 51), Some(100));
+        assert_eq!(code_to_distance(Color::Black, CODE_CURSED), None);
+        assert_eq!(code_to_distance(Color::Black, CODE_EXACT_100), None);
+        // Eventual wins: the cursed codes of the side to move.
+        let planes = |code: u8| -> [u64; 6] { std::array::from_fn(|j| if code >> j & 1 == 1 { 1 << 5 } else { 0 }) };
+        assert_eq!(beyond_rule_mask(Color::White, &planes(CODE_CURSED)), 1 << 5);
+        assert_eq!(beyond_rule_mask(Color::White, &planes(CODE_EDGE)), 1 << 5);
+        assert_eq!(beyond_rule_mask(Color::White, &planes(CODE_EXACT_100)), 0);
+        assert_eq!(beyond_rule_mask(Color::Black, &planes(CODE_EDGE)), 0);
+        assert_eq!(beyond_rule_mask(Color::Black, &planes(CODE_CURSED)), 1 << 5);
+    }
 
     /// Assembles a table of `KQvK`'s size in two levels (two halves of every section) with
     /// recognisable bytes, and publishes it into `dir`.

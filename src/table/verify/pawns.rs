@@ -34,7 +34,8 @@ use crate::chess::{Color, Material, Move, Piece, Position, Role, Square, MAX_PIE
 use crate::index::slices::MAX_PAWNS;
 use crate::index::{Layout, Pawns, Slices};
 use crate::table::format::{
-    is_beyond_rule, Section, TableFile, CODE_CURSED, CODE_EDGE, CODE_NONE, LEVEL_RECORD_BYTES, VALUE_WORD_BYTES,
+    is_beyond_rule, Section, TableFile, CODE_CURSED, CODE_EDGE, CODE_EXACT_100, CODE_NONE, LEVEL_RECORD_BYTES,
+    VALUE_WORD_BYTES,
 };
 use crate::table::TableError;
 use byteorder::{ByteOrder, LittleEndian};
@@ -530,7 +531,7 @@ impl PawnCtx<'_> {
                         worst = (worst.0.max(c), Some(mv));
                     }
                     // A loss only without the rule: no escape, and the position's loss is so.
-                    let beyond = c == CODE_CURSED || c == CODE_EDGE;
+                    let beyond = c == CODE_CURSED || c == CODE_EDGE || c == CODE_EXACT_100;
                     if beyond {
                         cursed = cursed.or(Some(mv));
                     }
