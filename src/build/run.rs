@@ -402,9 +402,19 @@ fn run_next_pass(ctx: &LevelContext, folder: &RunFolder, manifest: &mut RunManif
     });
     // Not synced: after a power loss the resume finds lost data by its checksums.
     manifest::save_with(&folder.manifest(), manifest, Durability::Atomic)?;
+    // An obsolete table's file becomes the next pass's output (every table has the same
+    // size, and the pass writes every block): overwriting cached pages is cheaper than
+    // allocating new ones. Its stale blocks are never trusted: a chunk counts only with its
+    // record, whose checksums its blocks must match.
+    let mut next_outputs = ctx.spec(pass.next()).outputs.into_iter().map(|t| ctx.folder.bits(t));
     for table in obsolete_after(pass, ctx.is_eventual()) {
-        std::fs::remove_file(ctx.folder.bits(table)).ok();
         std::fs::remove_file(ctx.folder.sums(table)).ok();
+        let old = ctx.folder.bits(table);
+        match next_outputs.next().filter(|next| !next.exists() && old.exists()) {
+            Some(next) => std::fs::rename(&old, &next)
+                .with_context(|| format!("renaming {} to {}", old.display(), next.display()))?,
+            None => std::fs::remove_file(old).ok().unwrap_or(()),
+        }
     }
     Ok(())
 }
