@@ -29,8 +29,18 @@ pub const EDGE_STEP: u16 = LAST_STEP + 1;
 /// `E_101` of a level, if the level has a position there: its table and block checksums.
 /// `None` when step 101 added nothing or no btm position has only losing zeroing moves (then
 /// every `E_k` is empty).
+///
+/// Testing knob: with `TBSTREAM_EDGE_DUMP=DIR` every level's edge is followed up to its last
+/// step (or 101), and each `E_k` is appended to `DIR/<RUN>.edge` as lines `k slot`.
 pub fn exact_100_wins(ctx: &LevelContext, passes: &[PassDone]) -> anyhow::Result<Option<(BitFile, Vec<u64>)>> {
-    if !passes.iter().any(|p| p.pass == Pass::Step(EDGE_STEP) && p.new > 0) {
+    let dump = std::env::var_os("TBSTREAM_EDGE_DUMP").map(std::path::PathBuf::from);
+    let step_101 = passes.iter().any(|p| p.pass == Pass::Step(EDGE_STEP) && p.new > 0);
+    let last = if dump.is_some() {
+        passes.iter().filter_map(|p| p.pass.step()).max().unwrap_or(0).min(EDGE_STEP)
+    } else {
+        EDGE_STEP
+    };
+    if !step_101 && dump.is_none() {
         return Ok(None);
     }
     let zero = block_sum(&vec![0u64; ctx.block_words()]);
@@ -38,13 +48,23 @@ pub fn exact_100_wins(ctx: &LevelContext, passes: &[PassDone]) -> anyhow::Result
     let mut prev_table = WorkTable::ForcedZeroing;
     let mut count = 0;
     let mut k = 2;
-    while k < EDGE_STEP && prev.1.iter().any(|&s| s != zero) {
+    if let Some(dir) = &dump {
+        dump_edge(ctx, dir, k, &prev, zero)?;
+    }
+    while k < last && prev.1.iter().any(|&s| s != zero) {
         k += 1;
         let table = WorkTable::Edge(k);
         remove_edge(ctx, table);
         let (sums, n) = edge_step(ctx, k, &prev, ctx.open_table(table)?, zero)?;
         remove_edge(ctx, prev_table);
         (prev, prev_table, count) = ((ctx.open_table(table)?, sums), table, n);
+        if let Some(dir) = &dump {
+            dump_edge(ctx, dir, k, &prev, zero)?;
+        }
+    }
+    if !step_101 {
+        remove_edge(ctx, prev_table);
+        return Ok(None);
     }
     let name = ctx.name();
     if k < EDGE_STEP || count == 0 {
@@ -54,6 +74,31 @@ pub fn exact_100_wins(ctx: &LevelContext, passes: &[PassDone]) -> anyhow::Result
     }
     ctx.progress.log(&format!("{name}: {count} wins of exactly 100 plies with white to move"));
     Ok(Some(prev))
+}
+
+/// Appends `E_k` to the dump file of the run as lines `k slot`.
+fn dump_edge(
+    ctx: &LevelContext,
+    dir: &std::path::Path,
+    k: u16,
+    edge: &(BitFile, Vec<u64>),
+    zero: u64,
+) -> anyhow::Result<()> {
+    use std::io::Write;
+    let path = dir.join(format!("{}.edge", ctx.layout.material));
+    let mut out = std::fs::OpenOptions::new().create(true).append(true).open(&path)?;
+    let words = ctx.block_words();
+    for (b, _) in edge.1.iter().enumerate().filter(|(_, &s)| s != zero) {
+        for (w, &bits) in edge.0.read_range(b, 1, words, &edge.1)?.iter().enumerate() {
+            let mut bits = bits;
+            while bits != 0 {
+                let slot = ctx.level.first_slot + ((b * words + w) * 64) as u64 + bits.trailing_zeros() as u64;
+                writeln!(out, "{k} {slot}")?;
+                bits &= bits - 1;
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Deletes an `edge-KKK` table (never the `forced-zeroing` table, which a resume checks).

@@ -18,16 +18,43 @@ fn word(base: u64, contrib: u64) -> usize {
 
 /// `out[w] |= preds` for every wtm word whose white man can move into a set btm bit of `input`.
 pub fn white_moves(frame: &Frame, input: &[u64], out: &mut [u64]) {
+    white_moves_where(frame, input, out, false)
+}
+
+/// [`white_moves`] for a sparse `input`: configurations whose input words are all zero are
+/// skipped (a check that costs a dense input time).
+pub fn white_moves_sparse(frame: &Frame, input: &[u64], out: &mut [u64]) {
+    white_moves_where(frame, input, out, true)
+}
+
+fn white_moves_where(frame: &Frame, input: &[u64], out: &mut [u64], sparse: bool) {
     for k in 0..frame.n_white {
         let contrib = &frame.piece[k];
         let role = frame.roles[k];
         frame.for_each_config(Some(k), false, &mut |cfg| {
-            sweep_white(role, contrib, cfg, input, out);
+            if !sparse || any_word(input, cfg, contrib) {
+                sweep_white(role, contrib, cfg, input, out);
+            }
         });
     }
     for (o, &i) in out.iter_mut().zip(input) {
         *o |= king_dilate(i);
     }
+}
+
+/// Whether some word of `words` is non-zero among a configuration's words where the man of
+/// `contrib` stands on a free square.
+#[inline]
+fn any_word(words: &[u64], cfg: &Config, contrib: &[u64; 64]) -> bool {
+    let mut free = !cfg.occ;
+    while free != 0 {
+        let s = free.trailing_zeros() as usize;
+        free &= free - 1;
+        if contrib[s] != INVALID && words[word(cfg.base, contrib[s])] != 0 {
+            return true;
+        }
+    }
+    false
 }
 
 fn sweep_white(role: Role, contrib: &[u64; 64], cfg: &Config, input: &[u64], out: &mut [u64]) {
@@ -73,24 +100,50 @@ fn sweep_white(role: Role, contrib: &[u64; 64], cfg: &Config, input: &[u64], out
 /// `out[w] &= succ` for every btm word: AND over black's non-capturing moves of `input`.
 /// `out` must start as all ones; words of hole configurations are left untouched.
 pub fn black_moves(frame: &Frame, input: &[u64], out: &mut [u64]) {
+    black_moves_where(frame, input, out, None)
+}
+
+/// [`black_moves`] where only the positions of a sparse `at` matter: configurations whose
+/// `at` words are all zero are skipped (their `out` words are left as they are).
+pub fn black_moves_at(frame: &Frame, input: &[u64], out: &mut [u64], at: &[u64]) {
+    black_moves_where(frame, input, out, Some(at))
+}
+
+fn black_moves_where(frame: &Frame, input: &[u64], out: &mut [u64], at: Option<&[u64]>) {
     for k in frame.n_white..frame.n_pieces() {
         let contrib = &frame.piece[k];
         let role = frame.roles[k];
         frame.for_each_config(Some(k), false, &mut |cfg| {
-            sweep_black(role, contrib, cfg, input, out);
+            if at.is_none_or(|at| any_word(at, cfg, contrib)) {
+                sweep_black(role, contrib, cfg, input, out);
+            }
         });
     }
     if frame.bk.len() == 64 {
-        black_king_steps(frame, input, out);
+        black_king_steps(frame, input, out, at);
     } else {
-        black_king_moves(frame, input, out);
+        black_king_moves(frame, input, out, at);
     }
 }
 
 /// Black-king moves of a layout with pawns: the king is an ordinary man, indexed by its
 /// square; a step AND-s the word of the target square.
-fn black_king_steps(frame: &Frame, input: &[u64], out: &mut [u64]) {
+fn black_king_steps(frame: &Frame, input: &[u64], out: &mut [u64], at: Option<&[u64]>) {
     frame.for_each_config(None, true, &mut |cfg| {
+        let at_king = |at: &[u64]| {
+            let mut free = !cfg.occ;
+            while free != 0 {
+                let s = free.trailing_zeros() as usize;
+                free &= free - 1;
+                if frame.bk[s] != INVALID && at[word(cfg.base, frame.bk[s])] != 0 {
+                    return true;
+                }
+            }
+            false
+        };
+        if at.is_some_and(|at| !at_king(at)) {
+            return;
+        }
         let mut free = !cfg.occ;
         while free != 0 {
             let from = free.trailing_zeros() as usize;
@@ -182,11 +235,17 @@ fn king_steps() -> &'static ([Vec<KingStep>; 10], Vec<Symmetry>) {
 /// Black-king moves: a king leaving the triangle is mapped back by a symmetry, which also
 /// moves every other man (L digits only) and permutes the white-king word.
 /// (Without pawns.)
-fn black_king_moves(frame: &Frame, input: &[u64], out: &mut [u64]) {
+fn black_king_moves(frame: &Frame, input: &[u64], out: &mut [u64], at: Option<&[u64]>) {
     let np = frame.n_pieces();
     let (steps, used) = king_steps();
     let mut sym_base = [0u64; 8];
     frame.for_each_config(None, true, &mut |cfg| {
+        let at_king = |at: &[u64]| {
+            (0..steps.len()).any(|code| frame.bk[code] != INVALID && at[word(cfg.base, frame.bk[code])] != 0)
+        };
+        if at.is_some_and(|at| !at_king(at)) {
+            return;
+        }
         for &sym in used {
             sym_base[sym.code() as usize] = (0..np).map(|k| frame.piece[k][sym.apply(cfg.sq[k]) as usize]).sum();
         }

@@ -314,16 +314,17 @@ pub fn compute_chunk(
 /// positions of step `k-1` (`new_prev`): odd `k`, those with a white quiet move into
 /// `E_(k-1)`; even `k`, those whose every black quiet move avoids `new_(k-1) & !E_(k-1)`.
 pub fn edge_chunk(frame: &Frame, e_prev: &[u64], new_prev: Option<&[u64]>, new_k: &[u64]) -> Vec<u64> {
+    // The sets are sparse: the kernels skip configurations with nothing to do.
     let mut edge = match new_prev {
         None => {
             let mut out = vec![0u64; e_prev.len()];
-            kernels::white_moves(frame, e_prev, &mut out);
+            kernels::white_moves_sparse(frame, e_prev, &mut out);
             out
         }
         Some(new_prev) => {
             let avoid: Vec<u64> = new_prev.iter().zip(e_prev).map(|(&n, &e)| !(n & !e)).collect();
             let mut out = vec![!0u64; e_prev.len()];
-            kernels::black_moves(frame, &avoid, &mut out);
+            kernels::black_moves_at(frame, &avoid, &mut out, new_k);
             out
         }
     };
