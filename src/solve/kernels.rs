@@ -31,11 +31,16 @@ fn white_moves_where(frame: &Frame, input: &[u64], out: &mut [u64], sparse: bool
     for k in 0..frame.n_white {
         let contrib = &frame.piece[k];
         let role = frame.roles[k];
-        frame.for_each_config(Some(k), false, &mut |cfg| {
-            if !sparse || any_word(input, cfg, contrib) {
-                sweep_white(role, contrib, cfg, input, out);
-            }
-        });
+        // Two loops, so that the dense one is the plain sweep.
+        if sparse {
+            frame.for_each_config(Some(k), false, &mut |cfg| {
+                if any_word(input, cfg, contrib) {
+                    sweep_white(role, contrib, cfg, input, out);
+                }
+            });
+        } else {
+            frame.for_each_config(Some(k), false, &mut |cfg| sweep_white(role, contrib, cfg, input, out));
+        }
     }
     for (o, &i) in out.iter_mut().zip(input) {
         *o |= king_dilate(i);
@@ -113,11 +118,14 @@ fn black_moves_where(frame: &Frame, input: &[u64], out: &mut [u64], at: Option<&
     for k in frame.n_white..frame.n_pieces() {
         let contrib = &frame.piece[k];
         let role = frame.roles[k];
-        frame.for_each_config(Some(k), false, &mut |cfg| {
-            if at.is_none_or(|at| any_word(at, cfg, contrib)) {
-                sweep_black(role, contrib, cfg, input, out);
-            }
-        });
+        match at {
+            None => frame.for_each_config(Some(k), false, &mut |cfg| sweep_black(role, contrib, cfg, input, out)),
+            Some(at) => frame.for_each_config(Some(k), false, &mut |cfg| {
+                if any_word(at, cfg, contrib) {
+                    sweep_black(role, contrib, cfg, input, out);
+                }
+            }),
+        }
     }
     if frame.bk.len() == 64 {
         black_king_steps(frame, input, out, at);
@@ -129,21 +137,7 @@ fn black_moves_where(frame: &Frame, input: &[u64], out: &mut [u64], at: Option<&
 /// Black-king moves of a layout with pawns: the king is an ordinary man, indexed by its
 /// square; a step AND-s the word of the target square.
 fn black_king_steps(frame: &Frame, input: &[u64], out: &mut [u64], at: Option<&[u64]>) {
-    frame.for_each_config(None, true, &mut |cfg| {
-        let at_king = |at: &[u64]| {
-            let mut free = !cfg.occ;
-            while free != 0 {
-                let s = free.trailing_zeros() as usize;
-                free &= free - 1;
-                if frame.bk[s] != INVALID && at[word(cfg.base, frame.bk[s])] != 0 {
-                    return true;
-                }
-            }
-            false
-        };
-        if at.is_some_and(|at| !at_king(at)) {
-            return;
-        }
+    let mut steps = |cfg: &Config| {
         let mut free = !cfg.occ;
         while free != 0 {
             let from = free.trailing_zeros() as usize;
@@ -163,7 +157,20 @@ fn black_king_steps(frame: &Frame, input: &[u64], out: &mut [u64], at: Option<&[
             }
             out[word(cfg.base, here)] &= acc;
         }
-    });
+    };
+    match at {
+        None => frame.for_each_config(None, true, &mut steps),
+        Some(at) => frame.for_each_config(None, true, &mut |cfg| {
+            let mut free = !cfg.occ;
+            while free != 0 {
+                let s = free.trailing_zeros() as usize;
+                free &= free - 1;
+                if frame.bk[s] != INVALID && at[word(cfg.base, frame.bk[s])] != 0 {
+                    return steps(cfg);
+                }
+            }
+        }),
+    }
 }
 
 fn sweep_black(role: Role, contrib: &[u64; 64], cfg: &Config, input: &[u64], out: &mut [u64]) {
@@ -239,13 +246,7 @@ fn black_king_moves(frame: &Frame, input: &[u64], out: &mut [u64], at: Option<&[
     let np = frame.n_pieces();
     let (steps, used) = king_steps();
     let mut sym_base = [0u64; 8];
-    frame.for_each_config(None, true, &mut |cfg| {
-        let at_king = |at: &[u64]| {
-            (0..steps.len()).any(|code| frame.bk[code] != INVALID && at[word(cfg.base, frame.bk[code])] != 0)
-        };
-        if at.is_some_and(|at| !at_king(at)) {
-            return;
-        }
+    let mut moves = |cfg: &Config| {
         for &sym in used {
             sym_base[sym.code() as usize] = (0..np).map(|k| frame.piece[k][sym.apply(cfg.sq[k]) as usize]).sum();
         }
@@ -264,5 +265,14 @@ fn black_king_moves(frame: &Frame, input: &[u64], out: &mut [u64], at: Option<&[
             }
             out[word(cfg.base, here)] &= acc;
         }
-    });
+    };
+    match at {
+        None => frame.for_each_config(None, true, &mut moves),
+        Some(at) => frame.for_each_config(None, true, &mut |cfg| {
+            let any = (0..steps.len()).any(|c| frame.bk[c] != INVALID && at[word(cfg.base, frame.bk[c])] != 0);
+            if any {
+                moves(cfg);
+            }
+        }),
+    }
 }
