@@ -268,20 +268,28 @@ pub struct RunNeeds {
     pub pass_io: u64,
 }
 
-/// Estimates a run's disk needs: at the peak seven bit tables are alive (`t(k-2)`, `t(k-1)`,
-/// `t(k)`, `c`, `d` and the two illegal-position tables) with the delta streams, estimated at
-/// 10 bits per position per side (the seed's bound).
+/// Estimates a run's disk needs. At the peak past step 100, nine bit tables are alive
+/// (`t(k-2)`, `t(k-1)`, `t(k)`, `t99`, `t100`, `d`, `forced-zeroing` and the two
+/// illegal-position tables), with the delta streams, estimated at 10 bits per position per
+/// side (the seed's bound). A run of 5 men or more may be eventual (its sub-endgames may
+/// have cursed positions; they are not all built when a job plans): `c-inf` and `d-inf` too.
 /// A run with pawns is solved level by level: the largest level counts, plus the final
-/// bitbases of the two levels above it, which its pawn moves read.
+/// bitbases of the two levels above it, which its pawn moves read (and their eventual ones).
 pub fn run_needs(layout: &Layout) -> RunNeeds {
     let level_slots = layout.levels().iter().map(|l| l.n_slots).max().unwrap_or(0);
     let table_bytes = level_slots / 8;
     let deltas = level_slots * 2 * 10 / 8;
-    let finals_above = if layout.has_pawns() { 4 * table_bytes } else { 0 };
+    let eventual = layout.material.men() >= 5;
+    let tables = if eventual { 11 } else { 9 };
+    let finals_above = match (layout.has_pawns(), eventual) {
+        (false, _) => 0,
+        (true, false) => 4 * table_bytes,
+        (true, true) => 8 * table_bytes,
+    };
     let slice_section = layout.slices.as_ref().map_or(0, |s| 4 * s.len() as u64 + 48 * s.levels.len() as u64);
     RunNeeds {
         table_bytes,
-        work_peak: 7 * table_bytes + deltas + finals_above,
+        work_peak: tables * table_bytes + deltas + finals_above,
         final_bytes: 4096 * (5 + layout.has_pawns() as u64)
             + slice_section
             + 2 * layout.n_slots / 8
