@@ -93,7 +93,10 @@ fn main() {
     let block: usize = args.get(2).map_or(1 << 18, |s| s.parse().expect("block positions"));
     let every: usize = args.get(3).map_or(8, |s| s.parse().expect("sample every"));
     let file = TableFile::open(std::path::Path::new(path)).expect("a table");
-    println!("{path}: {} slots per side, blocks of {block} positions, slow codecs on 1 block in {every}", file.header.n_slots);
+    println!(
+        "{path}: {} slots per side, blocks of {block} positions, slow codecs on 1 block in {every}",
+        file.header.n_slots
+    );
     println!("| side | transform | order-0 entropy | zstd 3 | zstd 19 (sampled) | brotli 9 (sampled) |");
     println!("|---|---|---|---|---|---|");
     let mut totals = [0f64; 4];

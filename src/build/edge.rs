@@ -51,8 +51,12 @@ pub fn exact_100_wins(ctx: &LevelContext, passes: &[PassDone]) -> anyhow::Result
     if let Some(dir) = &dump {
         dump_edge(ctx, dir, k, &prev, zero)?;
     }
+    // One progress unit per step (the phase stops early when a set is empty).
+    let name = ctx.name();
+    ctx.progress.start(format!("{name} edge"), last.saturating_sub(k) as u64, "steps");
     while k < last && prev.1.iter().any(|&s| s != zero) {
         k += 1;
+        ctx.progress.inc();
         let table = WorkTable::Edge(k);
         remove_edge(ctx, table);
         let (sums, n) = edge_step(ctx, k, &prev, ctx.open_table(table)?, zero)?;
@@ -62,11 +66,11 @@ pub fn exact_100_wins(ctx: &LevelContext, passes: &[PassDone]) -> anyhow::Result
             dump_edge(ctx, dir, k, &prev, zero)?;
         }
     }
+    ctx.progress.finish(&format!("followed to step {k}, {count} positions there"));
     if !step_101 {
         remove_edge(ctx, prev_table);
         return Ok(None);
     }
-    let name = ctx.name();
     if k < EDGE_STEP || count == 0 {
         remove_edge(ctx, prev_table);
         ctx.progress.log(&format!("{name}: no win of exactly 100 plies (the edge ends at step {k})"));
