@@ -132,9 +132,10 @@ fn edge_step(
     let todo: Vec<&Chunk> = chunks.list.iter().filter(|ch| ch.blocks.iter().any(|b| prev.1[b.id] != zero)).collect();
     let mut sums = vec![zero; n_blocks];
     let mut count = 0u64;
+    // Workers as in the step pass (a few more buffers each: the sets are decoded per chunk).
     pipeline::run(
         todo.len(),
-        ctx.budget.threads.max(1),
+        ctx.plan.pass_threads(pass, &ctx.budget).max(1),
         Order::Completion,
         |i| -> anyhow::Result<Vec<u64>> {
             let mut e_prev = vec![0u64; words];
