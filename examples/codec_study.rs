@@ -13,6 +13,7 @@
 //! Codecs: zstd (levels 3 and 19), brotli (quality 9, 4 MiB window).
 
 use std::io::Write;
+use tbstream::file::blocks::{encode_index, BlockWriter};
 use tbstream::file::TableFile;
 use tbstream::Color;
 
@@ -122,6 +123,19 @@ fn main() {
                 blocks(data, block, every, &zstd_level(19)),
                 blocks(data, block, every, &brotli_q9),
             ];
+            if name == "fill" {
+                // The same through the block container, with its index.
+                let mut w = BlockWriter::new(Vec::new(), 3);
+                for b in data.chunks(block) {
+                    w.push(b).expect("compressing");
+                }
+                let (bytes, entries) = w.finish();
+                println!(
+                    "  (container, zstd 3: {} bytes of blocks + {} of index)",
+                    bytes.len(),
+                    encode_index(&entries).len()
+                );
+            }
             if name == "fill+rank" {
                 for (t, s) in totals.iter_mut().zip(sizes) {
                     *t += s;

@@ -50,6 +50,8 @@ pub use work::StorageError;
 
 /// The final table file (`docs/FORMAT.md`), for tools that read it directly.
 pub mod file {
+    /// Compressed block sections (the compact format's building block, `docs/COMPACT.md`).
+    pub use crate::table::blocks;
     pub use crate::table::format::{
         code_to_distance, step_code, table_path, FormatError, Header, Section, SectionEntry, TableFile, CODE_CURSED,
         CODE_EDGE, CODE_EXACT_100, CODE_ILLEGAL, CODE_NONE, EXTENSION, HEADER_LEN, MAGIC, VALUE_WORD_BYTES, VERSION,

@@ -3,6 +3,7 @@
 //! Nothing here builds; the build layer writes tables through [`format::TableWriter`] and
 //! reads its sub-endgames through [`format::TableFile`].
 
+pub mod blocks;
 mod error;
 pub mod format;
 pub mod probe;
