@@ -13,7 +13,7 @@
 //! Codecs: zstd (levels 3 and 19), brotli (quality 9, 4 MiB window).
 
 use std::io::Write;
-use tbstream::file::blocks::{encode_index, BlockWriter};
+use tbstream::file::blocks::{encode_index, BlockReader, BlockWriter};
 use tbstream::file::TableFile;
 use tbstream::Color;
 
@@ -130,10 +130,19 @@ fn main() {
                     w.push(b).expect("compressing");
                 }
                 let (bytes, entries) = w.finish();
+                let index = encode_index(&entries);
+                // Decoding speed: every block once (a cold probe decodes one).
+                let reader = BlockReader::new(&bytes, &index).expect("index");
+                let t = std::time::Instant::now();
+                for i in 0..reader.len() {
+                    reader.block(i).expect("block");
+                }
+                let per_block = t.elapsed().as_secs_f64() / reader.len().max(1) as f64;
                 println!(
-                    "  (container, zstd 3: {} bytes of blocks + {} of index)",
+                    "  (container, zstd 3: {} bytes of blocks + {} of index; {:.0} us to decode a block)",
                     bytes.len(),
-                    encode_index(&entries).len()
+                    index.len(),
+                    per_block * 1e6
                 );
             }
             if name == "fill+rank" {
