@@ -8,7 +8,9 @@
 //! Transforms of the 6-bit codes, one byte per position in storage order:
 //! - `raw`: as stored (63 for an illegal or broken slot);
 //! - `fill`: an illegal slot takes the code of the slot before it (a don't-care);
-//! - `fill+rank`: `fill`, then codes renumbered by frequency (0 = most frequent).
+//! - `fill+rank`: `fill`, then codes renumbered by frequency (0 = most frequent);
+//! - `fill word`: an illegal slot takes the code of the slot one word (64 slots) before;
+//! - `fill mode`: an illegal slot takes the most frequent code of its word.
 //!
 //! Codecs: zstd (levels 3 and 19), brotli (quality 9, 4 MiB window).
 
@@ -40,6 +42,40 @@ fn fill(codes: &[u8]) -> Vec<u8> {
             last
         })
         .collect()
+}
+
+/// An illegal slot takes the code of the slot one word before (the same white-king square,
+/// the previous configuration of the other men), or of the slot before it.
+fn fill_word(codes: &[u8]) -> Vec<u8> {
+    let mut out = codes.to_vec();
+    for i in 0..out.len() {
+        if out[i] == 63 {
+            out[i] = if i >= 64 && out[i - 64] != 63 {
+                out[i - 64]
+            } else if i > 0 {
+                out[i - 1]
+            } else {
+                0
+            };
+        }
+    }
+    out
+}
+
+/// An illegal slot takes the most frequent legal code of its word (64 white-king squares).
+fn fill_mode(codes: &[u8]) -> Vec<u8> {
+    let mut out = codes.to_vec();
+    for word in out.chunks_mut(64) {
+        let mut freq = [0u32; 64];
+        for &c in word.iter().filter(|&&c| c != 63) {
+            freq[c as usize] += 1;
+        }
+        let mode = (0..64).max_by_key(|&c| freq[c]).unwrap_or(0) as u8;
+        for c in word.iter_mut().filter(|c| **c == 63) {
+            *c = mode;
+        }
+    }
+    out
 }
 
 fn rank(codes: &[u8]) -> Vec<u8> {
@@ -116,7 +152,16 @@ fn main() {
                 _ => 1,
             })
             .collect();
-        for (name, data) in [("raw", &raw), ("fill", &filled), ("fill+rank", &ranked), ("wdl (fill)", &wdl)] {
+        let (moded, worded) = (fill_mode(&raw), fill_word(&raw));
+        let named = [
+            ("raw", &raw),
+            ("fill", &filled),
+            ("fill+rank", &ranked),
+            ("fill word", &worded),
+            ("fill mode", &moded),
+            ("wdl (fill)", &wdl),
+        ];
+        for (name, data) in named {
             let sizes = [
                 entropy_bytes(data),
                 blocks(data, block, 1, &zstd_level(3)),
