@@ -87,7 +87,12 @@ fn fresh_tables(sigs: &[&str]) -> TempDir {
 /// KQvK and KRvK, built once per test binary and only read afterwards.
 fn shared_tables() -> &'static Path {
     static DIR: OnceLock<TempDir> = OnceLock::new();
-    DIR.get_or_init(|| fresh_tables(&["KQvK", "KRvK"])).path()
+    DIR.get_or_init(|| {
+        let dir = fresh_tables(&["KQvK", "KRvK"]);
+        common::remove_at_exit(dir.path());
+        dir
+    })
+    .path()
 }
 
 /// Names of the entries of a folder (hidden ones included).

@@ -1,6 +1,7 @@
 //! Faults of long unattended runs: a disk that fills up mid-run and gets space back, two
 //! jobs on one folder (and a killed holder), and an output folder that cannot be written.
 
+mod common;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
@@ -23,7 +24,7 @@ fn stderr(o: &Output) -> String {
 fn reference() -> &'static Path {
     static DIR: std::sync::OnceLock<tempfile::TempDir> = std::sync::OnceLock::new();
     DIR.get_or_init(|| {
-        let d = tempfile::tempdir().unwrap();
+        let d = common::shared_tempdir();
         let o = gen_cmd(d.path(), &[]).output().unwrap();
         assert!(o.status.success(), "{}", stderr(&o));
         d

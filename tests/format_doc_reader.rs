@@ -19,7 +19,7 @@ use std::collections::HashMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::sync::{Mutex, OnceLock};
+use std::sync::OnceLock;
 use xxhash_rust::xxh3::xxh3_64;
 
 // =======================================================================================
@@ -1016,36 +1016,16 @@ impl DocTables {
 fn tables_dir() -> &'static Path {
     static DIR: OnceLock<tempfile::TempDir> = OnceLock::new();
     DIR.get_or_init(|| {
-        let dir = tempfile::tempdir().unwrap();
+        let dir = common::shared_tempdir();
         let out = Command::new(env!("CARGO_BIN_EXE_tbstream"))
             .args(["gen", "KQvKR", "KRvKN", "KRRvK", "--out"])
             .arg(dir.path())
             .output()
             .expect("running tbstream gen");
         assert!(out.status.success(), "tbstream gen failed:\n{}", String::from_utf8_lossy(&out.stderr));
-        remove_at_exit(dir.path());
         dir
     })
     .path()
-}
-
-/// Removes `path` when the test binary exits: the folders of tables are held in statics,
-/// which are never dropped, so their `TempDir`s would otherwise stay behind.
-fn remove_at_exit(path: &Path) {
-    static PATHS: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
-    extern "C" fn remove_all() {
-        if let Ok(paths) = PATHS.lock() {
-            for p in paths.iter() {
-                let _ = std::fs::remove_dir_all(p);
-            }
-        }
-    }
-    let mut paths = PATHS.lock().unwrap();
-    if paths.is_empty() {
-        // SAFETY: `remove_all` is a plain function that neither unwinds nor calls `exit`.
-        unsafe { libc::atexit(remove_all) };
-    }
-    paths.push(path.to_path_buf());
 }
 
 fn doc_tables() -> &'static DocTables {
@@ -1126,14 +1106,9 @@ fn pawn_doc_tables() -> &'static DocTables {
     TABLES.get_or_init(|| DocTables::open(pawn_dir()))
 }
 
-/// `common::pawn_tables()`, removed when the test binary exits.
+/// `common::pawn_tables()` (removed when the test binary exits).
 fn pawn_dir() -> &'static Path {
-    static DIR: OnceLock<&'static Path> = OnceLock::new();
-    DIR.get_or_init(|| {
-        let dir = common::pawn_tables();
-        remove_at_exit(dir);
-        dir
-    })
+    common::pawn_tables()
 }
 
 /// The library's `Tablebase::probe` of each FEN over the tables with pawns.

@@ -16,6 +16,7 @@
 //! input, with the panic's message and location; the failing seed is saved under
 //! `proptest-regressions/` and replayed first on the next run.
 
+mod common;
 use proptest::prelude::*;
 use proptest::sample::Index;
 use proptest::test_runner::{Config, FileFailurePersistence, TestCaseError, TestError, TestRunner};
@@ -184,7 +185,7 @@ macro_rules! check {
 fn good_tables() -> &'static Path {
     static DIR: OnceLock<tempfile::TempDir> = OnceLock::new();
     DIR.get_or_init(|| {
-        let dir = tempfile::tempdir().unwrap();
+        let dir = common::shared_tempdir();
         let sig = Material::parse("KQvKR").unwrap();
         generate(&[sig], &GenOptions::new(dir.path(), 2), &SilentProgress).unwrap();
         dir

@@ -54,7 +54,7 @@ fn assert_same_tables(a: &Path, b: &Path) {
 fn reference() -> &'static Path {
     static DIR: std::sync::OnceLock<tempfile::TempDir> = std::sync::OnceLock::new();
     DIR.get_or_init(|| {
-        let d = tempfile::tempdir().unwrap();
+        let d = common::shared_tempdir();
         assert!(gen(d.path(), &["KQvKR"], &[]).status.success());
         d
     })

@@ -18,7 +18,7 @@ use tbstream::{Color, Material, Position, Probe, Tablebase, Wdl};
 fn tables() -> &'static Path {
     static DIR: OnceLock<tempfile::TempDir> = OnceLock::new();
     DIR.get_or_init(|| {
-        let dir = tempfile::tempdir().unwrap();
+        let dir = common::shared_tempdir();
         let sigs = [Material::parse("KQvKR").unwrap()];
         generate(&sigs, &GenOptions::new(dir.path(), 2), &SilentProgress).unwrap();
         dir

@@ -2,6 +2,7 @@
 //! bitbase bit (with the checksums rewritten so that only the contents are wrong), and fails
 //! cleanly on damaged, truncated and missing files.
 
+mod common;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 use tbstream::file::{table_path, Section, TableFile, HEADER_LEN, VALUE_WORD_BYTES};
@@ -25,7 +26,7 @@ fn m(s: &str) -> Material {
 fn tables() -> &'static Path {
     static DIR: OnceLock<tempfile::TempDir> = OnceLock::new();
     DIR.get_or_init(|| {
-        let dir = tempfile::tempdir().unwrap();
+        let dir = common::shared_tempdir();
         let sigs: Vec<Material> = SIGNATURES.iter().map(|s| m(s)).collect();
         generate(&sigs, &GenOptions::new(dir.path(), 2), &SilentProgress).unwrap();
         dir

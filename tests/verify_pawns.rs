@@ -3,6 +3,7 @@
 //! rewritten, the levels' range checksums included, so that only the contents are wrong),
 //! a changed level record, and names a missing sub-table.
 
+mod common;
 use std::path::Path;
 use std::sync::OnceLock;
 use tbstream::file::{table_path, Section, TableFile, HEADER_LEN, VALUE_WORD_BYTES};
@@ -43,7 +44,7 @@ fn m(s: &str) -> Material {
 fn tables() -> &'static Path {
     static DIR: OnceLock<tempfile::TempDir> = OnceLock::new();
     DIR.get_or_init(|| {
-        let dir = tempfile::tempdir().unwrap();
+        let dir = common::shared_tempdir();
         let sigs: Vec<Material> = SIGNATURES.iter().map(|s| m(s)).collect();
         generate(&sigs, &GenOptions::new(dir.path(), 2), &SilentProgress).unwrap();
         dir

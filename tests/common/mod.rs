@@ -3,7 +3,7 @@
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
+use std::sync::{Mutex, OnceLock};
 use tbstream::Material;
 use tbstream::SilentProgress;
 use tbstream::{generate, GenOptions};
@@ -15,11 +15,40 @@ pub const SMALL: [&str; 24] = [
     "KNNvK", "KQvKQ", "KQvKR", "KQvKB", "KQvKN", "KRvKR", "KRvKB", "KRvKN", "KBvKB", "KBvKN", "KNvKN",
 ];
 
-/// A folder holding every 3- and 4-men table, built once per test binary.
+/// Removes `path` when the test binary exits: the folders of tables are held in statics,
+/// which are never dropped, so their `TempDir`s would otherwise stay behind.
+pub fn remove_at_exit(path: &Path) {
+    static PATHS: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+    extern "C" fn remove_all() {
+        if let Ok(paths) = PATHS.lock() {
+            for p in paths.iter() {
+                let _ = std::fs::remove_dir_all(p);
+            }
+        }
+    }
+    let mut paths = PATHS.lock().unwrap();
+    if paths.is_empty() {
+        // SAFETY: `remove_all` is a plain function that neither unwinds nor calls `exit`.
+        unsafe { libc::atexit(remove_all) };
+    }
+    paths.push(path.to_path_buf());
+}
+
+/// A temporary folder for a static (shared by the tests of a binary), removed when the
+/// test binary exits.
+pub fn shared_tempdir() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    remove_at_exit(dir.path());
+    dir
+}
+
+/// A folder holding every 3- and 4-men table, built once per test binary (and removed when
+/// it exits).
 pub fn small_tables() -> &'static Path {
     static DIR: OnceLock<tempfile::TempDir> = OnceLock::new();
     DIR.get_or_init(|| {
         let dir = tempfile::tempdir().unwrap();
+        remove_at_exit(dir.path());
         let sigs: Vec<Material> = SMALL.iter().map(|s| Material::parse(s).unwrap()).collect();
         generate(&sigs, &GenOptions::new(dir.path(), 2), &SilentProgress).unwrap();
         dir
@@ -94,11 +123,12 @@ pub const PAWN_TABLES: [&str; 12] =
     ["KPvK", "KPvKP", "KQvKP", "KRvKP", "KBvKP", "KNvKP", "KPPvK", "KBPvK", "KNPvK", "KQPvK", "KRPvK", "KRPvKR"];
 
 /// A folder holding the pawn tables of the reference folder but KRPvKR (and their
-/// closures), built once per test binary.
+/// closures), built once per test binary (and removed when it exits).
 pub fn pawn_tables() -> &'static Path {
     static DIR: OnceLock<tempfile::TempDir> = OnceLock::new();
     DIR.get_or_init(|| {
         let dir = tempfile::tempdir().unwrap();
+        remove_at_exit(dir.path());
         let sigs: Vec<Material> = PAWN_TABLES[..11].iter().map(|s| Material::parse(s).unwrap()).collect();
         generate(&sigs, &GenOptions::new(dir.path(), 2), &SilentProgress).unwrap();
         dir
