@@ -54,14 +54,19 @@ pub fn exact_100_wins(ctx: &LevelContext, passes: &[PassDone]) -> anyhow::Result
     // One progress unit per step (the phase stops early when a set is empty).
     let name = ctx.name();
     ctx.progress.start(format!("{name} edge"), last.saturating_sub(k) as u64, "steps");
+    // Each step's log and streams are opened (and their checksums checked) once: step `k`
+    // reads `new_k`, and step `k + 1` reads it again as `new_(k-1)` when `k + 1` is even.
+    let mut streams_prev: Option<PassStreams> = None;
     while k < last && prev.1.iter().any(|&s| s != zero) {
         k += 1;
         ctx.progress.inc();
         let table = WorkTable::Edge(k);
         remove_edge(ctx, table);
-        let (sums, n) = edge_step(ctx, k, &prev, ctx.open_table(table)?, zero)?;
+        let new_k = PassStreams::open(&ctx.folder.log(Pass::Step(k)), ctx.n_blocks()).context("delta log damaged")?;
+        let new_prev = if k.is_multiple_of(2) { streams_prev.as_ref() } else { None };
+        let (file, sums, n) = edge_step(ctx, k, &prev, ctx.open_table(table)?, new_prev, &new_k, zero)?;
         remove_edge(ctx, prev_table);
-        (prev, prev_table, count) = ((ctx.open_table(table)?, sums), table, n);
+        (prev, prev_table, count, streams_prev) = ((file, sums), table, n, Some(new_k));
         if let Some(dir) = &dump {
             dump_edge(ctx, dir, k, &prev, zero)?;
         }
@@ -112,23 +117,25 @@ fn remove_edge(ctx: &LevelContext, table: WorkTable) {
     }
 }
 
-/// Computes `E_k` into `out` from `E_(k-1)` (`prev`): returns its block checksums and size.
+/// Computes `E_k` into `out` from `E_(k-1)` (`prev`), the new positions of step `k` and, for
+/// even `k`, those of step `k-1`: returns the table, its block checksums and its size.
 fn edge_step(
     ctx: &LevelContext,
     k: u16,
     prev: &(BitFile, Vec<u64>),
     out: BitFile,
+    new_prev: Option<&PassStreams>,
+    new_k: &PassStreams,
     zero: u64,
-) -> anyhow::Result<(Vec<u64>, u64)> {
+) -> anyhow::Result<(BitFile, Vec<u64>, u64)> {
     let pass = Pass::Step(k);
     let chunks = ctx.plan.chunks_of(pass);
     let words = chunks.buffer_words;
     let n_blocks = ctx.n_blocks();
-    let new_k = PassStreams::open(&ctx.folder.log(pass), n_blocks).context("delta log damaged")?;
-    let new_prev = match k % 2 {
-        0 => Some(PassStreams::open(&ctx.folder.log(Pass::Step(k - 1)), n_blocks).context("delta log damaged")?),
-        _ => None,
-    };
+    anyhow::ensure!(
+        new_prev.is_some() == k.is_multiple_of(2),
+        "step {k}: the previous step's streams are for even steps"
+    );
     let todo: Vec<&Chunk> = chunks.list.iter().filter(|ch| ch.blocks.iter().any(|b| prev.1[b.id] != zero)).collect();
     let mut sums = vec![zero; n_blocks];
     let mut count = 0u64;
@@ -145,11 +152,11 @@ fn edge_step(
         |i, e_prev| {
             let ch = todo[i];
             let frame = Frame::new(&ctx.layout, &chunks.scheme, ch.key, ch.slice);
-            let prev_words = match &new_prev {
+            let prev_words = match new_prev {
                 Some(p) => Some(decode_streams(p, &ch.blocks, words)?),
                 None => None,
             };
-            let new_words = decode_streams(&new_k, &ch.blocks, words)?;
+            let new_words = decode_streams(new_k, &ch.blocks, words)?;
             Ok(edge_chunk(&frame, &e_prev, prev_words.as_deref(), &new_words))
         },
         |i, edge: Vec<u64>| {
@@ -161,7 +168,7 @@ fn edge_step(
             Ok(())
         },
     )?;
-    Ok((sums, count))
+    Ok((out, sums, count))
 }
 
 /// The new positions of a pass over a chunk's blocks, as chunk-local words.

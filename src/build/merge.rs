@@ -188,7 +188,9 @@ fn values_of_group(
                         _ => 0,
                     };
                     or_code(&mut planes[6 * word..6 * word + 6], step.code, f & !exact);
-                    or_code(&mut planes[6 * word..6 * word + 6], CODE_EXACT_100, exact);
+                    if exact != 0 {
+                        or_code(&mut planes[6 * word..6 * word + 6], CODE_EXACT_100, exact);
+                    }
                 }
             }
         }

@@ -64,6 +64,20 @@ impl LevelContext<'_> {
         PassSpec::of(pass, self.is_eventual())
     }
 
+    /// An eventual level's conversion sources for a chunk, given the push words read for it
+    /// (`rule`, and `eventual` when a level above has cursed positions, else the same words
+    /// serve); `None` for a level that is not eventual.
+    pub(super) fn eventual_with<'b>(
+        &'b self,
+        rule: &'b PushBuffers,
+        eventual: &'b PushBuffers,
+    ) -> Option<Eventual<'b>> {
+        self.eventual.as_ref().map(|e| {
+            let pushes = if e.above_cursed.contains(&true) { eventual } else { rule };
+            Eventual { caps: e.caps, pushes: pushes.targets() }
+        })
+    }
+
     /// The run's name in progress lines, with the level for a run with pawns (`KRPvKR/5`).
     pub fn name(&self) -> String {
         if self.layout.has_pawns() {
@@ -131,7 +145,7 @@ pub fn run_pass(ctx: &LevelContext, spec: &PassSpec) -> anyhow::Result<PassResul
     let combined = spec.combine.iter().map(|&t| ctx.open_finished(t)).collect::<anyhow::Result<Vec<_>>>()?;
     let outputs = spec.outputs.iter().map(|&t| ctx.open_table(t)).collect::<anyhow::Result<Vec<_>>>()?;
     let finals = open_finals(ctx, spec.pass, false)?;
-    let finals_eventual = if ctx.is_eventual() { open_finals(ctx, spec.pass, true)? } else { Vec::new() };
+    let finals_eventual = open_finals(ctx, spec.pass, true)?;
     let started = Instant::now();
     let mut state = resume_scan(ctx, spec, chunks, &outputs)?;
     let mut log = DeltaLog::open(&ctx.folder.log(spec.pass), state.log_len)?;
@@ -170,7 +184,7 @@ pub fn run_pass(ctx: &LevelContext, spec: &PassSpec) -> anyhow::Result<PassResul
                 return Ok(ChunkOutput { tables: bufs, streams: vec![Vec::new(); ch.blocks.len()], new_count: 0 });
             }
             let frame = Frame::new(&ctx.layout, &chunks.scheme, ch.key, ch.slice);
-            let eventual = ctx.eventual.as_ref().map(|e| Eventual { caps: e.caps, pushes: pushes_eventual.targets() });
+            let eventual = ctx.eventual_with(&pushes, &pushes_eventual);
             let out = compute_chunk(spec.pass, &frame, ctx.caps, &pushes.targets(), eventual.as_ref(), words, bufs);
             finish_chunk(spec.pass, &ch.blocks, &combined, out, io_words)
         },
@@ -286,13 +300,15 @@ pub struct Final {
 
 /// The final bitbases an init pass's pawn pushes read: after white's pushes black is to move,
 /// after black's white is.
-/// With `eventual`, the positions won with or without the rule, for an eventual level.
+/// With `eventual`, the positions won with or without the rule, for an eventual level with a
+/// cursed level above (none otherwise: the final bitbases serve, see
+/// [`LevelContext::eventual_with`]).
 pub(super) fn open_finals(ctx: &LevelContext, pass: Pass, eventual: bool) -> anyhow::Result<Vec<Final>> {
-    if !pass.is_init() || !ctx.layout.has_pawns() {
+    let above_cursed = ctx.eventual.as_ref().map(|e| e.above_cursed.as_slice()).unwrap_or_default();
+    if !pass.is_init() || !ctx.layout.has_pawns() || (eventual && !above_cursed.contains(&true)) {
         return Ok(Vec::new());
     }
     let stm = pass.mover().other();
-    let above_cursed = ctx.eventual.as_ref().map(|e| e.above_cursed.as_slice()).unwrap_or_default();
     ctx.above
         .iter()
         .enumerate()

@@ -4,7 +4,7 @@
 
 use super::pass::{open_finals, read_pushes, LevelContext};
 use crate::index::Block;
-use crate::solve::{compute_chunk, obsolete_after, Eventual, Frame, Pass, WorkTable};
+use crate::solve::{compute_chunk, obsolete_after, Frame, Pass, WorkTable};
 use crate::work::bits::{block_sum, load_sums, save_sums};
 use crate::work::deltalog::PassStreams;
 use crate::work::gap::decode;
@@ -111,16 +111,16 @@ fn rebuild_block(
         }
         return Ok(words);
     }
-    let pass = match table {
-        WorkTable::CapturesLose | WorkTable::CapturesLoseEventual | WorkTable::ForcedZeroing => Pass::InitBlack,
-        _ => Pass::InitWhite,
-    };
-    let spec = ctx.spec(pass);
-    let o = spec.outputs.iter().position(|&t| t == table).with_context(|| format!("unknown work table {table}"))?;
+    // An init table: the init pass that writes it recomputes the chunk that holds the block.
+    let (pass, o) = [Pass::InitWhite, Pass::InitBlack]
+        .into_iter()
+        .find_map(|p| ctx.spec(p).outputs.iter().position(|&t| t == table).map(|o| (p, o)))
+        .with_context(|| format!("unknown work table {table}"))?;
     let chunks = ctx.plan.chunks_of(pass);
     let ch =
         chunks.list.iter().find(|c| c.blocks.iter().any(|b| b.id == block)).context("block outside every chunk")?;
-    let inputs = spec
+    let inputs = ctx
+        .spec(pass)
         .inputs
         .iter()
         .map(|&input| {
@@ -133,11 +133,8 @@ fn rebuild_block(
         .collect::<anyhow::Result<Vec<_>>>()?;
     let frame = Frame::new(&ctx.layout, &chunks.scheme, ch.key, ch.slice);
     let pushes = read_pushes(ctx, pass, ch, &open_finals(ctx, pass, false)?, chunks.buffer_words)?;
-    let pushes_eventual = match &ctx.eventual {
-        Some(_) => read_pushes(ctx, pass, ch, &open_finals(ctx, pass, true)?, chunks.buffer_words)?,
-        None => Default::default(),
-    };
-    let eventual = ctx.eventual.as_ref().map(|e| Eventual { caps: e.caps, pushes: pushes_eventual.targets() });
+    let pushes_eventual = read_pushes(ctx, pass, ch, &open_finals(ctx, pass, true)?, chunks.buffer_words)?;
+    let eventual = ctx.eventual_with(&pushes, &pushes_eventual);
     let out = compute_chunk(pass, &frame, ctx.caps, &pushes.targets(), eventual.as_ref(), chunks.buffer_words, inputs);
     let b = ch.blocks.iter().find(|b| b.id == block).context("block of its chunk")?;
     Ok(out[o][b.local_word..b.local_word + b.words].to_vec())

@@ -21,7 +21,7 @@ use crate::table::format::{
     beyond_rule_mask, slice_section, table_path, LevelRecord, PartialTable, Section, TableFile, VALUE_WORD_BYTES,
 };
 use crate::work::bits::save_sums;
-use crate::work::bits::{block_sum, load_sums, BitFile};
+use crate::work::bits::{load_sums, BitFile};
 use crate::work::manifest::{self, LevelDone, PassDone, RunManifest, MANIFEST_FORMAT};
 use crate::work::publish::Durability;
 use crate::work::{LevelFolder, RunFolder};
@@ -197,16 +197,13 @@ fn finish_table(
     });
     // Conversions into cursed positions are followed (`c∞`, `d∞`); what the sub-endgames
     // could not tell, this table cannot either.
-    let (subs_five_valued, subs_edge_exact) = sub_flags(material, out_dir)?;
-    let five_valued = subs_five_valued;
     // Wins of exactly 100 plies are told apart from cursed wins (`exact_100_wins`); a black
     // capture into a sub-endgame's win of exactly 100 plies is a rule loss only if the
     // sub-endgame tells them apart too.
-    let edge_exact = subs_edge_exact;
     let path = partial.finish(
         rule_last_step(&passes),
         longest_cursed(&passes),
-        (five_valued, edge_exact),
+        sub_flags(material, out_dir)?,
         sums,
         slices.as_deref(),
         &table_path(out_dir, material),
@@ -247,13 +244,11 @@ fn solve_level(
         );
         run_next_pass(ctx, folder, manifest)?;
     }
-    let forced_zeroing = has_forced_zeroing(ctx)?;
     let t = Instant::now();
     // Wins of exactly 100 plies among step 101's positions (recomputed whole on resume).
     let edge = exact_100_wins(ctx, &manifest.passes)?;
     let merged = write_level(ctx, &manifest.passes, partial, edge.as_ref())?;
     manifest.levels.push(LevelDone {
-        forced_zeroing,
         level: ctx.level.number,
         passes: std::mem::take(&mut manifest.passes),
         merge_secs: t.elapsed().as_secs_f64(),
@@ -413,7 +408,7 @@ fn run_next_pass(ctx: &LevelContext, folder: &RunFolder, manifest: &mut RunManif
         match next_outputs.next().filter(|next| !next.exists() && old.exists()) {
             Some(next) => std::fs::rename(&old, &next)
                 .with_context(|| format!("renaming {} to {}", old.display(), next.display()))?,
-            None => std::fs::remove_file(old).ok().unwrap_or(()),
+            None => drop(std::fs::remove_file(old)),
         }
     }
     Ok(())
@@ -451,14 +446,6 @@ fn remove_unsolved_levels(layout: &Layout, folder: &RunFolder, manifest: &RunMan
         }
     }
     Ok(())
-}
-
-/// Whether the level's `forced-zeroing` table has a set bit: some block checksum is not
-/// that of a block of zeros.
-fn has_forced_zeroing(ctx: &LevelContext) -> anyhow::Result<bool> {
-    let sums = load_sums(&ctx.folder.sums(WorkTable::ForcedZeroing), ctx.n_blocks())?;
-    let zero = block_sum(&vec![0u64; ctx.block_words()]);
-    Ok(sums.iter().any(|&s| s != zero))
 }
 
 /// Whether every sub-endgame of the run marks all its cursed positions, and whether every

@@ -48,9 +48,9 @@ fn white_moves_where(frame: &Frame, input: &[u64], out: &mut [u64], sparse: bool
 }
 
 /// Whether some word of `words` is non-zero among a configuration's words where the man of
-/// `contrib` stands on a free square.
+/// `contrib` (per square) stands on a free square.
 #[inline]
-fn any_word(words: &[u64], cfg: &Config, contrib: &[u64; 64]) -> bool {
+fn any_word(words: &[u64], cfg: &Config, contrib: &[u64]) -> bool {
     let mut free = !cfg.occ;
     while free != 0 {
         let s = free.trailing_zeros() as usize;
@@ -161,13 +161,8 @@ fn black_king_steps(frame: &Frame, input: &[u64], out: &mut [u64], at: Option<&[
     match at {
         None => frame.for_each_config(None, true, &mut steps),
         Some(at) => frame.for_each_config(None, true, &mut |cfg| {
-            let mut free = !cfg.occ;
-            while free != 0 {
-                let s = free.trailing_zeros() as usize;
-                free &= free - 1;
-                if frame.bk[s] != INVALID && at[word(cfg.base, frame.bk[s])] != 0 {
-                    return steps(cfg);
-                }
+            if any_word(at, cfg, &frame.bk) {
+                steps(cfg);
             }
         }),
     }

@@ -7,9 +7,7 @@
 //! of a signature then count the same set of positions, which [`SignatureStats::runs`] shows.
 
 use super::error::TableError;
-use super::format::{
-    code_to_distance, is_beyond_rule, table_path, TableFile, CODE_CURSED, CODE_EDGE, CODE_ILLEGAL, CODE_NONE,
-};
+use super::format::{code_to_distance, is_beyond_rule, table_path, TableFile, CODE_ILLEGAL, CODE_NONE};
 use crate::chess::attacks::{attacks, king_attacks, pawn_attacks};
 use crate::chess::square::on_diagonal;
 use crate::chess::{Color, Material, Piece, Position, Role, Square, Symmetry, MAX_PIECES};
@@ -56,8 +54,7 @@ pub fn side_stats(file: &TableFile, stm: Color) -> SideStats {
         match file.value_code(stm, slot) {
             CODE_ILLEGAL => s.illegal += 1,
             CODE_NONE => s.not_won += 1,
-            CODE_CURSED => s.cursed += 1,
-            CODE_EDGE if stm == Color::White => s.cursed += 1,
+            c if is_beyond_rule(stm, c) => s.cursed += 1,
             c => s.by_distance[code_to_distance(stm, c).expect("distance") as usize] += 1,
         }
     }
@@ -465,13 +462,16 @@ fn scan_run(
         .map_err(|cause| TableError::Opening { material: run.clone(), cause: Box::new(cause) })?;
     let scanner = RunScanner::new(&file, count_stalemates);
     let sides = [scanner.scan(Color::White, threads)?, scanner.scan(Color::Black, threads)?];
-    let fens = [Color::White, Color::Black]
-        .map(|stm| sides[stm.index()].longest.and_then(|(_, slot)| scanner.position_of_slot(slot, stm)));
     let swapped = run != signature;
-    let fens = fens.map(|p| p.map(|p| if swapped { p.flipped() } else { p }.fen()));
-    let cursed_fens = [Color::White, Color::Black]
-        .map(|stm| sides[stm.index()].first_cursed.and_then(|slot| scanner.position_of_slot(slot, stm)))
-        .map(|p| p.map(|p| if swapped { p.flipped() } else { p }.fen()));
+    // The FEN (in the signature's colours) of a slot each side to move picks.
+    let fens_of = |pick: fn(&RunSide) -> Option<u64>| {
+        [Color::White, Color::Black].map(|stm| {
+            let pos = pick(&sides[stm.index()]).and_then(|slot| scanner.position_of_slot(slot, stm));
+            pos.map(|p| if swapped { p.flipped() } else { p }.fen())
+        })
+    };
+    let fens = fens_of(|s| s.longest.map(|(_, slot)| slot));
+    let cursed_fens = fens_of(|s| s.first_cursed);
     let summary = RunSummary {
         run: run.clone(),
         slots: file.header.n_slots,

@@ -48,15 +48,6 @@ pub struct LevelDone {
     pub merge_bytes_written: u64,
     /// XXH3 of the level's byte range in each of the four sections of `table.partial`.
     pub range_sums: [u64; 4],
-    /// Whether some btm position of the level has only losing zeroing moves (then wins of
-    /// exactly 100 plies with white to move may hide among its step-101 positions).
-    #[serde(default = "assume_forced_zeroing")]
-    pub forced_zeroing: bool,
-}
-
-/// A level recorded without the field is taken to have such positions.
-fn assume_forced_zeroing() -> bool {
-    true
 }
 
 /// Progress of one run.

@@ -51,6 +51,13 @@ const BTM_MAX_CODE: u8 = 51;
 /// Slots a worker takes at a time.
 const BATCH: u64 = 1 << 12;
 
+/// Whether a black quiet move into a wtm position of `code` loses only without the 50-move
+/// rule: white wins it only so (52, or 51 in older tables), or in exactly 100 plies (53),
+/// which the black move makes 101.
+fn lost_only_without_rule_after(code: u8) -> bool {
+    matches!(code, CODE_CURSED | CODE_EDGE | CODE_EXACT_100)
+}
+
 /// What was checked on one side to move of a run.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct SideReport {
@@ -554,8 +561,7 @@ impl Ctx<'_> {
             } else {
                 let child = men.moved(mv.from, mv.to);
                 let c = self.file.value_code(Color::White, canonical_slot(&self.layout, &child));
-                // Into a cursed win, or a win of 100 plies: lost only without the rule.
-                if c == CODE_CURSED || c == CODE_EDGE || c == CODE_EXACT_100 {
+                if lost_only_without_rule_after(c) {
                     cursed = cursed.or(Some(mv));
                     continue;
                 }

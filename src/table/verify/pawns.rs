@@ -24,8 +24,8 @@
 //! [`crate::chess::attacks`]; it shares nothing with `solve`. Nothing allocates per slot.
 
 use super::{
-    bit, check_bit_and_count, check_derived, check_illegal, describe_code, open_sub, side_name, verify_side, CheckSlot,
-    Checked, SideReport, SubTable, BTM_MAX_CODE, WTM_MAX_CODE,
+    bit, check_bit_and_count, check_derived, check_illegal, describe_code, lost_only_without_rule_after, open_sub,
+    side_name, verify_side, CheckSlot, Checked, SideReport, SubTable, BTM_MAX_CODE, WTM_MAX_CODE,
 };
 use crate::chess::attacks::{attacks, king_attacks, pawn_attacks};
 use crate::chess::position::board_field;
@@ -34,8 +34,7 @@ use crate::chess::{Color, Material, Move, Piece, Position, Role, Square, MAX_PIE
 use crate::index::slices::MAX_PAWNS;
 use crate::index::{Layout, Pawns, Slices};
 use crate::table::format::{
-    is_beyond_rule, Section, TableFile, CODE_CURSED, CODE_EDGE, CODE_EXACT_100, CODE_NONE, LEVEL_RECORD_BYTES,
-    VALUE_WORD_BYTES,
+    is_beyond_rule, Section, TableFile, CODE_CURSED, CODE_EDGE, CODE_NONE, LEVEL_RECORD_BYTES, VALUE_WORD_BYTES,
 };
 use crate::table::TableError;
 use byteorder::{ByteOrder, LittleEndian};
@@ -531,7 +530,7 @@ impl PawnCtx<'_> {
                         worst = (worst.0.max(c), Some(mv));
                     }
                     // A loss only without the rule: no escape, and the position's loss is so.
-                    let beyond = c == CODE_CURSED || c == CODE_EDGE || c == CODE_EXACT_100;
+                    let beyond = lost_only_without_rule_after(c);
                     if beyond {
                         cursed = cursed.or(Some(mv));
                     }
