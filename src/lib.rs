@@ -31,8 +31,8 @@ mod work;
 
 pub use build::status::{job_status, JobStatus, RunStatus};
 pub use build::{
-    generate, is_built, load_bitbase, plan_job, runs_of, show_size, Budget, DiskNeed, GenOptions, JobPlan, RunOutcome,
-    RunPlan, RunReport,
+    compact_folder, generate, is_built, load_bitbase, plan_job, runs_of, show_size, Budget, Compacted, DiskNeed,
+    GenOptions, JobPlan, RunOutcome, RunPlan, RunReport,
 };
 pub use chess::square::TRIANGLE;
 pub use chess::{Color, FenError, Material, MaterialError, Move, Piece, Position, Role, Square, Symmetry, MAX_MEN};
@@ -41,17 +41,15 @@ pub use pipeline::WorkerPanicked;
 pub use progress::{Progress, SilentProgress};
 pub use solve::Pass;
 pub use table::probe::{men_in_layout_order, Category, Probe, Run, Tablebase, Wdl};
-pub use table::stats::{
-    longest_win, side_stats, signature_stats, Longest, RunSummary, SideStats, SignatureStats, ToMove, MAX_DISTANCE,
-};
+pub use table::stats::{longest_win, signature_stats, Longest, RunSummary, SignatureStats, ToMove, MAX_DISTANCE};
 pub use table::verify::{verify_run, verify_signature, SideReport, VerifyReport};
 pub use table::TableError;
 pub use work::StorageError;
 
 /// The final table file (`docs/FORMAT.md`), for tools that read it directly.
 pub mod file {
-    /// Compressed block sections (the compact format's building block, `docs/COMPACT.md`).
-    pub use crate::table::blocks;
+    /// The compact format (version 3) that final tables are published in.
+    pub use crate::table::compact;
     pub use crate::table::format::{
         code_to_distance, step_code, table_path, FormatError, Header, Section, SectionEntry, TableFile, CODE_CURSED,
         CODE_EDGE, CODE_EXACT_100, CODE_ILLEGAL, CODE_NONE, EXTENSION, HEADER_LEN, MAGIC, VALUE_WORD_BYTES, VERSION,

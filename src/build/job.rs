@@ -8,7 +8,8 @@ use crate::chess::{Color, Material};
 use crate::index::Layout;
 use crate::progress::Progress;
 use crate::solve::{BitWords, Bitbase, Captures, Pass};
-use crate::table::format::{table_path, Section, TableFile};
+use crate::table::compact::{CompactTable, DEFAULT_LEVEL};
+use crate::table::format::{table_path, FormatError};
 use crate::work::lock::Lock;
 use crate::work::manifest::{self, JobManifest, MANIFEST_FORMAT};
 use crate::work::publish::remove_stale;
@@ -25,6 +26,8 @@ pub struct GenOptions {
     /// Folder of intermediate files (default: `<out>/.work`).
     pub work: Option<PathBuf>,
     pub budget: Budget,
+    /// The zstd level of the tables' blocks (1 to 22).
+    pub level: i32,
 }
 
 impl GenOptions {
@@ -34,6 +37,7 @@ impl GenOptions {
             out: out.to_path_buf(),
             work: None,
             budget: Budget { mem: 1 << 30, threads, block_bytes: 512 << 10 },
+            level: DEFAULT_LEVEL,
         }
     }
 
@@ -51,56 +55,73 @@ pub enum RunOutcome {
 
 /// Loads the final bitbases of a finished run, checking its checksums.
 pub fn load_bitbase(dir: &Path, m: &Material) -> anyhow::Result<Bitbase> {
-    open_bitbase(dir, m, true, false)
+    let table = open_table(dir, m, false)?;
+    let words = |stm| bitbase_words(&table, stm, false, None);
+    Ok(Bitbase { layout: Layout::new(m), wtm: words(Color::White)?, btm: words(Color::Black)? })
 }
 
-/// The final bitbases of a finished run, checked (unless `checked`: this job checked or
-/// built the table already): read into RAM, or (`in_ram` false) memory-mapped from the
-/// table, so that the kernel holds the pages instead of the budget.
-fn open_bitbase(dir: &Path, m: &Material, in_ram: bool, checked: bool) -> anyhow::Result<Bitbase> {
-    let path = table_path(dir, m);
-    let open = if checked { TableFile::open_run_unchecked } else { TableFile::open_run };
-    let file = open(&path, m).with_context(|| format!("sub-endgame {m} is needed"))?;
-    if in_ram {
-        let (wtm, btm) = (file.bitbase_words(Color::White)?, file.bitbase_words(Color::Black)?);
-        return Ok(Bitbase { layout: Layout::new(m), wtm: BitWords::Owned(wtm), btm: BitWords::Owned(btm) });
+/// Opens a finished run's table, checking every block's checksum unless `checked` (this job
+/// checked or built it already).
+fn open_table(dir: &Path, m: &Material, checked: bool) -> anyhow::Result<CompactTable> {
+    let table = CompactTable::open_run(&table_path(dir, m), m).with_context(|| format!("sub-endgame {m} is needed"))?;
+    if !checked {
+        table.check_sums().with_context(|| format!("sub-endgame {m} is needed"))?;
     }
-    let f = std::fs::File::open(&path).with_context(|| format!("opening {}", path.display()))?;
-    // SAFETY: tables are published by rename and never modified in place afterwards.
-    let map = Arc::new(unsafe { memmap2::Mmap::map(&f) }.with_context(|| format!("mapping {}", path.display()))?);
-    let words = |s: Section| {
-        let e = file.header.sections[s as usize];
-        BitWords::Mapped { map: map.clone(), offset: e.offset as usize, words: (e.length / 8) as usize }
-    };
-    Ok(Bitbase { layout: Layout::new(m), wtm: words(Section::WtmBitbase), btm: words(Section::BtmBitbase) })
+    Ok(table)
 }
 
-/// A finished run's positions won for white with or without the 50-move rule (its final
-/// bitbases with its cursed positions), for the captures and promotions into it: in RAM, or
-/// (`in_ram` false) in a file of the work folder `work`, deleted when closed, and mapped.
-fn open_eventual_bitbase(dir: &Path, m: &Material, in_ram: bool, work: &Path) -> anyhow::Result<Bitbase> {
+/// One final bitbase of a table (`eventual`: the positions won with or without the 50-move
+/// rule), decoded: in RAM, or (`work` given) in a file of that work folder, deleted when
+/// closed, and mapped, so that the kernel holds the pages instead of the budget.
+fn bitbase_words(table: &CompactTable, stm: Color, eventual: bool, work: Option<&Path>) -> anyhow::Result<BitWords> {
     use byteorder::{LittleEndian, WriteBytesExt};
     use std::io::Write;
-    let path = table_path(dir, m);
-    let file = TableFile::open_run_unchecked(&path, m).with_context(|| format!("sub-endgame {m} is needed"))?;
-    let words = |stm: Color| -> anyhow::Result<BitWords> {
-        let n = (file.header.sections[Section::bitbase(stm) as usize].length / 8) as usize;
-        if in_ram {
-            return Ok(BitWords::Owned((0..n).map(|w| file.eventual_word(stm, w)).collect()));
-        }
-        let mut tmp = tempfile::tempfile_in(work).with_context(|| format!("creating a file in {}", work.display()))?;
-        let mut out = std::io::BufWriter::with_capacity(1 << 20, &mut tmp);
-        for w in 0..n {
-            out.write_u64::<LittleEndian>(file.eventual_word(stm, w))
-                .with_context(|| format!("writing {m}'s eventual bitbase into {}", work.display()))?;
-        }
-        out.flush().with_context(|| format!("writing {m}'s eventual bitbase into {}", work.display()))?;
-        drop(out);
-        // SAFETY: the file is private to this process (unnamed) and never written again.
-        let map = unsafe { memmap2::Mmap::map(&tmp) }.context("mapping an eventual bitbase")?;
-        Ok(BitWords::Mapped { map: Arc::new(map), offset: 0, words: n })
+    let m = &table.header.material;
+    let Some(work) = work else {
+        let mut words = Vec::with_capacity((table.header.n_slots / 64) as usize);
+        table.bitbase_words(stm, eventual, &mut |w| {
+            words.push(w);
+            Ok(())
+        })?;
+        return Ok(BitWords::Owned(words));
     };
+    let mut tmp = tempfile::tempfile_in(work).with_context(|| format!("creating a file in {}", work.display()))?;
+    let mut out = std::io::BufWriter::with_capacity(1 << 20, &mut tmp);
+    table
+        .bitbase_words(stm, eventual, &mut |w| out.write_u64::<LittleEndian>(w))
+        .with_context(|| format!("writing {m}'s bitbase into {}", work.display()))?;
+    out.flush().with_context(|| format!("writing {m}'s bitbase into {}", work.display()))?;
+    drop(out);
+    // SAFETY: the file is private to this process (unnamed) and never written again.
+    let map = unsafe { memmap2::Mmap::map(&tmp) }.context("mapping a bitbase")?;
+    let words = map.len() / 8;
+    Ok(BitWords::Mapped { map: Arc::new(map), offset: 0, words })
+}
+
+/// A finished run's bitbases for the conversions into it: its final ones, or (`eventual`)
+/// the positions won with or without the 50-move rule; in RAM, or (`in_ram` false) in files
+/// of the work folder `work`.
+fn open_bitbase(
+    dir: &Path,
+    m: &Material,
+    eventual: bool,
+    in_ram: bool,
+    work: &Path,
+    checked: bool,
+) -> anyhow::Result<Bitbase> {
+    let table = open_table(dir, m, checked)?;
+    let work = (!in_ram).then_some(work);
+    let words = |stm| bitbase_words(&table, stm, eventual, work);
     Ok(Bitbase { layout: Layout::new(m), wtm: words(Color::White)?, btm: words(Color::Black)? })
+}
+
+/// Opens an existing table of the output folder, checking its blocks unless `checked`.
+fn open_existing(path: &Path, m: &Material, checked: bool) -> Result<CompactTable, FormatError> {
+    let table = CompactTable::open_run(path, m)?;
+    if !checked {
+        table.check_sums()?;
+    }
+    Ok(table)
 }
 
 /// Every run `signatures` need, smallest first.
@@ -113,7 +134,7 @@ pub fn runs_of(signatures: &[Material]) -> Vec<Material> {
 
 /// Whether a finished, undamaged table of a run is in `dir`.
 pub fn is_built(dir: &Path, m: &Material) -> bool {
-    TableFile::open_run(&table_path(dir, m), m).is_ok()
+    CompactTable::open_run(&table_path(dir, m), m).is_ok_and(|t| t.check_sums().is_ok())
 }
 
 /// Builds every run that `signatures` need and `opts.out` lacks, smallest first. An
@@ -196,8 +217,11 @@ fn build_run(
     let path = table_path(&opts.out, m);
     let run_work = opts.work_dir().join(m.to_string());
     if path.exists() {
-        let open = if checked.contains(m) { TableFile::open_run_unchecked } else { TableFile::open_run };
-        match open(&path, m) {
+        match open_existing(&path, m, checked.contains(m)) {
+            Err(FormatError::OldFormat { path, version }) => {
+                // Never rebuilt silently: a user's old tables may have taken days.
+                return Err(FormatError::OldFormat { path, version }.into());
+            }
             Ok(_) => {
                 // A kill between publishing the table and cleaning up leaves this behind.
                 if run_work.exists() {
@@ -215,7 +239,7 @@ fn build_run(
     // the same run into this output folder); it may have finished it meanwhile.
     let lock_path = opts.out.join(format!(".{m}.tbs.lock"));
     let _lock = Lock::acquire(&lock_path, &format!("table {}", path.display()))?;
-    if TableFile::open_run(&path, m).is_ok() {
+    if is_built(&opts.out, m) {
         progress.log(&format!("{m}: already built ({})", path.display()));
         return Ok(RunOutcome::Existing(path));
     }
@@ -226,9 +250,9 @@ fn build_run(
     // Sub-endgames with cursed positions also give their eventual bitbases (`c∞`, `d∞`).
     let mut cursed = Vec::new();
     for sub in needed.iter().filter(|s| !s.white_bare()) {
-        let file = TableFile::open_run_unchecked(&table_path(&opts.out, sub), sub)
+        let table = CompactTable::open_run(&table_path(&opts.out, sub), sub)
             .with_context(|| format!("sub-endgame {sub} is needed"))?;
-        if file.header.longest_cursed != [0, 0] {
+        if table.header.meta.longest_cursed != [0, 0] {
             cursed.push(sub.clone());
         }
     }
@@ -239,7 +263,8 @@ fn build_run(
         if let Some(b) = loaded.get(sub) {
             return Ok(b.clone());
         }
-        let b = Arc::new(open_bitbase(&opts.out, sub, in_ram, checked.contains(sub))?);
+        std::fs::create_dir_all(&run_work).with_context(|| format!("creating {}", run_work.display()))?;
+        let b = Arc::new(open_bitbase(&opts.out, sub, false, in_ram, &run_work, checked.contains(sub))?);
         loaded.insert(sub.clone(), b.clone());
         Ok(b)
     })?;
@@ -255,13 +280,14 @@ fn build_run(
             if let Some(b) = made.get(sub) {
                 return Ok(b.clone());
             }
-            let b = Arc::new(open_eventual_bitbase(&opts.out, sub, in_ram, &run_work)?);
+            let b = Arc::new(open_bitbase(&opts.out, sub, true, in_ram, &run_work, true)?);
             made.insert(sub.clone(), b.clone());
             Ok(b)
         })?)
     };
     let held = caps_bytes(caps_eventual.iter().chain([&caps]));
-    let report = solve_run(m, &caps, caps_eventual.as_ref(), held, &opts.out, &run_work, &opts.budget, progress)?;
+    let report =
+        solve_run(m, &caps, caps_eventual.as_ref(), held, &opts.out, &run_work, &opts.budget, opts.level, progress)?;
     progress.log(&built_line(m, &report));
     Ok(RunOutcome::Built(report))
 }
@@ -271,14 +297,15 @@ fn built_line(m: &Material, report: &RunReport) -> String {
     let is_white_step = |p: Pass| matches!(p, Pass::Step(k) if k % 2 == 1);
     let is_black_step = |p: Pass| matches!(p, Pass::Step(k) if k % 2 == 0);
     format!(
-        "{m}: built in {:.2}s (init {:.2}s, white passes {:.2}s, black passes {:.2}s, merge {:.2}s), last step {}{}, \
+        "{m}: built in {:.2}s (init {:.2}s, white passes {:.2}s, black passes {:.2}s, merge {:.2}s, compact {:.2}s), last step {}{}, \
          {} white / {} black chunks, blocks of {} positions, read {}, written {}, delta streams {} \
          ({:.2} bits/position)",
-        report.secs(|_| true) + report.merge_secs,
+        report.secs(|_| true) + report.merge_secs + report.compact_secs,
         report.secs(Pass::is_init),
         report.secs(is_white_step),
         report.secs(is_black_step),
         report.merge_secs,
+        report.compact_secs,
         report.last_step,
         match report.longest_cursed {
             [0, 0] => String::new(),

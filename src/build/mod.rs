@@ -10,8 +10,10 @@
 //!   wins of exactly 100 plies;
 //! - [`merge`]: the delta streams into 6-bit values and the final table;
 //! - [`job`]: the closure of sub-endgames, the job's manifest, the disk check;
-//! - [`status`]: what a job in a work folder has done.
+//! - [`status`]: what a job in a work folder has done;
+//! - [`compact`]: the conversion of a folder of uncompressed tables.
 
+pub mod compact;
 mod disk;
 mod edge;
 pub mod job;
@@ -22,6 +24,7 @@ mod repair;
 pub mod run;
 pub mod status;
 
+pub use compact::{compact_folder, Compacted};
 pub use disk::DiskNeed;
 pub use job::{generate, is_built, load_bitbase, plan_job, runs_of, GenOptions, JobPlan, RunOutcome, RunPlan};
 pub use plan::{show_size, Budget};

@@ -17,6 +17,8 @@ use crate::solve::WorkTable;
 use crate::solve::{
     chains_complete, last_step_where, last_step_within, obsolete_after, Captures, Pass, LAST_STEP, MAX_STEP,
 };
+use crate::table::compact::CompactTable;
+use crate::table::convert::compact_table;
 use crate::table::format::{
     beyond_rule_mask, slice_section, table_path, LevelRecord, PartialTable, Section, TableFile, VALUE_WORD_BYTES,
 };
@@ -47,7 +49,16 @@ pub struct RunReport {
     pub merge_secs: f64,
     pub merge_bytes_read: u64,
     pub merge_bytes_written: u64,
+    /// Seconds spent writing the compact table.
+    pub compact_secs: f64,
     pub path: PathBuf,
+}
+
+/// How a run's table is written.
+struct TableSettings {
+    /// The zstd level of its blocks.
+    level: i32,
+    threads: usize,
 }
 
 impl RunReport {
@@ -85,6 +96,7 @@ pub fn solve_run(
     out_dir: &Path,
     work_dir: &Path,
     budget: &Budget,
+    level: i32,
     progress: &dyn Progress,
 ) -> anyhow::Result<RunReport> {
     let layout = Layout::new(material);
@@ -138,9 +150,12 @@ pub fn solve_run(
         }
     }
     let report = run_report(&manifest, &layout, &folder)?;
-    let path = finish_table(partial, &manifest, &layout, out_dir)?;
+    let t = Instant::now();
+    let settings = TableSettings { level, threads: budget.threads };
+    let path = finish_table(partial, &manifest, &layout, out_dir, &folder, &settings, progress)?;
+    let compact_secs = t.elapsed().as_secs_f64();
     std::fs::remove_dir_all(work_dir).with_context(|| format!("removing {}", work_dir.display()))?;
-    Ok(RunReport { path, ..report })
+    Ok(RunReport { path, compact_secs, ..report })
 }
 
 /// Opens the run's manifest and table being assembled, and checks the solved levels: from
@@ -175,13 +190,17 @@ fn resume_levels(
     Ok((manifest, partial))
 }
 
-/// Writes the header of the run's table (checksums, last steps, flags; the slice section
-/// with pawns) and publishes it in `out_dir`.
+/// Writes the header of the run's table as assembled (checksums, last steps, flags; the
+/// slice section with pawns), then converts it into the compact format (resuming an
+/// interrupted conversion) and publishes that in `out_dir`.
 fn finish_table(
     partial: PartialTable,
     manifest: &RunManifest,
     layout: &Layout,
     out_dir: &Path,
+    folder: &RunFolder,
+    settings: &TableSettings,
+    progress: &dyn Progress,
 ) -> anyhow::Result<PathBuf> {
     let material = &layout.material;
     let passes: Vec<(Pass, u64)> = manifest.levels.iter().flat_map(|l| new_per_pass(&l.passes)).collect();
@@ -200,14 +219,29 @@ fn finish_table(
     // Wins of exactly 100 plies are told apart from cursed wins (`exact_100_wins`); a black
     // capture into a sub-endgame's win of exactly 100 plies is a rule loss only if the
     // sub-endgame tells them apart too.
-    let path = partial.finish(
+    let assembled = partial.finish(
         rule_last_step(&passes),
         longest_cursed(&passes),
         sub_flags(material, out_dir)?,
         sums,
         slices.as_deref(),
-        &table_path(out_dir, material),
     )?;
+    let src = TableFile::open_run_unchecked(&assembled, material)?;
+    progress.start(format!("{material} compact"), 0, "blocks");
+    let path = compact_table(
+        &src,
+        &folder.compact_table(),
+        &table_path(out_dir, material),
+        settings.level,
+        settings.threads,
+        &mut |done, total| {
+            if done == 1 {
+                progress.start(format!("{material} compact"), total, "blocks");
+            }
+            progress.set(done);
+        },
+    )?;
+    progress.finish("written");
     Ok(path)
 }
 
@@ -453,9 +487,9 @@ fn remove_unsolved_levels(layout: &Layout, folder: &RunFolder, manifest: &RunMan
 fn sub_flags(material: &Material, out_dir: &Path) -> anyhow::Result<(bool, bool)> {
     let (mut five_valued, mut edge_exact) = (true, true);
     for sub in material.successor_runs().iter().filter(|s| !s.white_bare()) {
-        let header = TableFile::open_run_unchecked(&table_path(out_dir, sub), sub)?.header;
-        five_valued &= header.five_valued;
-        edge_exact &= header.edge_exact;
+        let meta = CompactTable::open_run(&table_path(out_dir, sub), sub)?.header.meta;
+        five_valued &= meta.five_valued;
+        edge_exact &= meta.edge_exact;
     }
     Ok((five_valued, edge_exact))
 }
@@ -493,6 +527,7 @@ fn run_report(manifest: &RunManifest, layout: &Layout, folder: &RunFolder) -> an
         merge_secs: levels.iter().map(|l| l.merge_secs).sum(),
         merge_bytes_read: levels.iter().map(|l| l.merge_bytes_read).sum(),
         merge_bytes_written: levels.iter().map(|l| l.merge_bytes_written).sum(),
+        compact_secs: 0.0,
         path: PathBuf::new(),
     })
 }

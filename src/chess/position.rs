@@ -370,8 +370,8 @@ impl Position {
     }
 
     /// Calls `stop` on each legal move in the order of [`Position::legal_moves`] until it
-    /// returns true, and returns that move.
-    fn find_legal_move(&self, mut stop: impl FnMut(Move) -> bool) -> Option<Move> {
+    /// returns true, and returns that move. Allocates nothing.
+    pub fn find_legal_move(&self, mut stop: impl FnMut(Move) -> bool) -> Option<Move> {
         let us = self.turn;
         let mut legal_and_stop = |mv: Move| !self.play(mv).in_check(us) && stop(mv);
         for (from, p) in self.pieces().filter(|(_, p)| p.color == us) {

@@ -97,6 +97,22 @@ enum Command {
         #[command(flatten)]
         read: ReadArgs,
     },
+    /// Convert the uncompressed tables of a folder (formats 1 and 2) into the compact format,
+    /// in place, without regenerating them.
+    Compact {
+        /// Folder of tables.
+        #[arg(default_value = "tables")]
+        dir: PathBuf,
+        /// Worker threads (default: the number of cores).
+        #[arg(long)]
+        threads: Option<usize>,
+        /// Folder of intermediate files (default: DIR/.work).
+        #[arg(long)]
+        work: Option<PathBuf>,
+        /// zstd level of the blocks, 1 to 22 (higher: smaller and slower to write).
+        #[arg(long, default_value_t = tbstream::file::compact::DEFAULT_LEVEL)]
+        level: i32,
+    },
     /// Probe positions: prints FEN, WDL, DTZ and a best move per line.
     Probe {
         /// Folder of tables.
@@ -130,6 +146,9 @@ pub fn run() -> i32 {
             thread_count(read.threads).and_then(|t| run_stats(read.tables, &signature, plot, json, t))
         }
         Command::Probe { tables, json, line, fens } => run_probe(tables, json, line, fens),
+        Command::Compact { dir, threads, work, level } => {
+            thread_count(threads).and_then(|t| run_compact(dir, work, level, t))
+        }
     };
     match result {
         Ok(code) => code,
@@ -151,7 +170,12 @@ impl JobArgs {
             "--block must be a power of two from 256KiB to 8MiB"
         );
         anyhow::ensure!(mem > 0, "--mem must be positive");
-        Ok(GenOptions { out: self.out, work: self.work, budget: Budget { mem, threads, block_bytes } })
+        Ok(GenOptions {
+            out: self.out,
+            work: self.work,
+            budget: Budget { mem, threads, block_bytes },
+            level: tbstream::file::compact::DEFAULT_LEVEL,
+        })
     }
 }
 
@@ -189,6 +213,23 @@ fn parse_materials(signatures: Vec<String>) -> anyhow::Result<Vec<Material>> {
 fn run_gen(signatures: Vec<String>, opts: GenOptions) -> anyhow::Result<i32> {
     let materials = parse_materials(signatures)?;
     generate(&materials, &opts, &Console::auto())?;
+    Ok(0)
+}
+
+fn run_compact(dir: PathBuf, work: Option<PathBuf>, level: i32, threads: usize) -> anyhow::Result<i32> {
+    anyhow::ensure!((1..=22).contains(&level), "--level must be from 1 to 22");
+    let work = work.unwrap_or_else(|| dir.join(".work"));
+    let done = tbstream::compact_folder(&dir, &work, level, threads, &Console::auto())?;
+    for (path, outcome) in done {
+        match outcome {
+            tbstream::Compacted::Converted { old_bytes, new_bytes, secs } => println!(
+                "{}: converted, {old_bytes} -> {new_bytes} bytes ({:.1}x smaller), {secs:.1}s",
+                path.display(),
+                old_bytes as f64 / new_bytes.max(1) as f64
+            ),
+            tbstream::Compacted::AlreadyCompact => println!("{}: already compact", path.display()),
+        }
+    }
     Ok(0)
 }
 

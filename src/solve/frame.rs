@@ -59,6 +59,11 @@ impl Frame {
         }
     }
 
+    /// The roles of white's pieces (they come first).
+    pub fn white_roles(&self) -> &[Role] {
+        &self.roles[..self.n_white]
+    }
+
     /// Number of non-king pieces.
     pub fn n_pieces(&self) -> usize {
         self.roles.len()

@@ -11,9 +11,9 @@
 use super::captures::{squares_after, Captures, PROMOTIONS};
 use super::frame::{Config, Frame};
 use crate::chess::attacks::{attacks, between, king_attacks};
-use crate::chess::{Color, Square, MAX_PIECES};
+use crate::chess::{Color, Role, Square, MAX_PIECES};
 use crate::index::slices::MAX_PAWNS;
-use crate::index::Pawns;
+use crate::index::{Layout, Pawns};
 
 const FILE_A: u64 = 0x0101_0101_0101_0101;
 const FILE_H: u64 = FILE_A << 7;
@@ -81,7 +81,7 @@ pub struct PushTargets<'a> {
 /// white pawn of `white_pawns`.
 #[inline]
 pub fn white_attack_mask(
-    frame: &Frame,
+    white: &[Role],
     sq: &[Square],
     target: Square,
     skip: Option<usize>,
@@ -89,7 +89,7 @@ pub fn white_attack_mask(
     white_pawns: u64,
 ) -> u64 {
     let mut m = king_attacks(target) | all_if(pawn_attack_set(Color::White, white_pawns) & (1 << target) != 0);
-    for (k, (&role, &from)) in frame.roles[..frame.n_white].iter().zip(sq).enumerate() {
+    for (k, (&role, &from)) in white.iter().zip(sq).enumerate() {
         if skip != Some(k) && attacks(role, from, occ) & (1 << target) != 0 {
             m |= if role.is_slider() { !between(from, target) } else { !0 };
         }
@@ -100,11 +100,52 @@ pub fn white_attack_mask(
 /// Squares attacked by black (the white king may not stand there with black to move).
 #[inline]
 fn black_attacks(frame: &Frame, cfg: &Config) -> u64 {
-    let mut a = king_attacks(cfg.bk) | pawn_attack_set(Color::Black, pawn_bb(&frame.pawns, Color::Black));
-    for k in frame.n_white..frame.n_pieces() {
-        a |= attacks(frame.roles[k], cfg.sq[k], cfg.occ);
+    let black = frame.n_white..frame.n_pieces();
+    black_attack_set(&frame.roles[black.clone()], &cfg.sq[black], cfg.bk, cfg.occ, pawn_bb(&frame.pawns, Color::Black))
+}
+
+/// Squares attacked by the black king on `bk`, black's pieces (`roles` on `sq`) and black's
+/// pawns, with the board occupied by `occ`.
+#[inline]
+fn black_attack_set(roles: &[Role], sq: &[Square], bk: Square, occ: u64, black_pawns: u64) -> u64 {
+    let mut a = king_attacks(bk) | pawn_attack_set(Color::Black, black_pawns);
+    for (&role, &from) in roles.iter().zip(sq) {
+        a |= attacks(role, from, occ);
     }
     a
+}
+
+/// The illegal positions of one storage word (the 64 white-king squares of one configuration
+/// of the other men), as the init passes mark them (`IllegalWtm`, `IllegalBtm`): with white
+/// to move, the white king on a man or the black king attacked; with black to move, the
+/// white king on a man or on a square black attacks. A configuration with two of the other
+/// men on one square is illegal for every white-king square. Readers of the compact format,
+/// which stores nothing for illegal positions, rebuild the bitbases' encoding from these.
+pub fn illegal_word(layout: &Layout, word: u64) -> (u64, u64) {
+    let index = layout.index_of_slot(word * 64);
+    let n = layout.pieces.len();
+    let mut sq = [0 as Square; MAX_PIECES];
+    let (code, _) = layout.decode_into(index, &mut sq[..n]);
+    let bk = layout.bk_square(code);
+    let pawns = match &layout.slices {
+        Some(slices) => slices.pawns((index >> layout.total_bits) as u32),
+        None => Pawns::none(),
+    };
+    let mut occ = pawns.occupied();
+    for s in std::iter::once(bk).chain(sq[..n].iter().copied()) {
+        if occ & (1 << s) != 0 {
+            return (!0, !0);
+        }
+        occ |= 1 << s;
+    }
+    let n_white = layout.pieces.iter().filter(|p| p.color == Color::White).count();
+    let mut roles = [Role::King; MAX_PIECES];
+    for (r, p) in roles.iter_mut().zip(&layout.pieces) {
+        *r = p.role;
+    }
+    let wtm = occ | white_attack_mask(&roles[..n_white], &sq, bk, None, occ, pawn_bb(&pawns, Color::White));
+    let btm = occ | black_attack_set(&roles[n_white..n], &sq[n_white..n], bk, occ, pawn_bb(&pawns, Color::Black));
+    (wtm, btm)
 }
 
 /// Squares of the pieces after piece `gone` is captured and the capturer `mover` (if a
@@ -164,7 +205,7 @@ pub fn init_white(frame: &Frame, caps: &Captures, pushes: &PushTargets, illegal:
     let wp = pawn_bb(&frame.pawns, Color::White);
     frame.for_each_config(None, false, &mut |cfg| {
         let w = word(cfg);
-        illegal[w] = cfg.occ | white_attack_mask(frame, &cfg.sq, cfg.bk, None, cfg.occ, wp);
+        illegal[w] = cfg.occ | white_attack_mask(frame.white_roles(), &cfg.sq, cfg.bk, None, cfg.occ, wp);
         let mut won = 0u64;
         for j in frame.n_white..frame.n_pieces() {
             let x = cfg.sq[j];
@@ -303,9 +344,9 @@ fn white_double_step(frame: &Frame, caps: &Captures, cfg: &Config, p: Square, lo
         let occ_ep = (occ & !(1 << b) & !(1 << to)) | 1 << mid;
         all_lose &= sub.word(Color::White, cfg.bk, &cfg.sq[..frame.n_pieces()], &ep, occ_ep);
         let wp = pawn_bb(&ep, Color::White);
-        some_legal |= !white_attack_mask(frame, &cfg.sq, cfg.bk, None, occ_ep, wp);
+        some_legal |= !white_attack_mask(frame.white_roles(), &cfg.sq, cfg.bk, None, occ_ep, wp);
     }
-    let check = white_attack_mask(frame, &cfg.sq, cfg.bk, None, occ, pawn_bb(&after, Color::White));
+    let check = white_attack_mask(frame.white_roles(), &cfg.sq, cfg.bk, None, occ, pawn_bb(&after, Color::White));
     let open = all_lose & some_legal & !lost & !check;
     let only_ep = if open != 0 { open & !black_has_move(frame, cfg, &after, occ) } else { 0 };
     (lost | (only_ep & some_legal)) & all_lose
@@ -329,7 +370,7 @@ fn black_has_move(frame: &Frame, cfg: &Config, pawns: &Pawns, occ: u64) -> u64 {
         let t = targets.trailing_zeros() as Square;
         targets &= targets - 1;
         let occ_k = occ & !(1 << cfg.bk);
-        let safe = !white_attack_mask(frame, &cfg.sq, t, white_piece_at(t), occ_k, wp & !(1 << t));
+        let safe = !white_attack_mask(frame.white_roles(), &cfg.sq, t, white_piece_at(t), occ_k, wp & !(1 << t));
         any |= safe & !(1u64 << t);
     }
     // Other pieces (a slider's ray is blocked by the white king in that bit).
@@ -343,7 +384,7 @@ fn black_has_move(frame: &Frame, cfg: &Config, pawns: &Pawns, occ: u64) -> u64 {
             let occ_m = (occ & !(1 << from)) | 1 << t;
             let mut sq = cfg.sq;
             sq[j] = t;
-            let safe = !white_attack_mask(frame, &sq, cfg.bk, white_piece_at(t), occ_m, wp & !(1 << t));
+            let safe = !white_attack_mask(frame.white_roles(), &sq, cfg.bk, white_piece_at(t), occ_m, wp & !(1 << t));
             let path = if role.is_slider() { !between(from, t) } else { !0 };
             any |= safe & path & !(1u64 << t);
         }
@@ -361,7 +402,7 @@ fn black_pawn_moves(frame: &Frame, cfg: &Config, pawns: &Pawns, occ: u64) -> u64
         let legal_after = |to: Square, captured: u64| {
             let occ_m = (occ & !(1 << p)) | 1 << to;
             let skip = if captured != 0 { white_piece_at(to) } else { None };
-            !white_attack_mask(frame, &cfg.sq, cfg.bk, skip, occ_m, wp & !captured)
+            !white_attack_mask(frame.white_roles(), &cfg.sq, cfg.bk, skip, occ_m, wp & !captured)
         };
         let one = p - 8;
         if occ & (1 << one) == 0 {
@@ -394,7 +435,7 @@ pub fn init_black(frame: &Frame, caps: &Captures, pushes: &PushTargets, d: &mut 
     frame.for_each_config(None, false, &mut |cfg| {
         let w = word(cfg);
         let legal = !(cfg.occ | black_attacks(frame, cfg));
-        let in_check = white_attack_mask(frame, &cfg.sq, cfg.bk, None, cfg.occ, wp);
+        let in_check = white_attack_mask(frame.white_roles(), &cfg.sq, cfg.bk, None, cfg.occ, wp);
         let mut captures_lose = !0u64;
         let mut legal_capture = 0u64;
         for i in 0..frame.n_white {
@@ -403,7 +444,7 @@ pub fn init_black(frame: &Frame, caps: &Captures, pushes: &PushTargets, d: &mut 
             // The black king captures.
             if king_attacks(cfg.bk) & (1 << x) != 0 {
                 let occ = cfg.occ & !(1 << cfg.bk);
-                legal_capture |= !white_attack_mask(frame, &cfg.sq, x, Some(i), occ, wp);
+                legal_capture |= !white_attack_mask(frame.white_roles(), &cfg.sq, x, Some(i), occ, wp);
                 let (sqs, n) = after_capture(frame, cfg, i, None, x);
                 captures_lose &= sub.word(Color::White, x, &sqs[..n], &frame.pawns, occ);
             }
@@ -414,7 +455,7 @@ pub fn init_black(frame: &Frame, caps: &Captures, pushes: &PushTargets, d: &mut 
                     continue;
                 }
                 let occ = cfg.occ & !(1 << from);
-                legal_capture |= !white_attack_mask(frame, &cfg.sq, cfg.bk, Some(i), occ, wp);
+                legal_capture |= !white_attack_mask(frame.white_roles(), &cfg.sq, cfg.bk, Some(i), occ, wp);
                 let (sqs, n) = after_capture(frame, cfg, i, Some(j), x);
                 captures_lose &= sub.word(Color::White, cfg.bk, &sqs[..n], &frame.pawns, occ);
             }
@@ -500,13 +541,13 @@ fn black_takes_white_pawn(frame: &Frame, cfg: &Config, pawns: &Pawns) -> u64 {
         let rest = wp & !(1 << x);
         if king_attacks(cfg.bk) & (1 << x) != 0 {
             let occ = cfg.occ & !(1 << cfg.bk);
-            any |= !white_attack_mask(frame, &cfg.sq, x, None, occ, rest);
+            any |= !white_attack_mask(frame.white_roles(), &cfg.sq, x, None, occ, rest);
         }
         for j in frame.n_white..frame.n_pieces() {
             let from = cfg.sq[j];
             if attacks(frame.roles[j], from, cfg.occ) & (1 << x) != 0 {
                 let occ = cfg.occ & !(1 << from);
-                any |= !white_attack_mask(frame, &cfg.sq, cfg.bk, None, occ, rest);
+                any |= !white_attack_mask(frame.white_roles(), &cfg.sq, cfg.bk, None, occ, rest);
             }
         }
     }

@@ -4,7 +4,6 @@
 
 use crate::chess::{Color, Material};
 use crate::index::Layout;
-use crate::work::publish::publish_file;
 use crate::work::{IoContext, StorageError};
 use byteorder::{ByteOrder, LittleEndian};
 use memmap2::Mmap;
@@ -91,8 +90,16 @@ impl Section {
 pub enum FormatError {
     #[error("{0}: not a tbstream table (bad magic)")]
     BadMagic(PathBuf),
-    #[error("{0}: format version {1} is not supported (this build reads {VERSION} and {VERSION_PAWNS})")]
+    #[error("{0}: format version {1} is not supported (this build reads version 3, and converts versions {VERSION} and {VERSION_PAWNS} with `tbstream compact`)")]
     Version(PathBuf, u16),
+    #[error("{path}: this table is in the uncompressed format of version {version}, which this build no longer reads; convert the folder with `tbstream compact {}` (no need to regenerate)", path.parent().map_or(".".into(), |p| p.display().to_string()))]
+    OldFormat { path: PathBuf, version: u16 },
+    #[error("{path}: {}checksum mismatch in section {part:?} (file damaged)", block.map_or(String::new(), |b| format!("block {b}: ")))]
+    PartChecksum { path: PathBuf, part: super::compact::Part, block: Option<usize> },
+    #[error("{path}: block {block} of section {part:?} does not decode ({reason}); file damaged")]
+    BlockDecode { path: PathBuf, part: super::compact::Part, block: usize, reason: String },
+    #[error("{path}: block index of section {part:?} damaged: {why}")]
+    Index { path: PathBuf, part: super::compact::Part, why: String },
     #[error("{0}: header checksum mismatch (file damaged)")]
     HeaderChecksum(PathBuf),
     #[error("{0}: file is {1} bytes, shorter than the {HEADER_LEN}-byte header: truncated or empty")]
@@ -415,7 +422,7 @@ impl PartialTable {
     }
 
     /// Writes the header (with the sections' checksums: `sums` if known, else computed from
-    /// the file), syncs, and publishes the table as `target`.
+    /// the file) and syncs: the table is complete in place, ready to be compacted.
     /// `slices` is the slice section of a table with pawns.
     pub fn finish(
         mut self,
@@ -424,7 +431,6 @@ impl PartialTable {
         flags: (bool, bool),
         sums: Option<[u64; 4]>,
         slices: Option<&[u8]>,
-        target: &Path,
     ) -> Result<PathBuf, FormatError> {
         self.header.last_step = last_step;
         self.header.longest_cursed = longest_cursed;
@@ -444,14 +450,8 @@ impl PartialTable {
         }
         let path = self.path.clone();
         self.write_at(0, &self.header.encode())?;
-        // Finished tables are readable by everyone.
-        use std::os::unix::fs::PermissionsExt;
-        self.file
-            .set_permissions(std::fs::Permissions::from_mode(0o644))
-            .doing(|| format!("setting the permissions of {}", path.display()))?;
         self.file.sync_all().doing(|| format!("syncing {}", path.display()))?;
-        drop(self.file);
-        Ok(publish_file(&path, target)?)
+        Ok(path)
     }
 }
 
@@ -527,6 +527,11 @@ impl TableFile {
         Ok(())
     }
 
+    /// The header's bytes (which hold every section's checksum: an identity of the table).
+    pub fn header_bytes(&self) -> &[u8] {
+        &self.map[..HEADER_LEN]
+    }
+
     /// Bytes of a section.
     pub fn section(&self, s: Section) -> &[u8] {
         let e = self.header.sections[s as usize];
@@ -559,6 +564,33 @@ impl TableFile {
         std::array::from_fn(|j| LittleEndian::read_u64(&b[8 * j..8 * j + 8]))
     }
 
+    /// The value planes of words `first..first + n` of a side to move, read from the file (not
+    /// through the map, so that going through a large table does not make it resident in
+    /// this process).
+    pub fn read_planes(&self, stm: Color, first: usize, n: usize, out: &mut Vec<[u64; 6]>) -> Result<(), FormatError> {
+        use std::os::unix::fs::FileExt;
+        let e = self.header.sections[Section::values(stm) as usize];
+        let per_word = VALUE_WORD_BYTES as usize;
+        let mut bytes = vec![0u8; n * per_word];
+        let at = e.offset + (first * per_word) as u64;
+        self.file.read_exact_at(&mut bytes, at).doing(|| format!("reading {} at offset {at}", self.path.display()))?;
+        out.clear();
+        out.extend(
+            bytes.chunks_exact(per_word).map(|b| std::array::from_fn(|j| LittleEndian::read_u64(&b[8 * j..8 * j + 8]))),
+        );
+        Ok(())
+    }
+
+    /// The value codes of words `first..first + n` of a side to move, 64 per word (read as
+    /// [`TableFile::read_planes`]).
+    pub fn read_codes(&self, stm: Color, first: usize, n: usize, out: &mut Vec<[u8; 64]>) -> Result<(), FormatError> {
+        let mut planes = Vec::with_capacity(n);
+        self.read_planes(stm, first, n, &mut planes)?;
+        out.clear();
+        out.extend(planes.iter().map(codes_of_planes));
+        Ok(())
+    }
+
     /// The word of positions white wins with or without the 50-move rule: the bitbase word
     /// and the cursed codes (see [`beyond_rule_mask`]).
     #[inline]
@@ -582,6 +614,39 @@ impl TableFile {
     }
 }
 
+/// `SPREAD[b]` has bit `i` of `b` in bit 0 of byte `i`: eight positions of a plane spread
+/// over eight bytes.
+const SPREAD: [u64; 256] = {
+    let mut t = [0u64; 256];
+    let mut b = 0;
+    while b < 256 {
+        let mut i = 0;
+        while i < 8 {
+            t[b] |= ((b as u64 >> i) & 1) << (8 * i);
+            i += 1;
+        }
+        b += 1;
+    }
+    t
+};
+
+/// The 64 codes of a word of values given as its six bit planes.
+#[inline]
+pub fn codes_of_planes(planes: &[u64; 6]) -> [u8; 64] {
+    let mut out = [0u8; 64];
+    for (k, chunk) in out.chunks_exact_mut(8).enumerate() {
+        let v = (0..6).fold(0u64, |v, j| v | SPREAD[((planes[j] >> (8 * k)) & 0xff) as usize] << j);
+        chunk.copy_from_slice(&v.to_le_bytes());
+    }
+    out
+}
+
+/// The positions of a word of values (its six bit planes) that hold `code`.
+#[inline]
+pub fn code_mask(planes: &[u64; 6], code: u8) -> u64 {
+    (0..6).fold(!0u64, |m, j| m & if code >> j & 1 == 1 { planes[j] } else { !planes[j] })
+}
+
 /// Distance (plies, chain parity; exactly 100 for code 53) of a value code; `None` for "not
 /// won", cursed and illegal.
 pub fn code_to_distance(stm: Color, code: u8) -> Option<u8> {
@@ -603,7 +668,7 @@ pub fn is_beyond_rule(stm: Color, code: u8) -> bool {
 /// 50-move rule, or (wtm code 51) perhaps in exactly 100 plies: with a table's bitbase, the
 /// positions white wins with or without the rule.
 pub fn beyond_rule_mask(stm: Color, planes: &[u64; 6]) -> u64 {
-    let is = |code: u8| (0..6).fold(!0u64, |m, j| m & if code >> j & 1 == 1 { planes[j] } else { !planes[j] });
+    let is = |code: u8| code_mask(planes, code);
     match stm {
         Color::White => is(CODE_CURSED) | is(CODE_EDGE),
         Color::Black => is(CODE_CURSED),
@@ -653,7 +718,7 @@ mod tests {
     }
 
     /// Assembles a table of `KQvK`'s size in two levels (two halves of every section) with
-    /// recognisable bytes, and publishes it into `dir`.
+    /// recognisable bytes, completes it and moves it into `dir` as `KQvK.tbs`.
     fn write_sample(dir: &Path) -> PathBuf {
         let m = Material::parse("KQvK").unwrap();
         let n_slots = crate::index::Layout::new(&m).n_slots;
@@ -666,7 +731,10 @@ mod tests {
                 partial.write_at(off, &bytes).unwrap();
             }
         }
-        partial.finish(7, [0, 0], (true, true), None, None, &table_path(dir, &m)).unwrap()
+        let done = partial.finish(7, [0, 0], (true, true), None, None).unwrap();
+        let path = table_path(dir, &m);
+        std::fs::rename(done, &path).unwrap();
+        path
     }
 
     fn flip(path: &Path, at: u64) {
@@ -676,7 +744,7 @@ mod tests {
     }
 
     #[test]
-    fn an_assembled_table_is_published_and_reads_back() {
+    fn an_assembled_table_reads_back() {
         let dir = tempfile::tempdir().unwrap();
         let m = Material::parse("KQvK").unwrap();
         let path = write_sample(dir.path());
@@ -686,8 +754,6 @@ mod tests {
         let e = file.header.sections[Section::BtmValues as usize];
         let b = file.section(Section::BtmValues);
         assert_eq!(b[100], ((e.offset + 100) as u8).wrapping_mul(31).wrapping_add(3));
-        use std::os::unix::fs::PermissionsExt;
-        assert_eq!(std::fs::metadata(&path).unwrap().permissions().mode() & 0o777, 0o644);
     }
 
     #[test]

@@ -3,7 +3,9 @@
 //! Nothing here builds; the build layer writes tables through [`format::TableWriter`] and
 //! reads its sub-endgames through [`format::TableFile`].
 
-pub mod blocks;
+pub mod cache;
+pub mod compact;
+pub mod convert;
 mod error;
 pub mod format;
 pub mod probe;

@@ -27,8 +27,10 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+use super::cache::{BlockCache, DEFAULT_CACHE_BYTES};
+use super::compact::{class, CompactTable};
 use super::error::TableError;
-use super::format::{code_to_distance, table_path, TableFile, CODE_CURSED, CODE_EDGE};
+use super::format::{code_to_distance, table_path};
 use crate::chess::attacks::attacks;
 use crate::chess::{Color, Material, Move, Position, Role, Square, MAX_PIECES};
 use crate::index::slices::MAX_PAWNS;
@@ -129,18 +131,32 @@ impl Probe {
     }
 }
 
-/// One run's table with its layout.
+/// One run's table with its layout, read through its tablebase's block cache.
 pub struct Run {
-    pub file: TableFile,
+    pub file: CompactTable,
     pub layout: Layout,
+    cache: Arc<BlockCache>,
 }
 
 impl Run {
-    /// Stored distance of a position of this run (white's men are the run's white), or
-    /// `None` when the position is not won for white.
-    pub fn distance(&self, pos: &Position) -> Option<u8> {
-        let men = Men::gather(pos, false);
-        code_to_distance(pos.turn, self.file.value_code(pos.turn, self.slot(&men, false)))
+    /// The class of a slot (`compact::class`): for white to move, whether white wins (1),
+    /// wins only without the 50-move rule (2); for black to move, whether black loses (1),
+    /// loses only without the rule (2); 0 otherwise. Meaningless for illegal positions.
+    #[inline]
+    pub fn class(&self, stm: Color, slot: u64) -> Result<u8, TableError> {
+        Ok(self.file.class(stm, slot, &self.cache)?)
+    }
+
+    /// The white-to-move distance code of a slot (`docs/FORMAT.md`), meaningful where white
+    /// wins (class 1).
+    #[inline]
+    pub fn dtz_code(&self, slot: u64) -> Result<u8, TableError> {
+        Ok(self.file.dtz_code(slot, &self.cache)?)
+    }
+
+    /// The storage slot of a legal position of this run (white's men are the run's white).
+    pub fn slot_of(&self, pos: &Position) -> u64 {
+        self.slot(&Men::gather(pos, false), false)
     }
 
     /// Storage slot of `men`; with `swap`, of their colour swap flipped top to bottom (black's
@@ -167,12 +183,18 @@ impl Run {
             .expect("the pawns of a legal position form a stored configuration");
         slot
     }
+}
 
-    /// Bit of a slot in the final bitbase of `stm` (`t99` for white, `t100` for black).
-    #[inline]
-    fn bitbase_bit(&self, stm: Color, slot: u64) -> bool {
-        (self.file.bitbase_word(stm, (slot >> 6) as usize) >> (slot & 63)) & 1 != 0
-    }
+/// The stored distance of a slot white wins in `run` (class 1): its distance code read.
+#[inline]
+fn win_distance(run: &Run, slot: u64) -> Result<u8, TableError> {
+    let code = run.dtz_code(slot)?;
+    code_to_distance(Color::White, code).filter(|&d| d > 0).ok_or_else(|| {
+        TableError::Wrong(format!(
+            "{}: slot {slot} is won but holds distance code {code} (table damaged)",
+            run.file.path.display()
+        ))
+    })
 }
 
 /// Squares of the black king, the pieces in the layout's order, and the white king.
@@ -430,13 +452,22 @@ pub struct Tablebase {
     dir: PathBuf,
     /// Open runs, indexed by [`run_key`].
     runs: Box<[OnceLock<Arc<Run>>]>,
-    /// Held while a run is being opened, so that each is mapped and verified once.
+    /// Held while a run is being opened, so that each is mapped and checked once.
     opening: Mutex<()>,
+    /// Decoded blocks of every open run.
+    cache: Arc<BlockCache>,
 }
 
 impl Tablebase {
-    /// Opens a folder of tables (files are mapped on first use).
+    /// Opens a folder of tables (files are mapped on first use) with a block cache of
+    /// [`DEFAULT_CACHE_BYTES`].
     pub fn open(dir: &Path) -> Result<Tablebase, TableError> {
+        Tablebase::with_cache(dir, DEFAULT_CACHE_BYTES)
+    }
+
+    /// Opens a folder of tables with a cache of at most `cache_bytes` of decoded blocks
+    /// (a probe decodes a block of 64 KiB the first time it reads it).
+    pub fn with_cache(dir: &Path, cache_bytes: u64) -> Result<Tablebase, TableError> {
         if !dir.is_dir() {
             return Err(TableError::NoFolder(dir.to_path_buf()));
         }
@@ -444,7 +475,13 @@ impl Tablebase {
             dir: dir.to_path_buf(),
             runs: (0..PIECE_SETS * PIECE_SETS).map(|_| OnceLock::new()).collect(),
             opening: Mutex::new(()),
+            cache: Arc::new(BlockCache::new(cache_bytes)),
         })
+    }
+
+    /// Bytes of decoded blocks held in the cache now.
+    pub fn cached_bytes(&self) -> u64 {
+        self.cache.weight()
     }
 
     /// The folder of the tables.
@@ -483,10 +520,10 @@ impl Tablebase {
         if !path.exists() {
             return Err(TableError::Missing { path, signature: m.clone() });
         }
-        // Checked once per process: damage is reported with the section and offset.
-        let file = TableFile::open_run(&path, m)
+        // The header and block indexes are checked here; each block when first decoded.
+        let file = CompactTable::open_run(&path, m)
             .map_err(|cause| TableError::Opening { material: m.clone(), cause: Box::new(cause) })?;
-        let run = Arc::new(Run { layout: Layout::new(m), file });
+        let run = Arc::new(Run { layout: Layout::new(m), file, cache: self.cache.clone() });
         Ok(self.runs[key].get_or_init(|| run))
     }
 
@@ -515,7 +552,7 @@ impl Tablebase {
         if let Some(end) = game_over(&men, pos) {
             return Ok(Probe { wdl: end.as_i8(), dtz: 0 });
         }
-        let stored = self.probe_stored(&men, pos.halfmove)?;
+        let stored = self.probe_stored(pos, &men)?;
         if pos.ep.is_some() {
             return self.with_en_passant(pos, stored);
         }
@@ -533,20 +570,22 @@ impl Tablebase {
         }
         let (white, black) = self.read_runs(
             &men,
-            |run, stm, slot| (run.file.value_code(stm, slot), run.file.header.five_valued, run.file.header.edge_exact),
-            |(code, ..)| code == CODE_CURSED || code == CODE_EDGE || code_to_distance(Color::White, code).is_some(),
+            |run, stm, slot| {
+                let meta = &run.file.header.meta;
+                Ok((run.class(stm, slot)?, meta.five_valued, meta.edge_exact))
+            },
+            |(class, ..)| class != class::NONE,
         )?;
         let complete = white.is_none_or(|w| w.1) && black.is_none_or(|b| b.1);
-        if white.is_some_and(|w| w.0 == CODE_EDGE && !w.2) {
+        if white.is_some_and(|w| w.0 == class::EDGE && !w.2) {
             // A win of exactly 100 plies or a cursed win of 101: not told apart in this table.
             return Ok(None);
         }
-        let (white, black) = (white.map(|w| w.0), black.map(|b| b.0));
-        let stored = match (white, black) {
-            (Some(CODE_CURSED | CODE_EDGE), _) => Category::CursedWin,
-            (Some(c), _) if code_to_distance(Color::White, c).is_some() => Category::Win,
-            (_, Some(CODE_CURSED)) => Category::BlessedLoss,
-            (_, Some(c)) if code_to_distance(Color::Black, c).is_some() => Category::Loss,
+        let stored = match (white.map(|w| w.0), black.map(|b| b.0)) {
+            (Some(class::WIN), _) => Category::Win,
+            (Some(class::CURSED | class::EDGE), _) => Category::CursedWin,
+            (_, Some(class::WIN)) => Category::Loss,
+            (_, Some(class::CURSED)) => Category::BlessedLoss,
             _ => Category::Draw,
         };
         if !complete && stored == Category::Draw {
@@ -572,23 +611,60 @@ impl Tablebase {
     }
 
     /// The probe of a position as stored (no en-passant capture available), the side to move
-    /// having a legal move.
+    /// having a legal move: the side to move's wins are stored with their distances; its
+    /// losses with their class only, the distance searched one ply deep
+    /// ([`Tablebase::loser_distance`]).
     #[inline]
-    fn probe_stored(&self, men: &Men, halfmove: u32) -> Result<Probe, TableError> {
-        let g50 = 100 - halfmove.min(101) as i32;
-        let within = |stm, code| code_to_distance(stm, code).filter(|&v| v as i32 <= g50);
-        let (white, black) = self.read_runs(
-            men,
-            |run, stm, slot| run.file.value_code(stm, slot),
-            |code| within(Color::White, code).is_some(),
-        )?;
-        if let Some(v) = white.and_then(|code| within(Color::White, code)) {
-            return Ok(Probe { wdl: 1, dtz: v as i32 });
+    fn probe_stored(&self, pos: &Position, men: &Men) -> Result<Probe, TableError> {
+        let g50 = 100 - pos.halfmove.min(101) as i32;
+        let (white, black) =
+            self.read_runs(men, |run, stm, slot| Ok((run.class(stm, slot)?, slot)), |(c, _)| c == class::WIN)?;
+        if let Some((class::WIN, slot)) = white {
+            let run = self.run_at(men.piece_set[0] * PIECE_SETS + men.piece_set[1])?;
+            let d = win_distance(run, slot)?;
+            return Ok(if d as i32 <= g50 { Probe { wdl: 1, dtz: d as i32 } } else { Probe { wdl: 0, dtz: 0 } });
         }
-        if let Some(v) = black.and_then(|code| within(Color::Black, code)) {
-            return Ok(Probe { wdl: -1, dtz: -(v as i32) });
+        if let Some((class::WIN, _)) = black {
+            let run = self.run_at(men.piece_set[1] * PIECE_SETS + men.piece_set[0])?;
+            let d = self.loser_distance(pos, run, None)?.expect("no bound");
+            if d as i32 <= g50 {
+                return Ok(Probe { wdl: -1, dtz: -(d as i32) });
+            }
         }
         Ok(Probe { wdl: 0, dtz: 0 })
+    }
+
+    /// The distance of a position lost for the side to move (which has a legal move), in
+    /// `run`, the winner's run: black's distances are not stored, but a loser's distance is
+    /// two plies more than the longest of the winner's distances after its moves other than
+    /// zeroing ones (captures and pawn moves, which count as distance 0), and at least 2.
+    /// With `bound`, returns `None` as soon as the distance is found to exceed it.
+    fn loser_distance(&self, pos: &Position, run: &Run, bound: Option<u8>) -> Result<Option<u8>, TableError> {
+        let mut worst = 1u8;
+        let mut failed = None;
+        let over = pos.find_legal_move(|mv| {
+            if mv.is_zeroing() {
+                return false;
+            }
+            let child = pos.play(mv);
+            let slot = run.slot(&Men::gather(&child, child.turn == Color::Black), false);
+            match run.dtz_code(slot) {
+                Ok(c @ 1..=50) => worst = worst.max(c),
+                Ok(c) => {
+                    failed = Some(TableError::Wrong(format!(
+                        "{}: {} is lost, but after {mv} the winner's distance code is {c} (table damaged)",
+                        run.file.path.display(),
+                        pos.fen()
+                    )))
+                }
+                Err(e) => failed = Some(e),
+            }
+            failed.is_some() || bound.is_some_and(|b| 2 * worst > b)
+        });
+        if let Some(e) = failed {
+            return Err(e);
+        }
+        Ok(over.is_none().then_some(2 * worst))
     }
 
     /// The probe of a position with an en-passant capture available (which no stored
@@ -626,15 +702,15 @@ impl Tablebase {
     fn read_runs<T: Copy>(
         &self,
         men: &Men,
-        read: impl Fn(&Run, Color, u64) -> T,
+        read: impl Fn(&Run, Color, u64) -> Result<T, TableError>,
         decides: impl Fn(T) -> bool,
     ) -> Result<(Option<T>, Option<T>), TableError> {
         let [w, b] = men.piece_set;
         let white_run = if w != 0 { Some(self.run_at(w * PIECE_SETS + b)?) } else { None };
         let black_key = b * PIECE_SETS + w;
         let early = if b != 0 { self.runs[black_key].get() } else { None };
-        let early = early.map(|run| read(run, Color::Black, run.slot(men, true)));
-        let white = white_run.map(|run| read(run, Color::White, run.slot(men, false)));
+        let early = early.map(|run| read(run, Color::Black, run.slot(men, true))).transpose()?;
+        let white = white_run.map(|run| read(run, Color::White, run.slot(men, false))).transpose()?;
         if b == 0 || white.is_some_and(&decides) {
             return Ok((white, None));
         }
@@ -642,7 +718,7 @@ impl Tablebase {
             Some(v) => v,
             None => {
                 let run = self.run_at(black_key)?;
-                read(run, Color::Black, run.slot(men, true))
+                read(run, Color::Black, run.slot(men, true))?
             }
         };
         Ok((white, Some(black)))
@@ -673,10 +749,10 @@ impl Tablebase {
         if let Some(end) = game_over(&men, pos) {
             return Ok(end);
         }
-        // A fresh clock: a win (at most 99 plies with the winner to move) is a set bit of
-        // t99, a loss (at most 100 plies with the loser to move) a set bit of t100. Legal
-        // positions only, so the bitbases' encoding of illegal positions does not matter.
-        let (white, black) = self.read_runs(&men, |run, stm, slot| run.bitbase_bit(stm, slot), |won| won)?;
+        // A fresh clock: a win (at most 100 plies) is class 1 of the winner's run, with either
+        // side to move.
+        let (white, black) =
+            self.read_runs(&men, |run, stm, slot| Ok(run.class(stm, slot)? == class::WIN), |won| won)?;
         Ok(if white == Some(true) {
             Wdl::Win
         } else if black == Some(true) {
@@ -709,6 +785,15 @@ impl Tablebase {
 
     /// [`Tablebase::best_move`] given the probe of `pos`.
     fn best_move_from(&self, pos: &Position, here: Probe) -> Result<Option<(Move, Probe)>, TableError> {
+        match here.wdl {
+            1 if here.dtz > 1 => {
+                if let Some(best) = self.fastest_quiet_win(pos, here)? {
+                    return Ok(Some(best));
+                }
+            }
+            1 => return self.best_conversion(pos),
+            _ => {}
+        }
         let mut best: Option<(i64, Move, Probe)> = None;
         for mv in pos.legal_moves() {
             let child = self.probe(&pos.play(mv))?;
@@ -733,6 +818,62 @@ impl Tablebase {
             }
         }
         Ok(best.map(|(_, m, c)| (m, c)))
+    }
+
+    /// The best move of a win in one ply (`dtz` 1): the first checkmate, else the winning
+    /// zeroing move with the shortest distance after it (the first of equals). Quiet moves
+    /// are only looked at for mate: they cannot win faster.
+    fn best_conversion(&self, pos: &Position) -> Result<Option<(Move, Probe)>, TableError> {
+        let mut best: Option<(i64, Move, Probe)> = None;
+        for mv in pos.legal_moves() {
+            let after = pos.play(mv);
+            let child = if mv.is_zeroing() {
+                self.probe(&after)?
+            } else if !after.has_legal_move() && after.in_check(after.turn) {
+                Probe { wdl: -1, dtz: 0 }
+            } else {
+                continue;
+            };
+            if child.wdl != -1 {
+                continue;
+            }
+            if child.dtz == 0 {
+                return Ok(Some((mv, child)));
+            }
+            let score = -(child.dtz.abs() as i64);
+            if best.as_ref().is_none_or(|(s, ..)| score > *s) {
+                best = Some((score, mv, child));
+            }
+        }
+        Ok(best.map(|(_, m, c)| (m, c)))
+    }
+
+    /// The best move of a win in more than one ply: the first quiet move (in the order of
+    /// [`Position::legal_moves`]) after which the loser is lost in exactly `dtz - 1` plies,
+    /// the least possible (a mate or a winning zeroing move would make `dtz` 1). A loser's
+    /// distance is searched one ply deep, stopping at the first reply that lasts longer.
+    /// `None` if no move qualifies (a damaged table).
+    fn fastest_quiet_win(&self, pos: &Position, here: Probe) -> Result<Option<(Move, Probe)>, TableError> {
+        let target = (here.dtz - 1) as u8;
+        let child_probe = Probe { wdl: -1, dtz: -(target as i32) };
+        let us = pos.turn;
+        let them = Men::gather(pos, us == Color::White);
+        // The winner's run, where the loser after the move is black.
+        let run = self.run_at(them.piece_set[1] * PIECE_SETS + them.piece_set[0])?;
+        for mv in pos.legal_moves() {
+            if mv.is_zeroing() {
+                continue;
+            }
+            let child = pos.play(mv);
+            let men = Men::gather(&child, child.turn == Color::Black);
+            if run.class(Color::Black, run.slot(&men, true))? != class::WIN {
+                continue;
+            }
+            if self.loser_distance(&child, run, Some(target))? == Some(target) {
+                return Ok(Some((mv, child_probe)));
+            }
+        }
+        Ok(None)
     }
 
     /// The principal line of a decisive position: the moves of [`Tablebase::best_move`] for

@@ -6,64 +6,100 @@
 //! and once per order of two identical men; only the smallest of those slots counts. Both runs
 //! of a signature then count the same set of positions, which [`SignatureStats::runs`] shows.
 
+use super::compact::{class, planes_at, CompactTable, Part, Summary, DTZ_BLOCK_BITS, WDL_BLOCK_BITS};
 use super::error::TableError;
-use super::format::{code_to_distance, is_beyond_rule, table_path, TableFile, CODE_ILLEGAL, CODE_NONE};
+use super::format::{
+    code_to_distance, is_beyond_rule, table_path, TableFile, CODE_CURSED, CODE_EDGE, CODE_ILLEGAL, CODE_NONE,
+};
 use crate::chess::attacks::{attacks, king_attacks, pawn_attacks};
 use crate::chess::square::on_diagonal;
 use crate::chess::{Color, Material, Piece, Position, Role, Square, Symmetry, MAX_PIECES};
 use crate::index::{Layout, Pawns};
 use crate::pipeline::{self, Order};
+use crate::solve::illegal_word;
 use std::path::Path;
 
 /// Distances in plies run from 0 (checkmated) to 100.
 pub const MAX_DISTANCE: usize = 100;
-/// Storage words a worker takes at a time.
-const BATCH_WORDS: usize = 1 << 10;
+/// Storage words a worker takes at a time: one block of a compact table's class sections.
+const BATCH_WORDS: usize = 1 << (WDL_BLOCK_BITS - 6);
+/// A code the scans use for a black-to-move loss whose distance a compact table does not
+/// store (its histogram is in the table's summary).
+const CODE_LOST_UNMEASURED: u8 = 62;
 
-/// Counts of one side of a finished run's table, read by the simple per-slot decoder.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct SideStats {
-    /// Stored slots, illegal ones included.
-    pub slots: u64,
-    pub illegal: u64,
-    /// Legal positions not won for white.
-    pub not_won: u64,
-    /// Legal positions won for white only without the 50-move rule.
-    pub cursed: u64,
-    /// Legal positions per stored distance (index = plies).
-    pub by_distance: Vec<u64>,
+/// Where a scan reads a run's value codes: 64 per storage word, in the codes of the
+/// uncompressed format (`docs/FORMAT.md`, 63 for an illegal position), read in batches so
+/// that a scan holds only the batches in flight.
+pub(crate) enum CodeSource<'a> {
+    /// An uncompressed table (a run being assembled, or a file to convert).
+    Plain(&'a TableFile),
+    /// A compact table: classes, wtm distances, legality from the position.
+    Compact(&'a CompactTable, &'a Layout),
 }
 
-impl SideStats {
-    /// The longest stored distance, if any position is won.
-    pub fn longest(&self) -> Option<u8> {
-        self.by_distance.iter().rposition(|&n| n > 0).map(|d| d as u8)
-    }
-
-    /// Won (wtm) or lost (btm) positions for white's opponent.
-    pub fn decided(&self) -> u64 {
-        self.by_distance.iter().sum()
-    }
-}
-
-/// Counts the value codes of one side of a run (every stored slot).
-pub fn side_stats(file: &TableFile, stm: Color) -> SideStats {
-    let mut s = SideStats { by_distance: vec![0; MAX_DISTANCE + 1], ..Default::default() };
-    for slot in 0..file.header.n_slots {
-        s.slots += 1;
-        match file.value_code(stm, slot) {
-            CODE_ILLEGAL => s.illegal += 1,
-            CODE_NONE => s.not_won += 1,
-            c if is_beyond_rule(stm, c) => s.cursed += 1,
-            c => s.by_distance[code_to_distance(stm, c).expect("distance") as usize] += 1,
+impl CodeSource<'_> {
+    fn n_slots(&self) -> u64 {
+        match self {
+            CodeSource::Plain(f) => f.header.n_slots,
+            CodeSource::Compact(t, _) => t.header.n_slots,
         }
     }
-    s
+
+    /// The codes of words `first..first + n` (`first` a multiple of [`BATCH_WORDS`], `n` at
+    /// most that).
+    pub(crate) fn read(&self, stm: Color, first: usize, n: usize, out: &mut Vec<[u8; 64]>) -> Result<(), TableError> {
+        let (table, layout) = match self {
+            CodeSource::Plain(f) => return Ok(f.read_codes(stm, first, n, out)?),
+            CodeSource::Compact(t, l) => (t, l),
+        };
+        let mut classes = Vec::new();
+        table.block_into(Part::wdl(stm), first / BATCH_WORDS, &mut classes)?;
+        let mut dtz = Vec::new();
+        if stm == Color::White {
+            let per_block = 1usize << (DTZ_BLOCK_BITS - 6);
+            let mut block = Vec::new();
+            for i in first / per_block..(first + n).div_ceil(per_block) {
+                table.block_into(Part::WtmDtz, i, &mut block)?;
+                dtz.extend_from_slice(&block);
+            }
+        }
+        out.clear();
+        for w in 0..n {
+            let (ill_w, ill_b) = illegal_word(layout, (first + w) as u64);
+            let illegal = if stm == Color::White { ill_w } else { ill_b };
+            let [lo, hi] = planes_at(&classes, w);
+            out.push(std::array::from_fn(|b| {
+                if illegal >> b & 1 != 0 {
+                    return CODE_ILLEGAL;
+                }
+                match ((lo >> b) & 1 | ((hi >> b) & 1) << 1) as u8 {
+                    class::NONE => CODE_NONE,
+                    class::WIN if stm == Color::White => dtz[64 * w + b],
+                    class::WIN => CODE_LOST_UNMEASURED,
+                    class::CURSED => CODE_CURSED,
+                    _ => CODE_EDGE,
+                }
+            }));
+        }
+        Ok(())
+    }
 }
 
-/// Longest win of a run over both sides to move (plies, chain parity), 0 if none.
-pub fn longest_win(file: &TableFile) -> u8 {
-    [Color::White, Color::Black].iter().filter_map(|&c| side_stats(file, c).longest()).max().unwrap_or(0)
+/// Longest win of a run over both sides to move (plies, chain parity), 0 if none: the
+/// longest wtm distance stored, and the longest btm distance of the summary.
+pub fn longest_win(table: &CompactTable) -> Result<u8, TableError> {
+    let layout = Layout::new(&table.header.material);
+    let source = CodeSource::Compact(table, &layout);
+    let n_words = (table.header.n_slots / 64) as usize;
+    let mut longest = table.summary().by_distance.iter().rposition(|&n| n > 0).unwrap_or(0) as u8;
+    let mut codes = Vec::new();
+    for first in (0..n_words).step_by(BATCH_WORDS) {
+        source.read(Color::White, first, BATCH_WORDS.min(n_words - first), &mut codes)?;
+        for &c in codes.iter().flatten() {
+            longest = longest.max(code_to_distance(Color::White, c).unwrap_or(0));
+        }
+    }
+    Ok(longest)
 }
 
 /// A longest win: its distance and one position (FEN) that needs it.
@@ -232,22 +268,22 @@ struct WordMen {
 /// Scans one run's table.
 struct RunScanner<'a> {
     layout: Layout,
-    file: &'a TableFile,
+    source: CodeSource<'a>,
     /// `same_as_next[k]`: piece `k + 1` is identical to piece `k` (same colour and role).
     same_as_next: Vec<bool>,
     count_stalemates: bool,
 }
 
 impl<'a> RunScanner<'a> {
-    fn new(file: &'a TableFile, count_stalemates: bool) -> RunScanner<'a> {
-        let layout = Layout::new(&file.header.material);
+    fn new(material: &Material, source: CodeSource<'a>, count_stalemates: bool) -> RunScanner<'a> {
+        let layout = Layout::new(material);
         let same_as_next = layout
             .pieces
             .windows(2)
             .map(|w| w[0].color == w[1].color && w[0].role == w[1].role)
             .chain(std::iter::once(false))
             .collect();
-        RunScanner { layout, file, same_as_next, count_stalemates }
+        RunScanner { layout, source, same_as_next, count_stalemates }
     }
 
     /// Identical men put in increasing square order.
@@ -343,12 +379,11 @@ impl<'a> RunScanner<'a> {
         self.position(&men, (slot % 64) as Square, stm)
     }
 
-    fn scan_words(&self, stm: Color, words: std::ops::Range<u64>, acc: &mut RunSide) {
-        for word in words {
+    fn scan_words(&self, stm: Color, first: u64, codes: &[[u8; 64]], acc: &mut RunSide) {
+        for (word, codes) in (first..).zip(codes) {
             let men = self.word_men(word);
-            let planes = self.file.value_planes(stm, word as usize);
             for wk in 0..64u8 {
-                let code = (0..6).fold(0u8, |c, j| c | ((((planes[j] >> wk) & 1) as u8) << j));
+                let code = codes[wk as usize];
                 if code == CODE_ILLEGAL {
                     acc.illegal += 1;
                     continue;
@@ -369,6 +404,7 @@ impl<'a> RunScanner<'a> {
                     acc.first_cursed = acc.first_cursed.or(Some(word * 64 + wk as u64));
                 }
                 match code_to_distance(stm, code) {
+                    None if code == CODE_LOST_UNMEASURED => acc.won += 1,
                     None => {
                         if self.count_stalemates && self.stalemated(&men, wk, stm) {
                             acc.stalemates += 1;
@@ -389,17 +425,19 @@ impl<'a> RunScanner<'a> {
 
     /// Scans one side to move with `threads` workers.
     fn scan(&self, stm: Color, threads: usize) -> Result<RunSide, TableError> {
-        let n_words = self.file.header.n_slots / 64;
-        let batches = n_words.div_ceil(BATCH_WORDS as u64) as usize;
+        let n_words = (self.source.n_slots() / 64) as usize;
+        let batches = n_words.div_ceil(BATCH_WORDS);
         let mut total = RunSide::new();
         pipeline::run(
             batches,
             threads,
-            Order::Sequence { window: 4 * threads.max(1) },
-            |b| Ok::<_, TableError>(b as u64 * BATCH_WORDS as u64),
+            Order::Sequence { window: 2 * threads.max(1) },
+            |b| Ok::<_, TableError>(b * BATCH_WORDS),
             |_, start| {
                 let mut acc = RunSide::new();
-                self.scan_words(stm, start..(start + BATCH_WORDS as u64).min(n_words), &mut acc);
+                let mut codes = Vec::with_capacity(BATCH_WORDS);
+                self.source.read(stm, start, BATCH_WORDS.min(n_words - start), &mut codes)?;
+                self.scan_words(stm, start as u64, &codes, &mut acc);
                 Ok(acc)
             },
             |_, acc| {
@@ -446,6 +484,17 @@ pub fn signature_stats(dir: &Path, material: &Material, threads: usize) -> Resul
     })
 }
 
+/// The black-to-move summary of an uncompressed table (what a compact table stores in place
+/// of black's distances): the histogram of distances and a longest loss.
+pub(crate) fn btm_summary(file: &TableFile, threads: usize) -> Result<Summary, TableError> {
+    let scanner = RunScanner::new(&file.header.material, CodeSource::Plain(file), false);
+    let side = scanner.scan(Color::Black, threads)?;
+    Ok(Summary {
+        by_distance: std::array::from_fn(|d| side.by_distance[d]),
+        longest_slot: side.longest.map(|(_, slot)| slot),
+    })
+}
+
 /// Scans both sides to move of one run of `signature`.
 fn scan_run(
     dir: &Path,
@@ -458,10 +507,18 @@ fn scan_run(
     if !path.exists() {
         return Err(TableError::Missing { path, signature: signature.clone() });
     }
-    let file = TableFile::open_run(&path, run)
+    let table = CompactTable::open_run(&path, run)
         .map_err(|cause| TableError::Opening { material: run.clone(), cause: Box::new(cause) })?;
-    let scanner = RunScanner::new(&file, count_stalemates);
-    let sides = [scanner.scan(Color::White, threads)?, scanner.scan(Color::Black, threads)?];
+    let layout = Layout::new(run);
+    let scanner = RunScanner::new(run, CodeSource::Compact(&table, &layout), count_stalemates);
+    let mut sides = [scanner.scan(Color::White, threads)?, scanner.scan(Color::Black, threads)?];
+    // Black's distances are not stored: the summary holds their histogram.
+    let summary = table.summary();
+    let btm = &mut sides[1];
+    btm.by_distance = summary.by_distance.to_vec();
+    btm.mates = summary.by_distance[0];
+    btm.longest =
+        summary.longest_slot.map(|slot| (summary.by_distance.iter().rposition(|&n| n > 0).unwrap_or(0) as u8, slot));
     let swapped = run != signature;
     // The FEN (in the signature's colours) of a slot each side to move picks.
     let fens_of = |pick: fn(&RunSide) -> Option<u64>| {
@@ -472,15 +529,16 @@ fn scan_run(
     };
     let fens = fens_of(|s| s.longest.map(|(_, slot)| slot));
     let cursed_fens = fens_of(|s| s.first_cursed);
+    let meta = &table.header.meta;
     let summary = RunSummary {
         run: run.clone(),
-        slots: file.header.n_slots,
+        slots: table.header.n_slots,
         illegal: [sides[0].illegal, sides[1].illegal],
         legal: [sides[0].legal, sides[1].legal],
-        five_valued: file.header.five_valued,
-        edge_exact: file.header.edge_exact,
+        five_valued: meta.five_valued,
+        edge_exact: meta.edge_exact,
     };
-    Ok(ScannedRun { swapped, summary, sides, fens, cursed_fens, longest_cursed: file.header.longest_cursed })
+    Ok(ScannedRun { swapped, summary, sides, fens, cursed_fens, longest_cursed: meta.longest_cursed })
 }
 
 /// One side to move of a signature, from the scans of its runs (in the signature's colours).

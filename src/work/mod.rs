@@ -51,6 +51,11 @@ impl RunFolder {
         self.path.join("table.partial")
     }
 
+    /// The compact table being written from the assembled one, `table.compact`.
+    pub fn compact_table(&self) -> PathBuf {
+        self.path.join("table.compact")
+    }
+
     /// The folder of a level, `level-LL/`.
     pub fn level(&self, number: u8) -> LevelFolder {
         LevelFolder { path: self.path.join(format!("level-{number:02}")) }

@@ -1,0 +1,102 @@
+//! `tbstream compact DIR`: converts the tables of a folder from the uncompressed formats
+//! (versions 1 and 2) into the compact one, in place and without regenerating them. Each
+//! table is checked against its section checksums first, converted into the folder's work
+//! folder (resumable: the same command continues an interrupted conversion), and published
+//! over the old file by rename.
+
+use crate::chess::Material;
+use crate::progress::Progress;
+use crate::table::compact::{CompactTable, VERSION_COMPACT};
+use crate::table::convert::compact_table;
+use crate::table::format::{TableFile, EXTENSION, MAGIC};
+use crate::work::lock::Lock;
+use anyhow::Context;
+use byteorder::{ByteOrder, LittleEndian};
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+/// What `compact` did with one table file.
+#[derive(Clone, Debug)]
+pub enum Compacted {
+    /// Converted: the old and new sizes in bytes, and the seconds it took.
+    Converted { old_bytes: u64, new_bytes: u64, secs: f64 },
+    /// Already compact.
+    AlreadyCompact,
+}
+
+/// The format version of a table file (from its header), if it is one.
+fn version_of(path: &Path) -> anyhow::Result<Option<u16>> {
+    let mut head = [0u8; 10];
+    let mut f = std::fs::File::open(path).with_context(|| format!("opening {}", path.display()))?;
+    if f.read_exact(&mut head).is_err() || head[..8] != MAGIC {
+        return Ok(None);
+    }
+    Ok(Some(LittleEndian::read_u16(&head[8..10])))
+}
+
+/// Converts every uncompressed table of `dir` (files `*.tbs`) into the compact format at
+/// zstd `level` with `threads` workers. Intermediate files go to `work` (created if needed,
+/// removed when done); a second `compact` or `gen` on the same work folder is refused.
+pub fn compact_folder(
+    dir: &Path,
+    work: &Path,
+    level: i32,
+    threads: usize,
+    progress: &dyn Progress,
+) -> anyhow::Result<Vec<(PathBuf, Compacted)>> {
+    anyhow::ensure!(dir.is_dir(), "table folder {} does not exist", dir.display());
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .with_context(|| format!("listing {}", dir.display()))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|e| e == EXTENSION))
+        .collect();
+    files.sort();
+    std::fs::create_dir_all(work).with_context(|| format!("creating {}", work.display()))?;
+    let lock = Lock::acquire(&work.join("job.lock"), &format!("work folder {}", work.display()))?;
+    let mut done = Vec::new();
+    for path in files {
+        let outcome = match version_of(&path)? {
+            Some(VERSION_COMPACT) => {
+                let name = path.display();
+                CompactTable::open(&path).with_context(|| format!("{name} is compact but does not open"))?;
+                Compacted::AlreadyCompact
+            }
+            Some(_) => convert(&path, work, level, threads, progress)?,
+            None => anyhow::bail!("{} is not a tbstream table (bad magic)", path.display()),
+        };
+        done.push((path, outcome));
+    }
+    drop(lock);
+    std::fs::remove_file(work.join("job.lock")).ok();
+    std::fs::remove_dir(work).ok();
+    Ok(done)
+}
+
+/// Converts one uncompressed table in place.
+fn convert(path: &Path, work: &Path, level: i32, threads: usize, progress: &dyn Progress) -> anyhow::Result<Compacted> {
+    let t = Instant::now();
+    let src = TableFile::open(path)?;
+    let material: Material = src.header.material.clone();
+    progress.log(&format!("{material}: checking {} before converting it", path.display()));
+    src.verify().with_context(|| format!("{} is damaged: regenerate it instead", path.display()))?;
+    let old_bytes = src.header.file_len();
+    let partial = work.join(format!("{material}.compact"));
+    progress.start(format!("{material} compact"), 0, "blocks");
+    let out = compact_table(&src, &partial, path, level, threads, &mut |done, total| {
+        if done == 1 {
+            progress.start(format!("{material} compact"), total, "blocks");
+        }
+        progress.set(done);
+    })?;
+    progress.finish("written");
+    let new_bytes = std::fs::metadata(&out).with_context(|| format!("reading {}", out.display()))?.len();
+    progress.log(&format!(
+        "{material}: {} -> {} bytes ({:.1}x smaller) in {:.1}s",
+        old_bytes,
+        new_bytes,
+        old_bytes as f64 / new_bytes as f64,
+        t.elapsed().as_secs_f64()
+    ));
+    Ok(Compacted::Converted { old_bytes, new_bytes, secs: t.elapsed().as_secs_f64() })
+}

@@ -1,0 +1,173 @@
+//! Conversion of an uncompressed table (format 1 or 2: the run the generator assembles, or an
+//! old published file) into the compact format: block by block in storage order, a few
+//! blocks in flight, resumable from the last block written (`docs/FORMAT.md`).
+
+use super::compact::{
+    block_positions, n_blocks, pack_block, slice_bytes, CompactWriter, Part, TableMeta, WDL_WORD_BYTES,
+};
+use super::error::TableError;
+use super::format::{
+    code_mask, codes_of_planes, Section, TableFile, CODE_CURSED, CODE_EDGE, CODE_NONE, LEVEL_RECORD_BYTES,
+};
+use super::stats::btm_summary;
+use crate::chess::Color;
+use crate::index::Layout;
+use crate::pipeline::{self, Order};
+use std::path::{Path, PathBuf};
+use xxhash_rust::xxh3::xxh3_64;
+
+/// Fills the don't-care positions of `plane` (bits clear in `legal`) with the value of the
+/// position before them, `carry` being the value before the word's first position; returns
+/// the value of its last position. (A Kogge-Stone fill: each legal 1 spreads up through the
+/// don't-cares above it.)
+#[inline]
+fn fill_plane(plane: u64, legal: u64, carry: bool) -> (u64, bool) {
+    let mut ones = plane & legal;
+    let mut open = !legal;
+    if carry {
+        // The don't-cares at the bottom of the word, up to its first legal position.
+        ones |= open & !open.wrapping_add(1);
+    }
+    for shift in [1, 2, 4, 8, 16, 32] {
+        ones |= (ones << shift) & open;
+        open &= open << shift;
+    }
+    (ones, ones >> 63 == 1)
+}
+
+/// The decoded bytes of block `i` of a section of `src`, and its value if every position
+/// holds the same one. Illegal positions (and in the distance section every position that
+/// is not a win) are don't-cares: they take the value of the position before them (the first
+/// ones the block's first value), which compresses best.
+fn raw_block(src: &TableFile, part: Part, i: usize) -> Result<(Vec<u8>, Option<u8>), TableError> {
+    let first = (i as u64) << part.block_bits();
+    let n_words = (block_positions(part, src.header.n_slots, i) / 64) as usize;
+    let stm = if part == Part::BtmWdl { Color::Black } else { Color::White };
+    let mut planes = Vec::with_capacity(n_words);
+    src.read_planes(stm, (first / 64) as usize, n_words, &mut planes)?;
+    let is = |p: &[u64; 6], c: u8| code_mask(p, c);
+    if part == Part::WtmDtz {
+        // Wins: every code but 0 (not won), 51, 52 (cursed) and 63 (illegal).
+        let wins: Vec<u64> =
+            planes.iter().map(|p| !(is(p, 0) | is(p, CODE_EDGE) | is(p, CODE_CURSED) | is(p, 63))).collect();
+        let mut last = planes
+            .iter()
+            .zip(&wins)
+            .find(|(_, &w)| w != 0)
+            .map_or(0, |(p, &w)| codes_of_planes(p)[w.trailing_zeros() as usize]);
+        let mut out = Vec::with_capacity(n_words * 64);
+        for (p, &w) in planes.iter().zip(&wins) {
+            let mut codes = codes_of_planes(p);
+            if w == !0 {
+                last = codes[63];
+            } else {
+                for (b, c) in codes.iter_mut().enumerate() {
+                    if w >> b & 1 == 1 {
+                        last = *c;
+                    } else {
+                        *c = last;
+                    }
+                }
+            }
+            out.extend_from_slice(&codes);
+        }
+        let constant = out.iter().all(|&c| c == out[0]).then(|| out[0]);
+        return Ok((out, constant));
+    }
+    // Classes: 0 not won, 1 won under the rule, 2 only without it, 3 (wtm code 51 of tables
+    // that do not tell a win of exactly 100 plies from a cursed one of 101) either.
+    let edge_exact = src.header.edge_exact;
+    let classes: Vec<(u64, u64, u64)> = planes
+        .iter()
+        .map(|p| {
+            let illegal = is(p, 63);
+            let mut cursed = is(p, CODE_CURSED);
+            let mut edge = 0;
+            if stm == Color::White {
+                if edge_exact {
+                    cursed |= is(p, CODE_EDGE)
+                } else {
+                    edge = is(p, CODE_EDGE)
+                }
+            }
+            let win = !(illegal | is(p, CODE_NONE) | cursed | edge);
+            (!illegal, win | edge, cursed | edge)
+        })
+        .collect();
+    let first_class = classes.iter().find(|c| c.0 != 0).map_or(0, |&(legal, lo, hi)| {
+        let b = legal.trailing_zeros();
+        ((lo >> b) & 1 | ((hi >> b) & 1) << 1) as u8
+    });
+    let (mut carry_lo, mut carry_hi) = (first_class & 1 != 0, first_class & 2 != 0);
+    let mut out = Vec::with_capacity(n_words * WDL_WORD_BYTES);
+    let (mut all_lo, mut all_hi, mut any_lo, mut any_hi) = (!0u64, !0u64, 0u64, 0u64);
+    for &(legal, lo, hi) in &classes {
+        let (lo, c) = fill_plane(lo, legal, carry_lo);
+        carry_lo = c;
+        let (hi, c) = fill_plane(hi, legal, carry_hi);
+        carry_hi = c;
+        (all_lo, all_hi, any_lo, any_hi) = (all_lo & lo, all_hi & hi, any_lo | lo, any_hi | hi);
+        out.extend_from_slice(&lo.to_le_bytes());
+        out.extend_from_slice(&hi.to_le_bytes());
+    }
+    let constant = (all_lo == any_lo && all_hi == any_hi).then(|| (all_lo & 1) as u8 | ((all_hi & 1) as u8) << 1);
+    Ok((out, constant))
+}
+
+/// Converts the uncompressed table `src` into a compact table written at `partial` (resuming
+/// an interrupted conversion of the same table at the same `level`) and published as `target`.
+/// `threads` workers compress blocks; `progress(done, total)` counts blocks.
+pub fn compact_table(
+    src: &TableFile,
+    partial: &Path,
+    target: &Path,
+    level: i32,
+    threads: usize,
+    progress: &mut dyn FnMut(u64, u64),
+) -> Result<PathBuf, TableError> {
+    let n_slots = src.header.n_slots;
+    let mut id_bytes = src.header_bytes().to_vec();
+    id_bytes.extend_from_slice(&level.to_le_bytes());
+    let mut writer = CompactWriter::open(partial, n_slots, xxh3_64(&id_bytes))?;
+    let total: u64 = Part::BLOCKED.iter().map(|&p| n_blocks(p, n_slots) as u64).sum();
+    while let Some(at) = writer.position() {
+        let done_before: u64 =
+            Part::BLOCKED.iter().take_while(|&&p| p != at.part).map(|&p| n_blocks(p, n_slots) as u64).sum();
+        let n = n_blocks(at.part, n_slots);
+        let mut done = done_before + at.block as u64;
+        pipeline::run(
+            n - at.block,
+            threads,
+            Order::Sequence { window: 2 * threads.max(1) },
+            |k| Ok::<_, TableError>(at.block + k),
+            |_, i| {
+                let (raw, constant) = raw_block(src, at.part, i)?;
+                pack_block(&raw, constant, level)
+                    .map_err(|e| TableError::Wrong(format!("compressing block {i} of {}: {e}", src.path.display())))
+            },
+            |_, packed| {
+                writer.push(&packed)?;
+                done += 1;
+                progress(done, total);
+                Ok(())
+            },
+        )?;
+    }
+    let layout = Layout::new(&src.header.material);
+    let last_steps: Vec<u8> = match src.header.slices {
+        Some(info) => {
+            let bytes = src.section(Section::Slices);
+            let at = 4 * info.n_slices as usize;
+            (0..info.n_levels as usize).map(|l| bytes[at + LEVEL_RECORD_BYTES as usize * l + 8]).collect()
+        }
+        None => Vec::new(),
+    };
+    let meta = TableMeta {
+        last_step: src.header.last_step,
+        five_valued: src.header.five_valued,
+        edge_exact: src.header.edge_exact,
+        longest_cursed: src.header.longest_cursed,
+    };
+    let summary = btm_summary(src, threads)?;
+    Ok(writer.finish(&layout, meta, &summary, &slice_bytes(&layout, &last_steps), target)?)
+}
