@@ -641,6 +641,12 @@ pub fn codes_of_planes(planes: &[u64; 6]) -> [u8; 64] {
     out
 }
 
+/// The six bit planes of a word of 64 codes (inverse of [`codes_of_planes`]).
+#[inline]
+pub fn planes_of_codes(codes: &[u8; 64]) -> [u64; 6] {
+    std::array::from_fn(|j| codes.iter().enumerate().fold(0u64, |p, (b, &c)| p | (((c >> j) & 1) as u64) << b))
+}
+
 /// The positions of a word of values (its six bit planes) that hold `code`.
 #[inline]
 pub fn code_mask(planes: &[u64; 6], code: u8) -> u64 {

@@ -25,7 +25,7 @@ pub const MAX_DISTANCE: usize = 100;
 const BATCH_WORDS: usize = 1 << (WDL_BLOCK_BITS - 6);
 /// A code the scans use for a black-to-move loss whose distance a compact table does not
 /// store (its histogram is in the table's summary).
-const CODE_LOST_UNMEASURED: u8 = 62;
+pub(crate) const CODE_LOST_UNMEASURED: u8 = 62;
 
 /// Where a scan reads a run's value codes: 64 per storage word, in the codes of the
 /// uncompressed format (`docs/FORMAT.md`, 63 for an illegal position), read in batches so

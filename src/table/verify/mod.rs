@@ -28,6 +28,7 @@
 //! double steps read this run's own final bitbases, promotions and captures a sub-run's),
 //! en passant is valued at the double step, and only the left-right mirror is a symmetry.
 
+use super::compact::CompactTable;
 use super::error::TableError;
 use super::format::{
     code_to_distance, is_beyond_rule, table_path, TableFile, CODE_CURSED, CODE_EDGE, CODE_EXACT_100, CODE_ILLEGAL,
@@ -116,8 +117,26 @@ pub struct VerifyReport {
     pub secs: f64,
 }
 
-/// A sub-endgame's file, or `None` when white is left with a bare king (no wins).
-type SubTable = Option<TableFile>;
+/// A sub-endgame's (expanded) table, or `None` when white is left with a bare king (no wins).
+type SubTable<'a> = Option<&'a TableFile>;
+
+/// What the checks of one run read: its compact table, the table expanded, and its
+/// sub-endgames' tables expanded.
+struct Sources<'a> {
+    table: &'a CompactTable,
+    own: &'a Expanded,
+    subs: &'a BTreeMap<Material, SubTable<'a>>,
+}
+
+/// Opens a run's compact table (its header and block indexes checked; its blocks are
+/// checked as they are decoded).
+fn open_compact(tables_dir: &Path, run: &Material) -> Result<CompactTable, TableError> {
+    let path = table_path(tables_dir, run);
+    if !path.exists() {
+        return Err(TableError::Missing { path, signature: run.clone() });
+    }
+    Ok(CompactTable::open_run(&path, run)?)
+}
 
 /// One side's men in layout order, plus the kings.
 #[derive(Clone, Copy, Debug)]
@@ -163,7 +182,10 @@ macro_rules! wrong {
     };
 }
 
+mod expand;
 mod pawns;
+
+use expand::{derive_btm, expand, Expanded};
 
 /// Storage slot of the canonical image of a position (black king anywhere).
 fn canonical_slot(layout: &Layout, men: &Men) -> u64 {
@@ -582,11 +604,6 @@ impl Ctx<'_> {
     }
 }
 
-/// Opens a run's table and checks its header, length, run and section checksums.
-fn open_checked(path: &Path, material: &Material) -> Result<TableFile, TableError> {
-    Ok(TableFile::open_run(path, material)?)
-}
-
 impl CheckSlot for Ctx<'_> {
     fn check_slot(&self, stm: Color, slot: u64, rep: &mut SideReport) -> Result<(), TableError> {
         self.check(stm, slot, rep)
@@ -630,19 +647,6 @@ fn verify_side(
     Ok(merged)
 }
 
-/// Opens the table of a sub-endgame run (`None` when white is left with nothing: no wins).
-fn open_sub(
-    tables_dir: &Path,
-    sub: &Material,
-    verifying: &dyn Fn(Option<&Material>, TableError) -> TableError,
-) -> Result<SubTable, TableError> {
-    if sub.white_bare() {
-        return Ok(None);
-    }
-    let sub_path = table_path(tables_dir, sub);
-    Ok(Some(open_checked(&sub_path, sub).map_err(|e| verifying(Some(sub), e))?))
-}
-
 /// Verifies the table of one white-wins run in `tables_dir` against its successors (the run
 /// itself and the sub-endgames' tables, which must be in the same folder). `threads` workers
 /// (0 = the number of cores); `progress(done, total)` is called now and then with slots
@@ -665,12 +669,37 @@ pub fn verify_run(
         needed: needed.cloned(),
         cause: Box::new(e),
     };
-    let file = open_checked(&path, run).map_err(|e| verifying(None, e))?;
+    let table = open_compact(tables_dir, run).map_err(|e| verifying(None, e))?;
+    let own = expand(&table, tables_dir, threads).map_err(|e| verifying(None, e))?;
+    let mut subs: BTreeMap<Material, Option<Expanded>> = BTreeMap::new();
+    for sub in run.successor_runs() {
+        let expanded = if sub.white_bare() {
+            None
+        } else {
+            let sub_table = open_compact(tables_dir, &sub).map_err(|e| verifying(Some(&sub), e))?;
+            Some(expand(&sub_table, tables_dir, threads).map_err(|e| verifying(Some(&sub), e))?)
+        };
+        subs.insert(sub, expanded);
+    }
+    let subs: BTreeMap<Material, SubTable> =
+        subs.iter().map(|(m, e)| (m.clone(), e.as_ref().map(|e| &e.file))).collect();
+    let sources = Sources { table: &table, own: &own, subs: &subs };
     let checked = if run.has_pawns() {
-        pawns::verify_sides(tables_dir, run, &file, threads, &mut progress, &verifying)?
+        pawns::verify_sides(run, &sources, threads, &mut progress)?
     } else {
-        verify_pawnless(tables_dir, run, &file, threads, &mut progress, &verifying)?
+        verify_pawnless(run, &sources, threads, &mut progress)?
     };
+    let file = &own.file;
+    let summary = super::stats::btm_summary(file, threads)?;
+    if summary != table.summary() {
+        wrong!(
+            "{run}: the table's summary of black-to-move distances ({:?}, longest at slot {:?}) is not the one its values give ({:?}, {:?})",
+            table.summary().by_distance,
+            table.summary().longest_slot,
+            summary.by_distance,
+            summary.longest_slot
+        );
+    }
     let longest = checked.wtm.longest.max(checked.btm.longest).unwrap_or(0);
     if file.header.last_step != longest {
         wrong!("{run}: header's last step is {}, but the longest stored distance is {longest}", file.header.last_step);
@@ -705,34 +734,42 @@ struct Checked {
     sub_runs: Vec<Material>,
 }
 
-/// Checks every slot of a pawnless run, both sides to move.
+/// Checks every slot of a pawnless run, both sides to move: black's distances are first
+/// derived into the expanded table (their classes checked against the stored ones).
 fn verify_pawnless(
-    tables_dir: &Path,
     run: &Material,
-    file: &TableFile,
+    sources: &Sources,
     threads: usize,
     progress: &mut impl FnMut(u64, u64),
-    verifying: &dyn Fn(Option<&Material>, TableError) -> TableError,
 ) -> Result<Checked, TableError> {
     let layout = Layout::new(run);
     // Sub-tables by captured piece (layout order): white captures black pieces, black captures white ones.
-    let mut opened: BTreeMap<Material, SubTable> = BTreeMap::new();
-    let mut sub_of_piece = Vec::new();
-    for p in &layout.pieces {
-        let sub = if p.color == Color::Black { run.without_black(p.role) } else { run.without_white(p.role) };
-        if !opened.contains_key(&sub) {
-            let table = open_sub(tables_dir, &sub, verifying)?;
-            opened.insert(sub.clone(), table);
-        }
-        sub_of_piece.push(sub);
-    }
-    let subs = sub_of_piece.iter().map(|m| opened[m].as_ref().map(|f| (Layout::new(m), f))).collect();
-    let ctx = Ctx { material: run, layout, file, subs };
+    let subs = layout
+        .pieces
+        .iter()
+        .map(|p| {
+            let sub = if p.color == Color::Black { run.without_black(p.role) } else { run.without_white(p.role) };
+            sources.subs[&sub].map(|f| (Layout::new(&sub), f))
+        })
+        .collect();
+    let ctx = Ctx { material: run, layout, file: &sources.own.file, subs };
     let n = ctx.layout.n_slots;
-    progress(0, 2 * n);
-    let wtm = verify_side(&ctx, Color::White, 0..n, threads, 0, 2 * n, progress)?;
-    let btm = verify_side(&ctx, Color::Black, 0..n, threads, n, 2 * n, progress)?;
-    Ok(Checked { wtm, btm, sub_runs: opened.into_iter().filter(|(_, t)| t.is_some()).map(|(m, _)| m).collect() })
+    progress(0, 3 * n);
+    let derive = |slot: u64| {
+        let men = ctx.men_of_slot(slot);
+        ctx.legal(&men, Color::Black).then(|| ctx.derive_btm(&men, &mut SideReport::default()).0)
+    };
+    let describe = |slot: u64| {
+        format!("{run} btm slot {slot}: {}", describe_men(&ctx.layout, &ctx.men_of_slot(slot), Color::Black))
+    };
+    derive_btm(sources.table, sources.own, 0..n, threads, &derive, &describe, &mut |d| progress(d, 3 * n))?;
+    let wtm = verify_side(&ctx, Color::White, 0..n, threads, n, 3 * n, progress)?;
+    let btm = verify_side(&ctx, Color::Black, 0..n, threads, 2 * n, 3 * n, progress)?;
+    Ok(Checked {
+        wtm,
+        btm,
+        sub_runs: sources.subs.iter().filter(|(_, t)| t.is_some()).map(|(m, _)| m.clone()).collect(),
+    })
 }
 
 /// Verifies both runs of a signature (`Material::runs_of_signature`: one for a symmetric

@@ -23,9 +23,10 @@
 //! The move generator is plain and one position at a time, on the attack tables of
 //! [`crate::chess::attacks`]; it shares nothing with `solve`. Nothing allocates per slot.
 
+use super::expand::derive_btm;
 use super::{
-    bit, check_bit_and_count, check_derived, check_illegal, describe_code, lost_only_without_rule_after, open_sub,
-    side_name, verify_side, CheckSlot, Checked, SideReport, SubTable, BTM_MAX_CODE, WTM_MAX_CODE,
+    bit, check_bit_and_count, check_derived, check_illegal, describe_code, lost_only_without_rule_after, side_name,
+    verify_side, CheckSlot, Checked, SideReport, Sources, BTM_MAX_CODE, WTM_MAX_CODE,
 };
 use crate::chess::attacks::{attacks, king_attacks, pawn_attacks};
 use crate::chess::position::board_field;
@@ -33,15 +34,10 @@ use crate::chess::square::square_name;
 use crate::chess::{Color, Material, Move, Piece, Position, Role, Square, MAX_PIECES};
 use crate::index::slices::MAX_PAWNS;
 use crate::index::{Layout, Pawns, Slices};
-use crate::table::format::{
-    is_beyond_rule, Section, TableFile, CODE_CURSED, CODE_EDGE, CODE_NONE, LEVEL_RECORD_BYTES, VALUE_WORD_BYTES,
-};
+use crate::table::compact::{CompactTable, LevelEntry};
+use crate::table::format::{is_beyond_rule, TableFile, CODE_CURSED, CODE_EDGE, CODE_NONE};
 use crate::table::TableError;
-use byteorder::{ByteOrder, LittleEndian};
 use std::cmp::Ordering;
-use std::collections::BTreeMap;
-use std::path::Path;
-use xxhash_rust::xxh3::xxh3_64;
 
 /// The men of a position of a run with pawns, or of one of its sub-runs.
 #[derive(Clone, Copy, Debug)]
@@ -613,37 +609,17 @@ impl CheckSlot for PawnCtx<'_> {
     }
 }
 
-/// A level's record in the slice section.
-struct LevelRecord {
-    first: u32,
-    count: u32,
-    last_step: u8,
-    range_sums: [u64; 4],
-}
-
 /// Checks the slice section against the layout's slices: the keys in storage order, each
-/// level's first slice and count, and its range checksums in sections 0 to 3. Returns the
-/// levels' records.
-fn check_slice_section(run: &Material, file: &TableFile, layout: &Layout) -> Result<Vec<LevelRecord>, TableError> {
+/// level's first slice and count. Returns the levels' records.
+fn check_slice_section(run: &Material, table: &CompactTable, layout: &Layout) -> Result<Vec<LevelEntry>, TableError> {
     let slices: &Slices = layout.slices.as_ref().expect("a run with pawns");
-    let bytes = file.section(Section::Slices);
-    let n = slices.len();
-    let keys = &bytes[..4 * n];
-    for (i, &key) in slices.keys.iter().enumerate() {
-        let stored = LittleEndian::read_u32(&keys[4 * i..]);
+    for (i, (&stored, &key)) in table.slice_keys().iter().zip(&slices.keys).enumerate() {
         if stored != key {
             wrong!("{run}: slice {i} of the slice section has key {stored:#x}, expected {key:#x}");
         }
     }
-    let mut records = Vec::new();
-    for (i, (level, l)) in slices.levels.iter().zip(layout.levels()).enumerate() {
-        let r = &bytes[4 * n + LEVEL_RECORD_BYTES as usize * i..];
-        let record = LevelRecord {
-            first: LittleEndian::read_u32(&r[0..4]),
-            count: LittleEndian::read_u32(&r[4..8]),
-            last_step: r[8],
-            range_sums: std::array::from_fn(|j| LittleEndian::read_u64(&r[16 + 8 * j..])),
-        };
+    let records = table.levels();
+    for (level, record) in slices.levels.iter().zip(&records) {
         if (record.first, record.count) != (level.first, level.count) {
             wrong!(
                 "{run}: level {} holds slices {}..+{} in the slice section, expected {}..+{}",
@@ -654,16 +630,6 @@ fn check_slice_section(run: &Material, file: &TableFile, layout: &Layout) -> Res
                 level.count
             );
         }
-        for (j, s) in
-            [Section::WtmBitbase, Section::BtmBitbase, Section::WtmValues, Section::BtmValues].into_iter().enumerate()
-        {
-            let per_word = if j < 2 { 8 } else { VALUE_WORD_BYTES } as usize;
-            let (from, len) = ((l.first_slot / 64) as usize * per_word, l.n_words() * per_word);
-            if xxh3_64(&file.section(s)[from..from + len]) != record.range_sums[j] {
-                wrong!("{run}: level {}'s range of section {s:?} does not match its checksum", level.level);
-            }
-        }
-        records.push(record);
     }
     Ok(records)
 }
@@ -671,21 +637,15 @@ fn check_slice_section(run: &Material, file: &TableFile, layout: &Layout) -> Res
 /// Checks every slot of a run with pawns, both sides to move, level by level; then each
 /// level's last step.
 pub(super) fn verify_sides(
-    tables_dir: &Path,
     run: &Material,
-    file: &TableFile,
+    sources: &Sources,
     threads: usize,
     progress: &mut impl FnMut(u64, u64),
-    verifying: &dyn Fn(Option<&Material>, TableError) -> TableError,
 ) -> Result<Checked, TableError> {
     let layout = Layout::new(run);
-    let records = check_slice_section(run, file, &layout)?;
-    let mut opened: BTreeMap<Material, SubTable> = BTreeMap::new();
-    for sub in run.successor_runs() {
-        let table = open_sub(tables_dir, &sub, verifying)?;
-        opened.insert(sub, table);
-    }
-    let subs = opened.iter().map(|(m, t)| (material_key(m), t.as_ref().map(|f| (Layout::new(m), f)))).collect();
+    let records = check_slice_section(run, sources.table, &layout)?;
+    let file = &sources.own.file;
+    let subs = sources.subs.iter().map(|(m, t)| (material_key(m), t.map(|f| (Layout::new(m), f)))).collect();
     let slices = layout.slices.as_ref().expect("a run with pawns");
     let slices = (0..slices.len() as u32)
         .map(|s| {
@@ -699,9 +659,16 @@ pub(super) fn verify_sides(
     }
     let ctx = PawnCtx { material: run, layout, file, piece, slices, subs };
     let levels = ctx.layout.levels();
-    let total = 2 * ctx.layout.n_slots;
+    let n = ctx.layout.n_slots;
+    let total = 3 * n;
     progress(0, total);
-    let mut done = 0;
+    let derive = |slot: u64| {
+        let men = ctx.men_of_slot(slot);
+        men.legal(Color::Black).then(|| ctx.derive_btm(&men, slot, &mut SideReport::default()).0)
+    };
+    let describe = |slot: u64| format!("{run} btm slot {slot}: {}", ctx.men_of_slot(slot).describe(Color::Black));
+    derive_btm(sources.table, sources.own, 0..n, threads, &derive, &describe, &mut |d| progress(d, total))?;
+    let mut done = n;
     let mut sides = [SideReport::default(), SideReport::default()];
     let mut longest = vec![None; levels.len()];
     for (stm, side) in [Color::White, Color::Black].into_iter().zip(&mut sides) {
@@ -724,7 +691,11 @@ pub(super) fn verify_sides(
         }
     }
     let [wtm, btm] = sides;
-    Ok(Checked { wtm, btm, sub_runs: opened.into_iter().filter(|(_, t)| t.is_some()).map(|(m, _)| m).collect() })
+    Ok(Checked {
+        wtm,
+        btm,
+        sub_runs: sources.subs.iter().filter(|(_, t)| t.is_some()).map(|(m, _)| m.clone()).collect(),
+    })
 }
 
 #[cfg(test)]

@@ -1,0 +1,175 @@
+//! Compact tables expanded for the verifier: the verifier reads values at random (every
+//! successor of every position), so a compact table is first decoded, block by block, into
+//! an uncompressed table of the older format (`docs/FORMAT.md`, versions 1 and 2) in an
+//! unnamed temporary file, which the checks then read through a map. Illegal positions get
+//! code 63 and the bitbases their encodings (found from the position, as the init passes do).
+//!
+//! Black-to-move distances are not stored: a shallow expansion marks black's losses with the
+//! placeholder code 62 (`stats::CODE_LOST_UNMEASURED`) (enough for a sub-endgame, whose black-to-move
+//! positions are read for their class only); the run being verified then gets every
+//! distance derived from its successors ([`derive_btm`]), and each derived class must be the
+//! stored one.
+
+use super::super::compact::{CompactTable, WDL_BLOCK_BITS};
+use super::super::error::TableError;
+use super::super::format::{planes_of_codes, slice_section, LevelRecord, PartialTable, Section, TableFile};
+use super::super::stats::CodeSource;
+use crate::chess::{Color, Material};
+use crate::index::Layout;
+use crate::pipeline::{self, Order};
+use std::path::Path;
+use tempfile::TempPath;
+
+/// A compact table decoded into an uncompressed one, in a temporary file deleted on drop.
+pub struct Expanded {
+    pub file: TableFile,
+    _path: TempPath,
+}
+
+/// Words decoded at a time: one block of the class sections.
+const BATCH_WORDS: usize = 1 << (WDL_BLOCK_BITS - 6);
+
+/// Decodes `table` into an uncompressed table in a temporary file beside `near` (or in the
+/// system's temporary folder if that folder is not writable), with `threads` workers.
+pub fn expand(table: &CompactTable, near: &Path, threads: usize) -> Result<Expanded, TableError> {
+    let tmp = tempfile::Builder::new()
+        .prefix(".expand-")
+        .tempfile_in(near)
+        .or_else(|_| tempfile::NamedTempFile::new())
+        .map_err(|e| TableError::Wrong(format!("creating a temporary file to expand {}: {e}", table.path.display())))?;
+    let path = tmp.into_temp_path();
+    let material = &table.header.material;
+    let layout = Layout::new(material);
+    let partial = PartialTable::open(&path, &layout)?;
+    let n_words = (table.header.n_slots / 64) as usize;
+    let source = CodeSource::Compact(table, &layout);
+    for stm in [Color::White, Color::Black] {
+        let (bitbase, _) = partial.range(Section::bitbase(stm), 0, table.header.n_slots);
+        let (values, _) = partial.range(Section::values(stm), 0, table.header.n_slots);
+        pipeline::run(
+            n_words.div_ceil(BATCH_WORDS),
+            threads,
+            Order::Sequence { window: 2 * threads.max(1) },
+            |b| Ok::<_, TableError>(b * BATCH_WORDS),
+            |_, first| {
+                let mut codes = Vec::new();
+                source.read(stm, first, BATCH_WORDS.min(n_words - first), &mut codes)?;
+                let mut words = Vec::with_capacity(8 * codes.len());
+                let mut planes = Vec::with_capacity(48 * codes.len());
+                for c in &codes {
+                    let p = planes_of_codes(c);
+                    // The bitbases: won under the rule; illegal wtm 1, illegal btm 0.
+                    let illegal = c.iter().enumerate().fold(0u64, |m, (b, &c)| m | ((c == 63) as u64) << b);
+                    let won = c.iter().enumerate().fold(0u64, |m, (b, &c)| m | (rule_win(stm, c) as u64) << b);
+                    let word = if stm == Color::White { won | illegal } else { won };
+                    words.extend_from_slice(&word.to_le_bytes());
+                    for plane in p {
+                        planes.extend_from_slice(&plane.to_le_bytes());
+                    }
+                }
+                Ok((first, words, planes))
+            },
+            |_, (first, words, planes)| {
+                partial.write_at(bitbase + 8 * first as u64, &words)?;
+                partial.write_at(values + 48 * first as u64, &planes)?;
+                Ok(())
+            },
+        )?;
+    }
+    let meta = &table.header.meta;
+    let slices = layout.has_pawns().then(|| {
+        let records: Vec<LevelRecord> =
+            table.levels().iter().map(|l| LevelRecord { last_step: l.last_step, range_sums: [0; 4] }).collect();
+        slice_section(&layout, &records)
+    });
+    // Section checksums are not computed: the file is read in this process only.
+    partial.finish(
+        meta.last_step,
+        meta.longest_cursed,
+        (meta.five_valued, meta.edge_exact),
+        Some([0; 4]),
+        slices.as_deref(),
+    )?;
+    let file = TableFile::open_run_unchecked(&path, material)?;
+    Ok(Expanded { file, _path: path })
+}
+
+/// Whether a value code of the uncompressed format is a win under the 50-move rule (for
+/// black to move, a loss; the placeholder of a loss whose distance is not derived counts).
+fn rule_win(stm: Color, code: u8) -> bool {
+    match code {
+        0 | 51 if stm == Color::White => false,
+        0 | 52 | 63 => false,
+        _ => true,
+    }
+}
+
+/// Derives the black-to-move code of every legal position of `range` with `derive` (`None`
+/// for an illegal slot), checks its class against the compact table's, and writes the codes
+/// into the expanded table's black-to-move values. `progress(done)` counts slots.
+pub fn derive_btm(
+    table: &CompactTable,
+    expanded: &Expanded,
+    range: std::ops::Range<u64>,
+    threads: usize,
+    derive: &(dyn Fn(u64) -> Option<u8> + Sync),
+    describe: &(dyn Fn(u64) -> String + Sync),
+    progress: &mut dyn FnMut(u64),
+) -> Result<(), TableError> {
+    let material: &Material = &table.header.material;
+    let values = expanded.file.header.sections[Section::BtmValues as usize].offset;
+    let (first_word, n_words) = ((range.start / 64) as usize, ((range.end - range.start) / 64) as usize);
+    let mut done = 0;
+    let writer = std::fs::OpenOptions::new()
+        .write(true)
+        .open(&expanded.file.path)
+        .map_err(|e| TableError::Wrong(format!("opening {}: {e}", expanded.file.path.display())))?;
+    pipeline::run(
+        n_words.div_ceil(BATCH_WORDS),
+        threads,
+        Order::Sequence { window: 2 * threads.max(1) },
+        |b| Ok::<_, TableError>(first_word + b * BATCH_WORDS),
+        |_, first| {
+            let n = BATCH_WORDS.min(first_word + n_words - first);
+            let mut stored = Vec::new();
+            CodeSource::Compact(table, &Layout::new(material)).read(Color::Black, first, n, &mut stored)?;
+            let mut planes = Vec::with_capacity(48 * n);
+            for (w, stored) in stored.iter().enumerate() {
+                let mut codes = [63u8; 64];
+                for (b, code) in codes.iter_mut().enumerate() {
+                    let slot = 64 * (first + w) as u64 + b as u64;
+                    let Some(derived) = derive(slot) else { continue };
+                    let class_of = |c: u8| match c {
+                        0 => 0,
+                        52 => 2,
+                        _ => 1,
+                    };
+                    if stored[b] == 63 || class_of(derived) != class_of(stored[b]) {
+                        let says = ["not lost", "lost", "lost only without the 50-move rule"];
+                        let s = if stored[b] == 63 { "illegal" } else { says[class_of(stored[b]) as usize] };
+                        return Err(TableError::Wrong(format!(
+                            "{}: black to move is stored as {s}, but its moves make it {} (code {derived})",
+                            describe(slot),
+                            says[class_of(derived) as usize]
+                        )));
+                    }
+                    *code = derived;
+                }
+                for plane in planes_of_codes(&codes) {
+                    planes.extend_from_slice(&plane.to_le_bytes());
+                }
+            }
+            Ok((first, n, planes))
+        },
+        |_, (first, n, planes)| {
+            use std::os::unix::fs::FileExt;
+            writer
+                .write_all_at(&planes, values + 48 * first as u64)
+                .map_err(|e| TableError::Wrong(format!("writing {}: {e}", expanded.file.path.display())))?;
+            done += 64 * n as u64;
+            progress(done);
+            Ok(())
+        },
+    )?;
+    Ok(())
+}
