@@ -64,11 +64,25 @@ fn plain_probe(tb: &Tablebase, pos: &Position) -> Probe {
     }
     let m = p.material();
     let g50 = 100 - p.halfmove.min(101) as i32;
-    let distance = |m: &Material, q: &Position| {
-        let run = tb.run(m).unwrap();
+    // Wins and losses are stored as classes; white-to-move distances as codes, black's
+    // follow from them: two plies more than the longest white distance after a quiet move.
+    let slot_of = |run: &tbstream::Run, q: &Position| {
         let (bk, pieces, wk) = men_in_layout_order(&run.layout, q);
         let (idx, _) = run.layout.canonical_index(bk, &pieces, wk);
-        code_to_distance(q.turn, run.file.value_code(q.turn, run.layout.slot(idx).unwrap()))
+        run.layout.slot(idx).unwrap()
+    };
+    let distance = |m: &Material, q: &Position| {
+        let run = tb.run(m).unwrap();
+        let slot = slot_of(&run, q);
+        if run.class(q.turn, slot).unwrap() != 1 {
+            return None;
+        }
+        if q.turn == Color::White {
+            return code_to_distance(Color::White, run.dtz_code(slot).unwrap());
+        }
+        let quiet = q.legal_moves().into_iter().filter(|mv| !mv.is_zeroing());
+        let after = quiet.map(|mv| code_to_distance(Color::White, run.dtz_code(slot_of(&run, &q.play(mv))).unwrap()));
+        Some(after.map(|d| d.unwrap() + 1).fold(2, u8::max))
     };
     if !m.white_bare() {
         if let Some(v) = distance(&m, &p).filter(|&v| v as i32 <= g50) {

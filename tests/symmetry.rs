@@ -3,7 +3,8 @@
 
 mod common;
 use common::*;
-use tbstream::file::{table_path, TableFile};
+use tbstream::file::compact::CompactTable;
+use tbstream::file::table_path;
 use tbstream::longest_win;
 use tbstream::Color;
 use tbstream::Layout;
@@ -45,22 +46,37 @@ fn symmetric_images_hold_the_same_value() {
     runs.sort();
     runs.dedup();
     for m in runs {
-        let file = TableFile::open(&table_path(dir, &m)).unwrap();
+        let table = CompactTable::open(&table_path(dir, &m)).unwrap();
         let layout = Layout::new(&m);
         for stm in [Color::White, Color::Black] {
+            let codes = all_codes(&table, &layout, stm);
             for slot in 0..layout.n_slots {
                 let (code, pieces, wk) = layout.decode(layout.index_of_slot(slot));
                 let bk = TRIANGLE[code as usize];
-                let value = file.value_code(stm, slot);
+                let value = codes[slot as usize];
                 for sym in Symmetry::all() {
                     let mapped: Vec<u8> = pieces.iter().map(|&s| sym.apply(s)).collect();
                     let (idx, _) = layout.canonical_index(sym.apply(bk), &mapped, sym.apply(wk));
-                    let other = file.value_code(stm, layout.slot(idx).unwrap());
+                    let other = codes[layout.slot(idx).unwrap() as usize];
                     assert_eq!(value, other, "{m} {stm:?} slot {slot} under {sym:?}");
                 }
             }
         }
     }
+}
+
+/// Every slot's value code of one side to move (63 for an illegal position, 62 for a black
+/// loss, whose distance is not stored), decoded block by block.
+fn all_codes(table: &CompactTable, layout: &Layout, stm: Color) -> Vec<u8> {
+    let n_words = (layout.n_slots / 64) as usize;
+    let per_block = 1 << (tbstream::file::compact::WDL_BLOCK_BITS - 6);
+    let mut out = Vec::with_capacity(layout.n_slots as usize);
+    let mut words = Vec::new();
+    for first in (0..n_words).step_by(per_block) {
+        table.read_codes(layout, stm, first, per_block.min(n_words - first), &mut words).unwrap();
+        out.extend(words.iter().flatten());
+    }
+    out
 }
 
 /// Longest wins (our units) of every 3- and 4-men endgame equal the reference README's table
@@ -96,9 +112,9 @@ fn landmark_longest_wins() {
     ];
     for (sig, white, black) in landmarks {
         let m = Material::parse(sig).unwrap();
-        let w = longest_win(&TableFile::open(&table_path(dir, &m)).unwrap());
-        let b =
-            if m.black.is_empty() { 0 } else { longest_win(&TableFile::open(&table_path(dir, &m.swapped())).unwrap()) };
+        let longest = |m: &Material| longest_win(&CompactTable::open(&table_path(dir, m)).unwrap()).unwrap();
+        let w = longest(&m);
+        let b = if m.black.is_empty() { 0 } else { longest(&m.swapped()) };
         println!("{sig}: longest win for white {w} (reference {white}), for black {b} (reference {black})");
         assert_eq!((w as i32, b as i32), (white, black), "{sig}");
     }

@@ -12,7 +12,7 @@
 //! [`CompactWriter`] writes a table block by block in storage order (it never holds more than
 //! the blocks in flight) and resumes an interrupted write from its last complete block.
 
-use super::format::{FormatError, SliceInfo, MAGIC};
+use super::format::{FormatError, SliceInfo, CODE_CURSED, CODE_EDGE, CODE_ILLEGAL, CODE_NONE, MAGIC};
 use crate::chess::{Color, Material};
 use crate::index::Layout;
 use crate::work::publish::publish_file;
@@ -48,6 +48,10 @@ pub const LEVEL_BYTES: u64 = 16;
 /// The zstd level of new tables (measured in docs/BENCHMARKS.md: level 9 is within 20% of
 /// level 19's size at 40 times its speed).
 pub const DEFAULT_LEVEL: i32 = 9;
+
+/// The code [`CompactTable::read_codes`] gives a black-to-move loss, whose distance is not
+/// stored (its histogram is in the summary).
+pub const CODE_LOST_UNMEASURED: u8 = 62;
 
 /// Classes of the win/draw/loss sections: what white gets with a fresh 50-move counter.
 pub mod class {
@@ -562,6 +566,54 @@ impl CompactTable {
         let Some(info) = &self.header.slices else { return Vec::new() };
         let bytes = &self.part_bytes(Part::Slices)[..4 * info.n_slices as usize];
         bytes.chunks_exact(4).map(LittleEndian::read_u32).collect()
+    }
+
+    /// The value codes of words `first..first + n` of a side to move, 64 per word, in the
+    /// codes of the uncompressed format (`docs/FORMAT.md`, versions 1 and 2): 63 for an
+    /// illegal position (found from `layout`, this table's), a wtm win's distance code, 52
+    /// (51) for a cursed class, 0 otherwise, and [`CODE_LOST_UNMEASURED`] for a btm loss,
+    /// whose distance is not stored. The words must lie in one block of the class section.
+    pub fn read_codes(
+        &self,
+        layout: &Layout,
+        stm: Color,
+        first: usize,
+        n: usize,
+        out: &mut Vec<[u8; 64]>,
+    ) -> Result<(), FormatError> {
+        let per_wdl = 1usize << (WDL_BLOCK_BITS - 6);
+        assert!(first / per_wdl == (first + n - 1) / per_wdl, "words of one block");
+        let mut classes = Vec::new();
+        self.block_into(Part::wdl(stm), first / per_wdl, &mut classes)?;
+        let mut dtz = Vec::new();
+        if stm == Color::White {
+            let per_block = 1usize << (DTZ_BLOCK_BITS - 6);
+            let mut block = Vec::new();
+            for i in first / per_block..(first + n).div_ceil(per_block) {
+                self.block_into(Part::WtmDtz, i, &mut block)?;
+                dtz.extend_from_slice(&block);
+            }
+        }
+        let dtz_first = first % (1 << (DTZ_BLOCK_BITS - 6));
+        out.clear();
+        for w in 0..n {
+            let (ill_w, ill_b) = crate::solve::illegal_word(layout, (first + w) as u64);
+            let illegal = if stm == Color::White { ill_w } else { ill_b };
+            let [lo, hi] = planes_at(&classes, first % per_wdl + w);
+            out.push(std::array::from_fn(|b| {
+                if illegal >> b & 1 != 0 {
+                    return CODE_ILLEGAL;
+                }
+                match ((lo >> b) & 1 | ((hi >> b) & 1) << 1) as u8 {
+                    class::NONE => CODE_NONE,
+                    class::WIN if stm == Color::White => dtz[64 * (dtz_first + w) + b],
+                    class::WIN => CODE_LOST_UNMEASURED,
+                    class::CURSED => CODE_CURSED,
+                    _ => CODE_EDGE,
+                }
+            }));
+        }
+        Ok(())
     }
 
     /// The class of a slot, through `cache` (constant blocks need none).

@@ -6,26 +6,20 @@
 //! and once per order of two identical men; only the smallest of those slots counts. Both runs
 //! of a signature then count the same set of positions, which [`SignatureStats::runs`] shows.
 
-use super::compact::{class, planes_at, CompactTable, Part, Summary, DTZ_BLOCK_BITS, WDL_BLOCK_BITS};
+use super::compact::{CompactTable, Summary, CODE_LOST_UNMEASURED, WDL_BLOCK_BITS};
 use super::error::TableError;
-use super::format::{
-    code_to_distance, is_beyond_rule, table_path, TableFile, CODE_CURSED, CODE_EDGE, CODE_ILLEGAL, CODE_NONE,
-};
+use super::format::{code_to_distance, is_beyond_rule, table_path, TableFile, CODE_ILLEGAL, CODE_NONE};
 use crate::chess::attacks::{attacks, king_attacks, pawn_attacks};
 use crate::chess::square::on_diagonal;
 use crate::chess::{Color, Material, Piece, Position, Role, Square, Symmetry, MAX_PIECES};
 use crate::index::{Layout, Pawns};
 use crate::pipeline::{self, Order};
-use crate::solve::illegal_word;
 use std::path::Path;
 
 /// Distances in plies run from 0 (checkmated) to 100.
 pub const MAX_DISTANCE: usize = 100;
 /// Storage words a worker takes at a time: one block of a compact table's class sections.
 const BATCH_WORDS: usize = 1 << (WDL_BLOCK_BITS - 6);
-/// A code the scans use for a black-to-move loss whose distance a compact table does not
-/// store (its histogram is in the table's summary).
-pub(crate) const CODE_LOST_UNMEASURED: u8 = 62;
 
 /// Where a scan reads a run's value codes: 64 per storage word, in the codes of the
 /// uncompressed format (`docs/FORMAT.md`, 63 for an illegal position), read in batches so
@@ -48,40 +42,10 @@ impl CodeSource<'_> {
     /// The codes of words `first..first + n` (`first` a multiple of [`BATCH_WORDS`], `n` at
     /// most that).
     pub(crate) fn read(&self, stm: Color, first: usize, n: usize, out: &mut Vec<[u8; 64]>) -> Result<(), TableError> {
-        let (table, layout) = match self {
-            CodeSource::Plain(f) => return Ok(f.read_codes(stm, first, n, out)?),
-            CodeSource::Compact(t, l) => (t, l),
-        };
-        let mut classes = Vec::new();
-        table.block_into(Part::wdl(stm), first / BATCH_WORDS, &mut classes)?;
-        let mut dtz = Vec::new();
-        if stm == Color::White {
-            let per_block = 1usize << (DTZ_BLOCK_BITS - 6);
-            let mut block = Vec::new();
-            for i in first / per_block..(first + n).div_ceil(per_block) {
-                table.block_into(Part::WtmDtz, i, &mut block)?;
-                dtz.extend_from_slice(&block);
-            }
+        match self {
+            CodeSource::Plain(f) => Ok(f.read_codes(stm, first, n, out)?),
+            CodeSource::Compact(t, l) => Ok(t.read_codes(l, stm, first, n, out)?),
         }
-        out.clear();
-        for w in 0..n {
-            let (ill_w, ill_b) = illegal_word(layout, (first + w) as u64);
-            let illegal = if stm == Color::White { ill_w } else { ill_b };
-            let [lo, hi] = planes_at(&classes, w);
-            out.push(std::array::from_fn(|b| {
-                if illegal >> b & 1 != 0 {
-                    return CODE_ILLEGAL;
-                }
-                match ((lo >> b) & 1 | ((hi >> b) & 1) << 1) as u8 {
-                    class::NONE => CODE_NONE,
-                    class::WIN if stm == Color::White => dtz[64 * w + b],
-                    class::WIN => CODE_LOST_UNMEASURED,
-                    class::CURSED => CODE_CURSED,
-                    _ => CODE_EDGE,
-                }
-            }));
-        }
-        Ok(())
     }
 }
 

@@ -5,12 +5,14 @@
 //! code 63 and the bitbases their encodings (found from the position, as the init passes do).
 //!
 //! Black-to-move distances are not stored: a shallow expansion marks black's losses with the
-//! placeholder code 62 (`stats::CODE_LOST_UNMEASURED`) (enough for a sub-endgame, whose black-to-move
+//! placeholder [`CODE_LOST_UNMEASURED`] (enough for a sub-endgame, whose black-to-move
 //! positions are read for their class only); the run being verified then gets every
 //! distance derived from its successors ([`derive_btm`]), and each derived class must be the
 //! stored one.
 
 use super::super::compact::{CompactTable, WDL_BLOCK_BITS};
+#[allow(unused_imports)]
+use super::super::compact::CODE_LOST_UNMEASURED;
 use super::super::error::TableError;
 use super::super::format::{planes_of_codes, slice_section, LevelRecord, PartialTable, Section, TableFile};
 use super::super::stats::CodeSource;
