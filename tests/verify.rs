@@ -1,11 +1,12 @@
-//! The independent verifier: it accepts freshly built tables, finds a single changed value or
-//! bitbase bit (with the checksums rewritten so that only the contents are wrong), and fails
-//! cleanly on damaged, truncated and missing files.
+//! The independent verifier: it accepts freshly built tables, finds a single changed distance
+//! or class (the table rewritten with valid checksums, so that only the contents are wrong),
+//! and fails cleanly on damaged blocks, truncated and missing files.
 
 mod common;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
-use tbstream::file::{table_path, Section, TableFile, HEADER_LEN, VALUE_WORD_BYTES};
+use tbstream::file::compact::{CompactTable, Part, DTZ_BLOCK_BITS, WDL_BLOCK_BITS};
+use tbstream::file::table_path;
 use tbstream::Layout;
 use tbstream::Role;
 use tbstream::SilentProgress;
@@ -14,7 +15,6 @@ use tbstream::{generate, GenOptions};
 use tbstream::{verify_run, verify_signature};
 use tbstream::{Color, Material};
 use tbstream::{Piece, Position};
-use xxhash_rust::xxh3::xxh3_64;
 
 const SIGNATURES: [&str; 4] = ["KQvK", "KRvK", "KQvKR", "KRvKN"];
 
@@ -46,26 +46,10 @@ fn copy_tables() -> tempfile::TempDir {
     dir
 }
 
-/// Recomputes every section checksum and the header checksum in place (docs/FORMAT.md).
-fn rewrite_checksums(path: &Path) {
-    let mut bytes = std::fs::read(path).unwrap();
-    let u64_at = |b: &[u8], o: usize| u64::from_le_bytes(b[o..o + 8].try_into().unwrap());
-    for i in 0..4 {
-        let e = 40 + 24 * i;
-        let (offset, length) = (u64_at(&bytes, e) as usize, u64_at(&bytes, e + 8) as usize);
-        let sum = xxh3_64(&bytes[offset..offset + length]);
-        bytes[e + 16..e + 24].copy_from_slice(&sum.to_le_bytes());
-    }
-    let sum = xxh3_64(&bytes[..248]);
-    bytes[248..HEADER_LEN].copy_from_slice(&sum.to_le_bytes());
-    std::fs::write(path, bytes).unwrap();
-}
-
-/// Flips bit `b` of the u64 at `offset` in the file.
+/// Flips bit `b` of the byte at `offset` in the file.
 fn flip_bit(path: &Path, offset: u64, b: u64) {
     let mut bytes = std::fs::read(path).unwrap();
-    let o = offset as usize + (b / 8) as usize;
-    bytes[o] ^= 1 << (b % 8);
+    bytes[offset as usize] ^= 1 << b;
     std::fs::write(path, bytes).unwrap();
 }
 
@@ -80,19 +64,49 @@ fn position_of_slot(layout: &Layout, slot: u64, stm: Color) -> Option<Position> 
     Position::from_men(&men, stm).ok()
 }
 
-/// The first legal slot of `stm` whose value code satisfies `want`, with its FEN and code.
+/// The first legal slot of `stm` whose value code (as `common::all_codes` gives it)
+/// satisfies `want`, with its FEN and code.
 fn find_slot(path: &Path, stm: Color, want: impl Fn(u8) -> bool) -> (u64, String, u8) {
-    let file = TableFile::open(path).unwrap();
-    let layout = Layout::new(&file.header.material);
+    let material = CompactTable::open(path).unwrap().header.material.clone();
+    let layout = Layout::new(&material);
+    let codes = common::all_codes(path, stm);
     (0..layout.n_slots)
         .find_map(|slot| {
-            let code = file.value_code(stm, slot);
+            let code = codes[slot as usize];
             if !want(code) {
                 return None;
             }
             position_of_slot(&layout, slot, stm).map(|p| (slot, p.fen(), code))
         })
         .expect("a matching slot")
+}
+
+/// Changes the wtm distance code of `slot` to `code` (the table rewritten whole).
+fn set_dtz(path: &Path, slot: u64, code: u8) {
+    let block = (slot >> DTZ_BLOCK_BITS) as usize;
+    common::rewrite_compact(
+        path,
+        |part, i, bytes| {
+            if part == Part::WtmDtz && i == block {
+                bytes[(slot & ((1 << DTZ_BLOCK_BITS) - 1)) as usize] = code;
+            }
+        },
+        None,
+    );
+}
+
+/// Changes the class of `slot` for `stm` (the table rewritten whole).
+fn set_class(path: &Path, stm: Color, slot: u64, class: u8) {
+    let block = (slot >> WDL_BLOCK_BITS) as usize;
+    common::rewrite_compact(
+        path,
+        |part, i, bytes| {
+            if part == Part::wdl(stm) && i == block {
+                common::set_class(bytes, slot & ((1 << WDL_BLOCK_BITS) - 1), class);
+            }
+        },
+        None,
+    );
 }
 
 #[test]
@@ -128,64 +142,63 @@ fn accepts_freshly_built_tables() {
     assert_eq!(longest("KRvK"), Some(31));
 }
 
-/// A changed value code (checksums rewritten) is reported with a FEN and the stored and expected
-/// values. A changed btm value is first seen at a wtm predecessor (the wtm side is checked first).
+/// A changed wtm distance (the table rewritten with valid checksums) is reported with a FEN
+/// and the stored and expected values.
 #[test]
-fn detects_a_changed_value() {
-    for (run, stm) in [("KQvKR", Color::White), ("KRvKN", Color::Black), ("KQvKR", Color::Black)] {
+fn detects_a_changed_distance() {
+    for run in ["KQvKR", "KRvKN"] {
         let copy = copy_tables();
         let path = table_path(copy.path(), &m(run));
-        let (slot, fen, code) = find_slot(&path, stm, |c| (2..=50).contains(&c));
-        // Flip plane 0 of the slot: the code changes by one.
-        let file = TableFile::open(&path).unwrap();
-        let values = file.header.sections[Section::values(stm) as usize].offset;
-        drop(file);
-        flip_bit(&path, values + (slot >> 6) * VALUE_WORD_BYTES, slot & 63);
-        rewrite_checksums(&path);
-        let file = TableFile::open(&path).unwrap();
-        file.verify().expect("checksums rewritten");
-        assert_eq!(file.value_code(stm, slot), code ^ 1);
-        drop(file);
+        let (slot, fen, code) = find_slot(&path, Color::White, |c| (2..=50).contains(&c));
+        set_dtz(&path, slot, code ^ 1);
+        assert_eq!(common::all_codes(&path, Color::White)[slot as usize], code ^ 1);
         let err = format!("{:#}", verify_run(copy.path(), &m(run), 2, |_, _| {}).unwrap_err());
-        assert!(err.contains("stored code") && err.contains(" - - 0 1"), "{run} {stm:?} slot {slot} ({fen}): {err}");
-        if stm == Color::White {
-            // The wtm side is checked first: the changed position itself (or a symmetric image
-            // of it, which names it too) is the first wrong one.
-            assert!(err.contains(&fen), "{run} slot {slot} ({fen}): {err}");
-            assert!(err.contains(&format!("code {code}")) && err.contains(&format!("code {}", code ^ 1)), "{err}");
+        assert!(err.contains("stored code") && err.contains(" - - 0 1"), "{run} slot {slot} ({fen}): {err}");
+        // The changed position itself (or a symmetric image of it, which names it too) is
+        // the first wrong one, or a btm predecessor whose derived distance it changes.
+        assert!(err.contains(&format!("code {}", code ^ 1)) || err.contains("black to move"), "{err}");
+    }
+}
+
+/// A changed class, wtm or btm (the table rewritten with valid checksums), is reported
+/// with the position.
+#[test]
+fn detects_a_changed_class() {
+    for (run, stm, from, to) in [("KRvKN", Color::White, 1, 0), ("KQvKR", Color::Black, 62, 0), ("KQvKR", Color::Black, 0, 1)]
+    {
+        let copy = copy_tables();
+        let path = table_path(copy.path(), &m(run));
+        let (slot, fen, _) = find_slot(&path, stm, |c| if from == 1 { (1..=50).contains(&c) } else { c == from });
+        set_class(&path, stm, slot, to);
+        let err = format!("{:#}", verify_run(copy.path(), &m(run), 2, |_, _| {}).unwrap_err());
+        assert!(err.contains(" - - 0 1"), "{run} {stm:?} slot {slot} ({fen}): {err}");
+        if stm == Color::Black {
+            // Black's classes are checked first, each against its own moves.
+            assert!(err.contains(&fen) && err.contains("black to move is stored as"), "{fen}: {err}");
         }
     }
 }
 
-/// A cleared `t99` bit of a won position (checksums rewritten) is reported.
-#[test]
-fn detects_a_changed_bitbase_bit() {
-    let copy = copy_tables();
-    let path = table_path(copy.path(), &m("KRvKN"));
-    let (slot, fen, _) = find_slot(&path, Color::White, |c| (1..=50).contains(&c));
-    let file = TableFile::open(&path).unwrap();
-    let t99 = file.header.sections[Section::WtmBitbase as usize].offset;
-    drop(file);
-    flip_bit(&path, t99 + (slot >> 6) * 8, slot & 63);
-    rewrite_checksums(&path);
-    let err = format!("{:#}", verify_run(copy.path(), &m("KRvKN"), 2, |_, _| {}).unwrap_err());
-    assert!(err.contains(&fen) && err.contains("t99"), "{err}");
-}
-
-/// Damaged checksums, truncated files and missing sub-tables give errors, not panics.
+/// Damaged blocks, truncated files and missing sub-tables give errors, not panics.
 #[test]
 fn rejects_damaged_truncated_and_missing_files() {
     let copy = copy_tables();
     let dir = copy.path();
     let err_of = |run: &str| format!("{:#}", verify_run(dir, &m(run), 2, |_, _| {}).unwrap_err());
-    // One bit flipped, checksums left alone.
+    // One bit flipped in the last block of the btm classes, checksums left alone.
     let path = table_path(dir, &m("KNvKR"));
-    let file = TableFile::open(&path).unwrap();
-    let off = file.header.sections[Section::BtmValues as usize].offset;
-    drop(file);
-    flip_bit(&path, off + 4096, 3);
+    let table = CompactTable::open(&path).unwrap();
+    let e = table.header.parts[Part::BtmWdl as usize];
+    let n = table.n_blocks(Part::BtmWdl) as u64;
+    drop(table);
+    let at = e.offset + e.length - 2;
+    // The block holding that byte, from the index (docs/FORMAT.md: entries of block ends).
+    let bytes = std::fs::read(&path).unwrap();
+    let end = |i: u64| u64::from_le_bytes(bytes[(e.offset + 16 * i) as usize..][..8].try_into().unwrap());
+    let block = (0..n).find(|&i| e.offset + 16 * n + end(i) > at).unwrap();
+    flip_bit(&path, at, 3);
     let err = err_of("KNvKR");
-    assert!(err.contains("checksum"), "{err}");
+    assert!(err.contains(&format!("block {block}:")) && err.contains("BtmWdl") && err.contains("checksum"), "{err}");
     // A truncated table, and a run whose captures lead into it.
     let kqvk: PathBuf = table_path(dir, &m("KQvK"));
     let len = std::fs::metadata(&kqvk).unwrap().len();
@@ -228,10 +241,8 @@ fn verify_command_passes_good_tables_and_names_the_wrong_position() {
 
     let copy = copy_tables();
     let path = table_path(copy.path(), &m("KQvKR"));
-    let (slot, fen, _) = find_slot(&path, Color::White, |c| (2..=50).contains(&c));
-    let values = TableFile::open(&path).unwrap().header.sections[Section::WtmValues as usize].offset;
-    flip_bit(&path, values + (slot >> 6) * VALUE_WORD_BYTES, slot & 63);
-    rewrite_checksums(&path);
+    let (slot, fen, code) = find_slot(&path, Color::White, |c| (2..=50).contains(&c));
+    set_dtz(&path, slot, code ^ 1);
     let (code, _, stderr) = verify(copy.path(), "KQvKR");
     assert_eq!(code, Some(2), "{stderr}");
     assert!(stderr.contains("error: ") && stderr.contains(&fen), "{fen}: {stderr}");

@@ -135,3 +135,63 @@ pub fn pawn_tables() -> &'static Path {
     })
     .path()
 }
+
+/// Rewrites a compact table in place with some of its decoded blocks changed by `edit`
+/// (called with every block section, block number and decoded bytes) and, if given, another
+/// slice section: the index, checksums and header are rebuilt, so that only the contents are
+/// wrong (what `verify` must find).
+#[allow(dead_code)]
+pub fn rewrite_compact(
+    path: &Path,
+    mut edit: impl FnMut(tbstream::file::compact::Part, usize, &mut Vec<u8>),
+    slices: Option<Vec<u8>>,
+) {
+    use tbstream::file::compact::{pack_block, slice_bytes, CompactTable, CompactWriter, Part};
+    let table = CompactTable::open(path).unwrap();
+    let layout = tbstream::Layout::new(&table.header.material);
+    let tmp = path.with_extension("rewritten");
+    let mut writer = CompactWriter::open(&tmp, table.header.n_slots, 0x5eed).unwrap();
+    for part in Part::BLOCKED {
+        for i in 0..table.n_blocks(part) {
+            let mut block = Vec::new();
+            table.block_into(part, i, &mut block).unwrap();
+            edit(part, i, &mut block);
+            writer.push(&pack_block(&block, None, 3).unwrap()).unwrap();
+        }
+    }
+    let slices = slices.unwrap_or_else(|| {
+        let last: Vec<u8> = table.levels().iter().map(|l| l.last_step).collect();
+        slice_bytes(&layout, &last)
+    });
+    writer.finish(&layout, table.header.meta.clone(), &table.summary(), &slices, path).unwrap();
+}
+
+/// The value codes of every slot of one side to move of a compact table, as
+/// `CompactTable::read_codes` gives them (63 illegal, 62 a black loss).
+#[allow(dead_code)]
+pub fn all_codes(path: &Path, stm: tbstream::Color) -> Vec<u8> {
+    use tbstream::file::compact::{CompactTable, WDL_BLOCK_BITS};
+    let table = CompactTable::open(path).unwrap();
+    let layout = tbstream::Layout::new(&table.header.material);
+    let n_words = (layout.n_slots / 64) as usize;
+    let per_block = 1 << (WDL_BLOCK_BITS - 6);
+    let mut out = Vec::with_capacity(layout.n_slots as usize);
+    let mut words = Vec::new();
+    for first in (0..n_words).step_by(per_block) {
+        table.read_codes(&layout, stm, first, per_block.min(n_words - first), &mut words).unwrap();
+        out.extend(words.iter().flatten());
+    }
+    out
+}
+
+/// Sets the class of `slot` in decoded class-section bytes (two bit planes per word).
+#[allow(dead_code)]
+pub fn set_class(block: &mut [u8], slot_in_block: u64, class: u8) {
+    let (w, b) = ((slot_in_block / 64) as usize, slot_in_block % 64);
+    for (plane, bit) in [(0, class & 1), (1, class >> 1 & 1)] {
+        let at = 16 * w + 8 * plane;
+        let mut v = u64::from_le_bytes(block[at..at + 8].try_into().unwrap());
+        v = (v & !(1 << b)) | (bit as u64) << b;
+        block[at..at + 8].copy_from_slice(&v.to_le_bytes());
+    }
+}
