@@ -1,5 +1,5 @@
 //! Probe rates on one thread: WDL and distance probes of random legal 5-men positions
-//! (KQRvKR and its colour swap), tables mapped and the page cache warm.
+//! (KQRvKR and its colour swap), tables mapped, the page cache and the block cache warm.
 //!
 //! The tables are built once into `target/bench-tables` (about 30 s on two cores) and reused;
 //! `TBSTREAM_BENCH_TABLES=DIR` points at another folder holding KQRvKR.
@@ -63,7 +63,7 @@ fn probes(c: &mut Criterion) {
     let tb = Tablebase::open(&tables()).unwrap();
     let fresh = random_positions(POSITIONS, 0);
     let later = random_positions(POSITIONS, 20);
-    // Opens (maps and verifies) the runs and touches their pages once.
+    // Opens the runs and fills the block cache with the blocks the sample reads.
     let mut counts = [0usize; 3];
     for pos in fresh.iter().chain(&later) {
         counts[(tb.probe(pos).unwrap().wdl + 1) as usize] += 1;
@@ -73,10 +73,10 @@ fn probes(c: &mut Criterion) {
 
     let mut g = c.benchmark_group("probe_kqrvkr");
     g.throughput(Throughput::Elements(POSITIONS as u64));
-    g.bench_function("wdl_clock0_bitbase", |b| {
+    g.bench_function("wdl_clock0_classes", |b| {
         b.iter(|| fresh.iter().map(|p| tb.probe_wdl(black_box(p)).unwrap().as_i8() as i64).sum::<i64>())
     });
-    g.bench_function("wdl_clock20_values", |b| {
+    g.bench_function("wdl_clock20_distances", |b| {
         b.iter(|| later.iter().map(|p| tb.probe_wdl(black_box(p)).unwrap().as_i8() as i64).sum::<i64>())
     });
     g.bench_function("distance", |b| {

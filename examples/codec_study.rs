@@ -55,7 +55,9 @@ fn main() {
     let every: usize = args.get(2).map_or(4, |s| s.parse().expect("sample every"));
     let table = CompactTable::open(std::path::Path::new(path)).expect("a compact table");
     println!("{path}: {} positions per side, slow codecs on 1 block in {every}", table.header.n_slots);
-    println!("| section | stored | entropy | zstd 3 | zstd 6 | zstd 9 | zstd 12 | zstd 19 | zstd 9 + dict | brotli 9 |");
+    println!(
+        "| section | stored | entropy | zstd 3 | zstd 6 | zstd 9 | zstd 12 | zstd 19 | zstd 9 + dict | brotli 9 |"
+    );
     println!("|---|---|---|---|---|---|---|---|---|---|");
     for part in Part::BLOCKED {
         let n = table.n_blocks(part);

@@ -48,6 +48,8 @@ pub use work::StorageError;
 
 /// The final table file (`docs/FORMAT.md`), for tools that read it directly.
 pub mod file {
+    /// The cache of decoded blocks that compact tables are read through.
+    pub use crate::table::cache;
     /// The compact format (version 3) that final tables are published in.
     pub use crate::table::compact;
     pub use crate::table::format::{

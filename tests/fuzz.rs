@@ -26,7 +26,9 @@ use std::fmt::Debug;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, Once, OnceLock};
 use std::time::{Duration, Instant};
-use tbstream::file::{table_path, TableFile, HEADER_LEN};
+use tbstream::file::cache::BlockCache;
+use tbstream::file::compact::CompactTable;
+use tbstream::file::{table_path, HEADER_LEN};
 use tbstream::verify_run;
 use tbstream::Layout;
 use tbstream::Role;
@@ -597,9 +599,12 @@ enum Base {
     Magic(Vec<u8>),
 }
 
-/// Header fields holding 64-bit numbers: `n_slots`, and each section's offset, length,
-/// checksum.
-const U64_FIELDS: [usize; 13] = [32, 40, 48, 56, 64, 72, 80, 88, 96, 104, 112, 120, 128];
+/// Header fields holding 64-bit numbers: `n_slots`, and each of the 5 sections' offset,
+/// length, checksum.
+const U64_FIELDS: [usize; 16] = [32, 40, 48, 56, 64, 72, 80, 88, 96, 104, 112, 120, 128, 136, 144, 152];
+/// Sections of a compact table, and how many of them are block sections.
+const SECTIONS: usize = 5;
+const BLOCK_SECTIONS: usize = 3;
 
 #[derive(Clone, Debug)]
 enum Damage {
@@ -636,7 +641,8 @@ enum SaveAs {
 struct TableCase {
     base: Base,
     damage: Vec<Damage>,
-    /// Rewrite the section checksums after the damage (so only the contents are wrong).
+    /// Rewrite the blocks' checksums and the section checksums after the damage (so only
+    /// the contents are wrong).
     fix_sections: bool,
     /// Rewrite the header checksum after the damage.
     fix_header: bool,
@@ -677,7 +683,7 @@ fn damage() -> impl Strategy<Value = Damage> {
         1 => (any::<bool>(), prop_oneof![Just(0u16), Just(1), Just(2), Just(256), Just(u16::MAX), any::<u16>()])
             .prop_map(|(f, v)| Damage::SetU16(f, v)),
         2 => name.prop_map(Damage::SetName),
-        4 => (0usize..4, any::<Index>(), any::<u8>()).prop_map(|(s, i, v)| Damage::SetSectionByte(s, i, v)),
+        4 => (0usize..SECTIONS, any::<Index>(), any::<u8>()).prop_map(|(s, i, v)| Damage::SetSectionByte(s, i, v)),
         2 => any::<Index>().prop_map(Damage::Truncate),
         1 => prop_oneof![0usize..300, Just(4096), Just(4097), Just(8191)].prop_map(Damage::TruncateTo),
         1 => prop::collection::vec(any::<u8>(), 1..64).prop_map(Damage::Extend),
@@ -746,7 +752,7 @@ fn damaged_bytes(case: &TableCase) -> (Vec<u8>, &'static str) {
         Base::Good(i) => (good_files()[*i].1.clone(), ["KRvK", "KQvK", "KQvKR", "KRvKQ"][*i]),
         Base::Bytes(b) => (b.clone(), "KRvK"),
         Base::Magic(b) => {
-            let mut v = b"TBSTREAM\x01\x00".to_vec();
+            let mut v = b"TBSTREAM\x03\x00".to_vec();
             v.extend_from_slice(b);
             (v, "KRvK")
         }
@@ -781,20 +787,48 @@ fn damaged_bytes(case: &TableCase) -> (Vec<u8>, &'static str) {
         }
     }
     if case.fix_sections && bytes.len() >= HEADER_LEN {
-        for s in 0..4 {
-            let e = 40 + 24 * s;
-            let (off, l) = (u64_at(&bytes, e).unwrap(), u64_at(&bytes, e + 8).unwrap());
-            if let Some(end) = off.checked_add(l).filter(|&end| end <= bytes.len() as u64) {
-                let sum = xxh3_64(&bytes[off as usize..end as usize]);
-                put(&mut bytes, e + 16, &sum.to_le_bytes());
-            }
-        }
+        fix_checksums(&mut bytes);
     }
     if case.fix_header && bytes.len() >= HEADER_LEN {
         let sum = xxh3_64(&bytes[..248]);
         put(&mut bytes, 248, &sum.to_le_bytes());
     }
     (bytes, own)
+}
+
+/// Rewrites every block's checksum in its index (where the index and the block lie inside
+/// the file), then every section's checksum: the index's for a block section, the whole
+/// section's for the others (docs/FORMAT.md, Part I).
+fn fix_checksums(bytes: &mut [u8]) {
+    let n_slots = u64_at(bytes, 32).unwrap();
+    for s in 0..SECTIONS {
+        let e = 40 + 24 * s;
+        let (off, l) = (u64_at(bytes, e).unwrap(), u64_at(bytes, e + 8).unwrap());
+        let Some(end) = off.checked_add(l).filter(|&end| end <= bytes.len() as u64) else { continue };
+        let covered = if s < BLOCK_SECTIONS {
+            let bits = if s == 1 { 16 } else { 18 };
+            let n = n_slots.div_ceil(1 << bits);
+            let Some(index_len) = n.checked_mul(16).filter(|&i| i <= l) else { continue };
+            let data = off + index_len;
+            let mut start = 0u64;
+            for i in 0..n {
+                let at = (off + 16 * i) as usize;
+                let stop = u64_at(bytes, at).unwrap();
+                if let Some(block) =
+                    data.checked_add(start).zip(data.checked_add(stop)).filter(|(a, b)| a <= b && *b <= end)
+                {
+                    let sum = xxh3_64(&bytes[block.0 as usize..block.1 as usize]);
+                    put(bytes, at + 8, &sum.to_le_bytes());
+                }
+                start = stop;
+            }
+            index_len
+        } else {
+            l
+        };
+        let sum = xxh3_64(&bytes[off as usize..(off + covered) as usize]);
+        put(bytes, e + 16, &sum.to_le_bytes());
+    }
 }
 
 fn good_bytes(name: &str) -> &'static [u8] {
@@ -849,34 +883,40 @@ fn probe_position(material: usize, squares: &[u8], black: bool, clock: u32) -> O
 fn table_case_run(case: TableCase) -> Result<(), TestCaseError> {
     let (bytes, own) = damaged_bytes(&case);
     let (dir, path) = table_folder(&case, &bytes, own);
-    match TableFile::open(&path) {
+    match CompactTable::open(&path) {
         Err(e) => check!(!format!("{e:#}").is_empty(), "empty error"),
-        Ok(file) => {
+        Ok(table) => {
             count("table", "opened");
-            let h = &file.header;
+            let h = &table.header;
+            let layout = Layout::new(&h.material);
+            let end = h.parts[4].offset + h.parts[4].length;
             check!(
-                h.file_len() == bytes.len() as u64 && h.n_slots == Layout::new(&h.material).n_slots,
+                end == bytes.len() as u64 && h.n_slots == layout.n_slots,
                 "accepted header {h:?} for a file of {} bytes",
                 bytes.len()
             );
-            let verified = file.verify();
+            let verified = table.check_sums();
             let words = (h.n_slots / 64) as usize;
             for stm in [Color::White, Color::Black] {
-                check!(
-                    file.bitbase_words(stm).unwrap().len() == words,
-                    "bitbase of {} words, not {words}",
-                    file.bitbase_words(stm).unwrap().len()
-                );
+                let mut n = 0;
+                let loaded = table.bitbase_words(stm, false, &mut |_| {
+                    n += 1;
+                    Ok(())
+                });
+                check!(loaded.is_err() || n == words, "bitbase of {n} words, not {words}");
             }
+            let cache = BlockCache::new(1 << 20);
+            let mut codes = Vec::new();
             for &(white, raw) in &case.reads {
                 let stm = if white { Color::White } else { Color::Black };
-                let slot = raw % h.n_slots;
-                let code = file.value_code(stm, slot);
-                check!(code < 64, "value code {code}");
-                let _ = file.bitbase_word(stm, (slot / 64) as usize);
-                // The last slot and word too.
-                let _ = file.value_code(stm, h.n_slots - 1);
-                let _ = file.bitbase_word(stm, words - 1);
+                for slot in [raw % h.n_slots, h.n_slots - 1] {
+                    let _ = table.class(stm, slot, &cache);
+                    let _ = table.dtz_code(slot, &cache);
+                    let word = (slot / 64) as usize;
+                    if table.read_codes(&layout, stm, word, 1, &mut codes).is_ok() {
+                        check!(codes.len() == 1 && codes[0].iter().all(|&c| c < 64), "codes {codes:?}");
+                    }
+                }
             }
             match verified {
                 Ok(()) if bytes != good_bytes(&h.material.to_string()) => count("table", "damaged but verified"),
@@ -903,7 +943,7 @@ fn table_case_run(case: TableCase) -> Result<(), TestCaseError> {
             check!(built, "{name}: bitbase loads but the table is not built");
         }
         if built {
-            let header = TableFile::open(&table_path(dir.path(), &m)).map(|f| f.header.material);
+            let header = CompactTable::open(&table_path(dir.path(), &m)).map(|f| f.header.material);
             check!(header.as_ref().ok() == Some(&m), "{name}.tbs holding {header:?} counts as built");
         }
     }
@@ -998,17 +1038,18 @@ fn short_files_are_reported_as_truncated() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("KQvK.tbs");
     let good = good_bytes("KQvK");
+    let cut = format!("file is 5000 bytes, header says {}: truncated or damaged", good.len());
     for (len, expected) in [
         (0, "file is 0 bytes, shorter than the 256-byte header: truncated or empty"),
         (5, "file is 5 bytes, shorter than the 256-byte header"),
         (100, "file is 100 bytes, shorter than the 256-byte header"),
-        (5000, "file is 5000 bytes, header says 83968: truncated or damaged"),
+        (5000, cut.as_str()),
     ] {
         std::fs::write(&path, &good[..len]).unwrap();
-        let err = TableFile::open(&path).err().unwrap().to_string();
+        let err = CompactTable::open(&path).err().unwrap().to_string();
         assert!(err.contains(expected), "{len} bytes: {err}");
     }
     std::fs::write(&path, b"TBSTREAX").unwrap();
-    let err = TableFile::open(&path).err().unwrap().to_string();
+    let err = CompactTable::open(&path).err().unwrap().to_string();
     assert!(err.ends_with("KQvK.tbs: not a tbstream table (bad magic)"), "{err}");
 }

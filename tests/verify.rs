@@ -5,7 +5,7 @@
 mod common;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
-use tbstream::file::compact::{CompactTable, Part, DTZ_BLOCK_BITS, WDL_BLOCK_BITS};
+use tbstream::file::compact::{CompactTable, Part};
 use tbstream::file::table_path;
 use tbstream::Layout;
 use tbstream::Role;
@@ -81,34 +81,6 @@ fn find_slot(path: &Path, stm: Color, want: impl Fn(u8) -> bool) -> (u64, String
         .expect("a matching slot")
 }
 
-/// Changes the wtm distance code of `slot` to `code` (the table rewritten whole).
-fn set_dtz(path: &Path, slot: u64, code: u8) {
-    let block = (slot >> DTZ_BLOCK_BITS) as usize;
-    common::rewrite_compact(
-        path,
-        |part, i, bytes| {
-            if part == Part::WtmDtz && i == block {
-                bytes[(slot & ((1 << DTZ_BLOCK_BITS) - 1)) as usize] = code;
-            }
-        },
-        None,
-    );
-}
-
-/// Changes the class of `slot` for `stm` (the table rewritten whole).
-fn set_class(path: &Path, stm: Color, slot: u64, class: u8) {
-    let block = (slot >> WDL_BLOCK_BITS) as usize;
-    common::rewrite_compact(
-        path,
-        |part, i, bytes| {
-            if part == Part::wdl(stm) && i == block {
-                common::set_class(bytes, slot & ((1 << WDL_BLOCK_BITS) - 1), class);
-            }
-        },
-        None,
-    );
-}
-
 #[test]
 fn accepts_freshly_built_tables() {
     let dir = tables();
@@ -150,7 +122,7 @@ fn detects_a_changed_distance() {
         let copy = copy_tables();
         let path = table_path(copy.path(), &m(run));
         let (slot, fen, code) = find_slot(&path, Color::White, |c| (2..=50).contains(&c));
-        set_dtz(&path, slot, code ^ 1);
+        common::set_dtz(&path, slot, code ^ 1);
         assert_eq!(common::all_codes(&path, Color::White)[slot as usize], code ^ 1);
         let err = format!("{:#}", verify_run(copy.path(), &m(run), 2, |_, _| {}).unwrap_err());
         assert!(err.contains("stored code") && err.contains(" - - 0 1"), "{run} slot {slot} ({fen}): {err}");
@@ -164,12 +136,13 @@ fn detects_a_changed_distance() {
 /// with the position.
 #[test]
 fn detects_a_changed_class() {
-    for (run, stm, from, to) in [("KRvKN", Color::White, 1, 0), ("KQvKR", Color::Black, 62, 0), ("KQvKR", Color::Black, 0, 1)]
+    for (run, stm, from, to) in
+        [("KRvKN", Color::White, 1, 0), ("KQvKR", Color::Black, 62, 0), ("KQvKR", Color::Black, 0, 1)]
     {
         let copy = copy_tables();
         let path = table_path(copy.path(), &m(run));
         let (slot, fen, _) = find_slot(&path, stm, |c| if from == 1 { (1..=50).contains(&c) } else { c == from });
-        set_class(&path, stm, slot, to);
+        common::set_slot_class(&path, stm, slot, to);
         let err = format!("{:#}", verify_run(copy.path(), &m(run), 2, |_, _| {}).unwrap_err());
         assert!(err.contains(" - - 0 1"), "{run} {stm:?} slot {slot} ({fen}): {err}");
         if stm == Color::Black {
@@ -242,7 +215,7 @@ fn verify_command_passes_good_tables_and_names_the_wrong_position() {
     let copy = copy_tables();
     let path = table_path(copy.path(), &m("KQvKR"));
     let (slot, fen, code) = find_slot(&path, Color::White, |c| (2..=50).contains(&c));
-    set_dtz(&path, slot, code ^ 1);
+    common::set_dtz(&path, slot, code ^ 1);
     let (code, _, stderr) = verify(copy.path(), "KQvKR");
     assert_eq!(code, Some(2), "{stderr}");
     assert!(stderr.contains("error: ") && stderr.contains(&fen), "{fen}: {stderr}");

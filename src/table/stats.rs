@@ -8,7 +8,7 @@
 
 use super::compact::{CompactTable, Summary, CODE_LOST_UNMEASURED, WDL_BLOCK_BITS};
 use super::error::TableError;
-use super::format::{code_to_distance, is_beyond_rule, table_path, TableFile, CODE_ILLEGAL, CODE_NONE};
+use super::format::{code_to_distance, is_beyond_rule, table_path, TableFile, CODE_ILLEGAL};
 use crate::chess::attacks::{attacks, king_attacks, pawn_attacks};
 use crate::chess::square::on_diagonal;
 use crate::chess::{Color, Material, Piece, Position, Role, Square, Symmetry, MAX_PIECES};

@@ -195,3 +195,35 @@ pub fn set_class(block: &mut [u8], slot_in_block: u64, class: u8) {
         block[at..at + 8].copy_from_slice(&v.to_le_bytes());
     }
 }
+
+/// Changes the wtm distance code of `slot` to `code` (the table rewritten whole).
+#[allow(dead_code)]
+pub fn set_dtz(path: &Path, slot: u64, code: u8) {
+    use tbstream::file::compact::{Part, DTZ_BLOCK_BITS};
+    let block = (slot >> DTZ_BLOCK_BITS) as usize;
+    rewrite_compact(
+        path,
+        |part, i, bytes| {
+            if part == Part::WtmDtz && i == block {
+                bytes[(slot & ((1 << DTZ_BLOCK_BITS) - 1)) as usize] = code;
+            }
+        },
+        None,
+    );
+}
+
+/// Changes the class of `slot` for `stm` (the table rewritten whole).
+#[allow(dead_code)]
+pub fn set_slot_class(path: &Path, stm: tbstream::Color, slot: u64, class: u8) {
+    use tbstream::file::compact::{Part, WDL_BLOCK_BITS};
+    let block = (slot >> WDL_BLOCK_BITS) as usize;
+    rewrite_compact(
+        path,
+        |part, i, bytes| {
+            if part == Part::wdl(stm) && i == block {
+                set_class(bytes, slot & ((1 << WDL_BLOCK_BITS) - 1), class);
+            }
+        },
+        None,
+    );
+}

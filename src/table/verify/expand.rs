@@ -10,9 +10,9 @@
 //! distance derived from its successors ([`derive_btm`]), and each derived class must be the
 //! stored one.
 
-use super::super::compact::{CompactTable, WDL_BLOCK_BITS};
 #[allow(unused_imports)]
 use super::super::compact::CODE_LOST_UNMEASURED;
+use super::super::compact::{CompactTable, WDL_BLOCK_BITS};
 use super::super::error::TableError;
 use super::super::format::{planes_of_codes, slice_section, LevelRecord, PartialTable, Section, TableFile};
 use super::super::stats::CodeSource;
