@@ -150,6 +150,25 @@ fn killed_runs_resume_to_identical_output() {
     assert_same_tables(d.path(), reference());
 }
 
+/// A build stopped while its compact table is written (as a kill would leave it) resumes
+/// the compaction from its last whole block; the tables are identical.
+#[test]
+fn a_stopped_compaction_resumes_byte_identical() {
+    let d = with_subs();
+    let o = gen(d.path(), &["KQvKR"], &[("TBSTREAM_STOP_AFTER_BLOCKS", "30")]);
+    assert!(
+        !o.status.success() && stderr(&o).contains("stopped on purpose (TBSTREAM_STOP_AFTER_BLOCKS)"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(d.path().join(".work/KQvKR/table.compact").exists() && !d.path().join("KQvKR.tbs").exists());
+    let o = gen(d.path(), &["KQvKR"], &[]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stderr(&o).contains("KQvKR: compaction resumes after 30 of 60 blocks"), "{}", stderr(&o));
+    assert!(!d.path().join(".work").exists(), "work folder left behind");
+    assert_same_tables(d.path(), reference());
+}
+
 /// Stops a run at a chunk boundary of pass 32 of KQvKR and returns its folder.
 fn interrupted_run() -> tempfile::TempDir {
     let d = with_subs();

@@ -82,12 +82,17 @@ fn convert(path: &Path, work: &Path, level: i32, threads: usize, progress: &dyn 
     src.verify().with_context(|| format!("{} is damaged: regenerate it instead", path.display()))?;
     let old_bytes = src.header.file_len();
     let partial = work.join(format!("{material}.compact"));
-    progress.start(format!("{material} compact"), 0, "blocks");
+    let mut started = false;
     let out = compact_table(&src, &partial, path, level, threads, &mut |done, total| {
-        if done == 1 {
+        if !started {
+            started = true;
+            if done > 1 {
+                progress.log(&format!("{material}: conversion resumes after {} of {total} blocks", done - 1));
+            }
             progress.start(format!("{material} compact"), total, "blocks");
         }
         progress.set(done);
+        Ok(())
     })?;
     progress.finish("written");
     let new_bytes = std::fs::metadata(&out).with_context(|| format!("reading {}", out.display()))?.len();

@@ -146,6 +146,13 @@ pub fn generate(
 ) -> anyhow::Result<Vec<(Material, RunOutcome)>> {
     std::fs::create_dir_all(&opts.out).with_context(|| format!("creating {}", opts.out.display()))?;
     check_writable(&opts.out, "output folder")?;
+    // Tables of the uncompressed format are never rebuilt silently (they may have taken
+    // days): they are converted with `tbstream compact`.
+    for m in runs_of(signatures) {
+        if let Err(e @ FormatError::OldFormat { .. }) = CompactTable::open(&table_path(&opts.out, &m)) {
+            return Err(e.into());
+        }
+    }
     let work = opts.work_dir();
     std::fs::create_dir_all(&work).with_context(|| format!("creating {}", work.display()))?;
     // One job at a time in a work folder, for the whole job.

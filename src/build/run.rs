@@ -22,6 +22,7 @@ use crate::table::convert::compact_table;
 use crate::table::format::{
     beyond_rule_mask, slice_section, table_path, LevelRecord, PartialTable, Section, TableFile, VALUE_WORD_BYTES,
 };
+use crate::table::TableError;
 use crate::work::bits::save_sums;
 use crate::work::bits::{load_sums, BitFile};
 use crate::work::manifest::{self, LevelDone, PassDone, RunManifest, MANIFEST_FORMAT};
@@ -227,7 +228,7 @@ fn finish_table(
         slices.as_deref(),
     )?;
     let src = TableFile::open_run_unchecked(&assembled, material)?;
-    progress.start(format!("{material} compact"), 0, "blocks");
+    let mut started = false;
     let path = compact_table(
         &src,
         &folder.compact_table(),
@@ -235,14 +236,34 @@ fn finish_table(
         settings.level,
         settings.threads,
         &mut |done, total| {
-            if done == 1 {
+            if !started {
+                started = true;
+                if done > 1 {
+                    progress.log(&format!("{material}: compaction resumes after {} of {total} blocks", done - 1));
+                }
                 progress.start(format!("{material} compact"), total, "blocks");
             }
             progress.set(done);
+            compaction_stop_hook()
         },
     )?;
     progress.finish("written");
     Ok(path)
+}
+
+/// For tests: `TBSTREAM_STOP_AFTER_BLOCKS=n` stops the process with an error after `n`
+/// blocks of a compaction, leaving the work folder exactly as a kill at that moment would.
+fn compaction_stop_hook() -> Result<(), TableError> {
+    use std::sync::atomic::{AtomicI64, Ordering};
+    static LEFT: AtomicI64 = AtomicI64::new(i64::MIN);
+    if LEFT.load(Ordering::Relaxed) == i64::MIN {
+        let n = std::env::var("TBSTREAM_STOP_AFTER_BLOCKS").ok().and_then(|v| v.parse().ok()).unwrap_or(-1);
+        LEFT.store(n, Ordering::Relaxed);
+    }
+    if LEFT.load(Ordering::Relaxed) >= 0 && LEFT.fetch_sub(1, Ordering::Relaxed) == 1 {
+        return Err(TableError::Wrong("stopped on purpose (TBSTREAM_STOP_AFTER_BLOCKS)".to_string()));
+    }
+    Ok(())
 }
 
 /// Solves (or resumes) one level: its passes, then the merge of its values into the table

@@ -497,7 +497,7 @@ impl CompactTable {
     /// is otherwise read page by page, as random probes want).
     pub fn block_into(&self, part: Part, i: usize, out: &mut Vec<u8>) -> Result<(), FormatError> {
         let raw_len = part.raw_bytes(block_positions(part, self.header.n_slots, i));
-        if i % READ_AHEAD_BLOCKS == 0 {
+        if i.is_multiple_of(READ_AHEAD_BLOCKS) {
             let bytes = self.part_bytes(part);
             let n = self.n_blocks(part);
             let index_len = INDEX_ENTRY_BYTES as usize * n;

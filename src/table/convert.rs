@@ -110,20 +110,22 @@ fn raw_block(src: &TableFile, part: Part, i: usize) -> Result<(Vec<u8>, Option<u
         out.extend_from_slice(&lo.to_le_bytes());
         out.extend_from_slice(&hi.to_le_bytes());
     }
-    let constant = (all_lo == any_lo && all_hi == any_hi).then(|| (all_lo & 1) as u8 | ((all_hi & 1) as u8) << 1);
+    let constant = (all_lo == any_lo && all_hi == any_hi).then_some((all_lo & 1) as u8 | ((all_hi & 1) as u8) << 1);
     Ok((out, constant))
 }
 
 /// Converts the uncompressed table `src` into a compact table written at `partial` (resuming
 /// an interrupted conversion of the same table at the same `level`) and published as `target`.
-/// `threads` workers compress blocks; `progress(done, total)` counts blocks.
+/// `threads` workers compress blocks; `progress(done, total)` counts blocks (the first call
+/// after a resume counts the blocks written before), and an error it returns stops the
+/// conversion where it is, as a kill would.
 pub fn compact_table(
     src: &TableFile,
     partial: &Path,
     target: &Path,
     level: i32,
     threads: usize,
-    progress: &mut dyn FnMut(u64, u64),
+    progress: &mut dyn FnMut(u64, u64) -> Result<(), TableError>,
 ) -> Result<PathBuf, TableError> {
     let n_slots = src.header.n_slots;
     let mut id_bytes = src.header_bytes().to_vec();
@@ -148,8 +150,7 @@ pub fn compact_table(
             |_, packed| {
                 writer.push(&packed)?;
                 done += 1;
-                progress(done, total);
-                Ok(())
+                progress(done, total)
             },
         )?;
     }
