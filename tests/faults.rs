@@ -125,7 +125,7 @@ fn fill(dir: &Path) -> PathBuf {
 
 #[test]
 fn a_disk_that_fills_mid_run_then_gets_space_back_resumes_identical() {
-    // 19 MiB: the whole job (KQvK, KRvK, KQvKR, KRvKQ) is estimated at about 18.0 MiB.
+    // 19 MiB: the whole job (KQvK, KRvK, KQvKR, KRvKQ) is estimated at about 14.6 MiB.
     let Some(fs) = Tmpfs::mount("19m") else {
         eprintln!("skipped: this process cannot mount a tmpfs (the disk-full test needs one)");
         return;

@@ -262,8 +262,12 @@ pub struct RunNeeds {
     pub table_bytes: u64,
     /// Peak bytes in the work folder (live tables plus delta streams).
     pub work_peak: u64,
-    /// Bytes of the final table file.
+    /// Bytes of the final (compact) table file, estimated: an eighth of the uncompressed
+    /// table (measured: 9 to 700 times smaller, `docs/BENCHMARKS.md`).
     pub final_bytes: u64,
+    /// Bytes of the uncompressed table the run is assembled in (in its work folder, until it
+    /// is compacted).
+    pub assembled_bytes: u64,
     /// Bytes read and written by one pass.
     pub pass_io: u64,
 }
@@ -275,6 +279,8 @@ pub struct RunNeeds {
 /// have cursed positions; they are not all built when a job plans): `c-inf` and `d-inf` too.
 /// A run with pawns is solved level by level: the largest level counts, plus the final
 /// bitbases of the two levels above it, which its pawn moves read (and their eventual ones).
+/// The uncompressed table the levels are merged into lives in the work folder too, until
+/// the compact table is written from it.
 pub fn run_needs(layout: &Layout) -> RunNeeds {
     let level_slots = layout.levels().iter().map(|l| l.n_slots).max().unwrap_or(0);
     let table_bytes = level_slots / 8;
@@ -287,13 +293,13 @@ pub fn run_needs(layout: &Layout) -> RunNeeds {
         (true, true) => 8 * table_bytes,
     };
     let slice_section = layout.slices.as_ref().map_or(0, |s| 4 * s.len() as u64 + 48 * s.levels.len() as u64);
+    let assembled_bytes =
+        4096 * (5 + layout.has_pawns() as u64) + slice_section + 2 * layout.n_slots / 8 + 2 * layout.n_slots * 6 / 8;
     RunNeeds {
         table_bytes,
-        work_peak: tables * table_bytes + deltas + finals_above,
-        final_bytes: 4096 * (5 + layout.has_pawns() as u64)
-            + slice_section
-            + 2 * layout.n_slots / 8
-            + 2 * layout.n_slots * 6 / 8,
+        work_peak: tables * table_bytes + deltas + finals_above + assembled_bytes,
+        final_bytes: assembled_bytes / 8,
+        assembled_bytes,
         pass_io: 4 * table_bytes + level_slots / 8,
     }
 }

@@ -13,7 +13,7 @@ pub fn plan_lines(plan: &JobPlan) -> Vec<String> {
         .iter()
         .map(|r| match &r.plan {
             Ok((p, mem)) => format!(
-                "{}: {}{} positions/side{}, {} white + {} black chunks, blocks of {}, RAM ~{}, work peak {}, final {}, \
+                "{}: {}{} positions/side{}, {} white + {} black chunks, blocks of {}, RAM ~{}, work peak {}, final ~{}, \
                  I/O ~{} per step (up to 101 steps{}, more where wins need more than 100 plies)",
                 r.material,
                 if r.built { "[built] " } else { "" },
@@ -32,7 +32,7 @@ pub fn plan_lines(plan: &JobPlan) -> Vec<String> {
         })
         .collect();
     lines.push(format!(
-        "total: final tables {}, work folder peak {}",
+        "total: final tables ~{}, work folder peak {}",
         show_size(plan.final_bytes),
         show_size(plan.work_peak)
     ));
