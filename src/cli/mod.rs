@@ -124,6 +124,9 @@ enum Command {
         /// Also print the line to mate or a zeroing move (space-separated UCI moves).
         #[arg(long)]
         line: bool,
+        /// Budget of the cache of decoded table blocks, e.g. 64MiB, 1GiB.
+        #[arg(long, default_value = "256MiB")]
+        cache: String,
         /// Positions; read from stdin (one per line) when none is given.
         fens: Vec<String>,
     },
@@ -145,7 +148,9 @@ pub fn run() -> i32 {
         Command::Stats { signature, plot, json, read } => {
             thread_count(read.threads).and_then(|t| run_stats(read.tables, &signature, plot, json, t))
         }
-        Command::Probe { tables, json, line, fens } => run_probe(tables, json, line, fens),
+        Command::Probe { tables, json, line, cache, fens } => parse_size(&cache)
+            .map_err(|e| anyhow::anyhow!("--cache: {e}"))
+            .and_then(|cache| run_probe(tables, json, line, cache, fens)),
         Command::Compact { dir, threads, work, level } => {
             thread_count(threads).and_then(|t| run_compact(dir, work, level, t))
         }
@@ -304,8 +309,8 @@ fn run_stats(
 /// Longest line printed by `probe --line` (a stored distance is at most 100 plies).
 const MAX_LINE_PLIES: usize = 100;
 
-fn run_probe(tables: PathBuf, json: bool, with_line: bool, fens: Vec<String>) -> anyhow::Result<i32> {
-    let tb = Tablebase::open(&tables)?;
+fn run_probe(tables: PathBuf, json: bool, with_line: bool, cache: u64, fens: Vec<String>) -> anyhow::Result<i32> {
+    let tb = Tablebase::with_cache(&tables, cache)?;
     let lines: Vec<String> = if fens.is_empty() {
         std::io::stdin().lock().lines().collect::<Result<_, _>>().context("reading stdin")?
     } else {
