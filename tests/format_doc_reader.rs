@@ -1,22 +1,33 @@
-//! An independent reader of tbstream table files, written only from `docs/FORMAT.md`
-//! (without looking at `src/format.rs`, `src/index.rs` or `src/probe.rs`), to show that the
+//! An independent reader of tbstream's published table files (format version 3, the compact
+//! format), written only from `docs/FORMAT.md` (without looking at `src/`), to show that the
 //! document is enough to use the files.
 //!
-//! The reader validates the header and the sections (version 1, and version 2 with its
-//! section 4 of slice keys and level records), enumerates the stored pawn configurations by
-//! the document's rules, computes the slot of a position by the document's steps (with or
-//! without pawns), reads the bit-plane value codes and the bitbase bits, and probes FENs by
-//! the document's "Probing a position" summary. Its answers are compared with the library:
-//! pawnless tables through the `tbstream` binary (`gen`, then `probe` over stdin) on random
-//! legal positions and on every stored KQvK position, tables with pawns through
-//! `Tablebase::probe` on every KPvK position and on random legal positions of KPvKP, KPPvK,
-//! KQvKP and KRPvK; its raw codes are compared with the library's `TableFile::value_code`.
+//! The reader validates the header (magic, version 3, the header checksum, every field, the
+//! placement and lengths of the five sections, the file length), each section's checksum (the
+//! index of a block section, the whole of sections 3 and 4), the block indexes, the summary
+//! and, with pawns, section 4 (the slice keys against the document's enumeration of pawn
+//! configurations, the level records). It decodes a block (one constant byte, or one zstd
+//! frame of the documented size) only after checking its XXH3, reads classes from the two bit
+//! planes and white-to-move distance codes from section 1, derives black-to-move distances by
+//! the document's one-ply rule (legal moves from cozy-chess), computes the slot of a position
+//! by Part II's steps (with or without pawns) and probes FENs by Part I's "Probing a position
+//! (version 3)", flipped board included.
+//!
+//! Its answers are compared with the library: pawnless tables through the `tbstream` binary
+//! (`gen`, then `probe` over stdin) on random legal positions and on every stored KQvK
+//! position, tables with pawns through `Tablebase::probe` on every KPvK position and on random
+//! legal positions of KPvKP, KPPvK, KQvKP and KRPvK (WDL, DTZ and the five-valued category);
+//! its classes and distance codes with `Run::class` and `Run::dtz_code` at every legal slot of
+//! the small tables, its slots with `Run::slot_of`, its legality with `Position::from_men`, its
+//! decoded blocks with `CompactTable::block`; its summaries and longest distances with a scan
+//! of every position by the document's rules.
 
 mod common;
 
-use cozy_chess::Board;
+use cozy_chess::{Board, BoardBuilder};
 use std::collections::HashMap;
 use std::io::Write;
+use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::OnceLock;
@@ -46,6 +57,16 @@ impl Kind {
             'N' => Some(Kind::N),
             'P' => Some(Kind::P),
             _ => None,
+        }
+    }
+
+    fn cozy(self) -> cozy_chess::Piece {
+        match self {
+            Kind::Q => cozy_chess::Piece::Queen,
+            Kind::R => cozy_chess::Piece::Rook,
+            Kind::B => cozy_chess::Piece::Bishop,
+            Kind::N => cozy_chess::Piece::Knight,
+            Kind::P => cozy_chess::Piece::Pawn,
         }
     }
 
@@ -286,19 +307,63 @@ fn stored_configurations(white: usize, black: usize) -> Vec<PawnConfig> {
 }
 
 const HEADER_LEN: usize = 256;
-const SECTION_ALIGN: u64 = 4096;
+/// "Each next section starts at the first multiple of 8 at or after the end of the one before".
+const SECTION_ALIGN: usize = 8;
+/// A block section's index entry: `end` and the block's XXH3-64.
+const INDEX_ENTRY: usize = 16;
+/// Section 3: 101 counts and one slot.
+const SUMMARY_LEN: usize = 816;
+/// A level record of section 4.
+const LEVEL_RECORD: usize = 16;
+
+/// The sections, by number.
+const WTM_CLASSES: usize = 0;
+const WTM_CODES: usize = 1;
+const BTM_CLASSES: usize = 2;
+const SUMMARY: usize = 3;
+const SLICES: usize = 4;
+
+/// Distances counted by the summary: 0..=100 plies.
+const SUMMARY_DISTANCES: usize = 101;
+
+/// A decoded block.
+#[derive(Debug, PartialEq, Eq)]
+enum Block {
+    /// One stored byte: every position of the block holds this value.
+    Constant(u8),
+    /// The decoded bytes of the block's zstd frame.
+    Bytes(Vec<u8>),
+}
+
+/// A block section (0, 1 or 2): where each block's stored bytes lie, their checksums, and the
+/// blocks decoded so far (each decoded once, after its checksum is checked).
+struct BlockSection {
+    /// `B`: a block holds `2^B` positions (`W` for classes, `D` for distance codes).
+    bits: u32,
+    /// Each block's stored bytes (a range of the file) and the XXH3-64 the index gives them.
+    blocks: Vec<(Range<usize>, u64)>,
+    decoded: Vec<OnceLock<Result<Block, String>>>,
+}
+
+/// Section 3.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Summary {
+    /// Legal btm positions lost in `d` plies, `d` = 0..=100, each counted once up to symmetry.
+    counts: Vec<u64>,
+    /// The smallest counted slot lost in the longest distance with a count, or `u64::MAX`.
+    first_longest: u64,
+}
 
 /// One level record of section 4.
 #[derive(Clone, Debug)]
 struct LevelRecord {
     first: u32,
     count: u32,
-    last_step: u8,
-    /// XXH3-64 of the level's byte ranges in sections 0 to 3.
-    checksums: [u64; 4],
+    /// The longest distance stored in the level's slots, either side to move (plies).
+    longest: u8,
 }
 
-/// What version 2 adds: the slices (pawn configurations) and the levels.
+/// The slices (pawn configurations) and the levels of a run with pawns.
 struct PawnLayout {
     /// `T`: index bits inside a slice.
     t: u32,
@@ -314,20 +379,29 @@ struct PawnLayout {
 /// One table file, validated.
 struct DocTable {
     signature: String,
-    version: u16,
     /// All of each side's men but the king (pawns last), as in the signature.
     white: Vec<Kind>,
     black: Vec<Kind>,
     men: u8,
-    last_step: u8,
+    /// Byte 14: the longest distance stored, in plies.
+    longest: u8,
+    /// Byte 15. Bit 0: every cursed position is marked; bit 1: every wtm class 3 is cursed.
+    flags: u8,
+    /// Bytes 240..244: the last steps beyond 100 that added wtm and btm positions (0 if none).
+    cursed_steps: [u16; 2],
     n_slots: u64,
-    /// (offset, length) of the sections (4 in version 1, 5 in version 2).
+    /// (offset, length) of the five sections.
     sections: Vec<(usize, usize)>,
+    /// Sections 0, 1 and 2.
+    block_sections: Vec<BlockSection>,
+    summary: Summary,
     bytes: Vec<u8>,
-    /// `rank` of each of the 128 prefixes (version 1; only those with `k < 10` are used).
+    /// `rank` of each of the 128 prefixes (without pawns; only those with `k < 10` are used).
     ranks: [u64; 128],
-    /// Version 2 only.
+    /// With pawns only.
     pawns: Option<PawnLayout>,
+    /// A scan of every position by the document's rules, made on first use (tests only).
+    scan: OnceLock<Result<Scan, String>>,
 }
 
 fn le_u16(b: &[u8], at: usize) -> u16 {
@@ -342,6 +416,16 @@ fn le_u64(b: &[u8], at: usize) -> u64 {
     u64::from_le_bytes(b[at..at + 8].try_into().unwrap())
 }
 
+/// The distance in plies of a wtm value code ("Values": `c` in 1..50 is `2c - 1` plies, 53 is
+/// exactly 100 plies); `None` for a code that is no wtm win under the rule.
+fn wtm_plies(code: u8) -> Option<u32> {
+    match code {
+        1..=50 => Some(2 * code as u32 - 1),
+        53 => Some(100),
+        _ => None,
+    }
+}
+
 impl DocTable {
     /// Reads and validates `path`; the file name must be `<signature>.tbs`.
     fn open(path: &Path) -> Result<DocTable, String> {
@@ -354,8 +438,10 @@ impl DocTable {
         Ok(table)
     }
 
-    /// Validates the header, the section table and the section checksums, and in version 2
-    /// section 4: the slice keys (against the document's enumeration) and the level records.
+    /// Validates the header, the section table, the section checksums (the indexes of the
+    /// block sections, the whole of sections 3 and 4), the block indexes, the summary and,
+    /// with pawns, section 4. Blocks are checked when they are first decoded ("A reader checks
+    /// a block's checksum before it uses the block"); `check_all_blocks` checks them all.
     fn parse(bytes: Vec<u8>) -> Result<DocTable, String> {
         if bytes.len() < HEADER_LEN {
             return Err(format!("file of {} bytes is shorter than the header", bytes.len()));
@@ -364,7 +450,12 @@ impl DocTable {
             return Err("bad magic".into());
         }
         let version = le_u16(&bytes, 8);
-        if version != 1 && version != 2 {
+        if version == 1 || version == 2 {
+            return Err(format!(
+                "format version {version} is the uncompressed format (Part II), which `tbstream compact` converts"
+            ));
+        }
+        if version != 3 {
             return Err(format!("unsupported format version {version}"));
         }
         let header_len = le_u16(&bytes, 10);
@@ -376,31 +467,18 @@ impl DocTable {
         if stored != computed {
             return Err(format!("header checksum mismatch: stored {stored:016x}, computed {computed:016x}"));
         }
-        if bytes[12] as u16 != version {
-            return Err(format!("layout id {} with format version {version}", bytes[12]));
-        }
+        let layout = bytes[12];
         let men = bytes[13];
         if !(3..=6).contains(&men) {
             return Err(format!("{men} men is out of 3..6"));
         }
-        let last_step = bytes[14];
-        if last_step > 100 {
-            return Err(format!("last step {last_step} is out of 0..100"));
+        let longest = bytes[14];
+        if longest > 100 {
+            return Err(format!("longest distance {longest} is out of 0..100"));
         }
-        let n_sections = if version == 1 { 4 } else { 5 };
-        let reserved_from = 40 + 24 * n_sections + if version == 1 { 0 } else { 8 };
-        if bytes[15] > 3 {
-            return Err(format!("flags byte {} has unknown bits", bytes[15]));
-        }
-        if bytes[reserved_from..240].iter().chain(&bytes[244..248]).any(|&b| b != 0) {
-            return Err("reserved header bytes are not 0".into());
-        }
-        // Longest cursed wins (steps beyond 100, wtm and btm), 0 or above 100.
-        for at in [240, 242] {
-            let step = u16::from_le_bytes([bytes[at], bytes[at + 1]]);
-            if step != 0 && step <= 100 {
-                return Err(format!("longest cursed step {step} is not beyond 100"));
-            }
+        let flags = bytes[15];
+        if flags > 3 {
+            return Err(format!("flags byte {flags} has unknown bits"));
         }
         let sig_field = &bytes[16..32];
         let sig_len = sig_field.iter().position(|&b| b == 0).unwrap_or(16);
@@ -418,74 +496,172 @@ impl DocTable {
         let white_pawns = white.iter().filter(|&&k| k == Kind::P).count();
         let black_pawns = black.iter().filter(|&&k| k == Kind::P).count();
         let pieces = white.len() + black.len() - white_pawns - black_pawns;
-        // Version 2 header fields: n_slices, T, pawn counts, number of levels.
-        let (expected_slots, n_slices, t, n_levels) = if version == 1 {
-            if white_pawns + black_pawns > 0 {
-                return Err(format!("run {signature} has pawns but format version 1"));
+        let has_pawns = white_pawns + black_pawns > 0;
+        if layout != if has_pawns { 2 } else { 1 } {
+            return Err(format!("layout {layout} for run {signature}"));
+        }
+        if bytes[160] != 1 {
+            return Err(format!("codec {} is not zstd (1)", bytes[160]));
+        }
+        let (class_bits, code_bits) = (bytes[161] as u32, bytes[162] as u32);
+        // Blocks hold whole words of 64 slots.
+        if !(6..=40).contains(&class_bits) || !(6..=40).contains(&code_bits) {
+            return Err(format!("block sizes W = {class_bits}, D = {code_bits} are out of 6..40"));
+        }
+        if bytes[163] != 0 {
+            return Err(format!("header byte 163 is {}, not 0", bytes[163]));
+        }
+        let (n_slices, t, n_levels, expected_slots) = if has_pawns {
+            if white_pawns + black_pawns > 4 {
+                return Err(format!("run {signature} has more than 4 pawns"));
             }
-            (10 * 64u64.pow(men as u32 - 1), 0, 0, 0)
-        } else {
-            if white_pawns + black_pawns == 0 || white_pawns + black_pawns > 4 {
-                return Err(format!("run {signature}: version 2 needs 1 to 4 pawns"));
-            }
-            let n_slices = le_u32(&bytes, 160);
-            let t = bytes[164] as u32;
+            let n_slices = le_u32(&bytes, 164);
+            let t = bytes[168] as u32;
             if t != 6 * (pieces as u32 + 1) + 6 {
                 return Err(format!("T = {t} for {pieces} pieces, expected {}", 6 * (pieces + 1) + 6));
             }
-            if (bytes[165] as usize, bytes[166] as usize) != (white_pawns, black_pawns) {
-                return Err(format!("pawn counts {}/{} do not match run {signature}", bytes[165], bytes[166]));
+            if (bytes[169] as usize, bytes[170] as usize) != (white_pawns, black_pawns) {
+                return Err(format!("pawn counts {}/{} do not match run {signature}", bytes[169], bytes[170]));
             }
-            ((n_slices as u64) << t, n_slices, t, bytes[167] as usize)
+            (n_slices, t, bytes[171] as usize, (n_slices as u64) << t)
+        } else {
+            if bytes[164..172].iter().any(|&b| b != 0) {
+                return Err("the pawn fields of a run without pawns are not 0".into());
+            }
+            (0, 0, 0, 10 * 64u64.pow(men as u32 - 1))
         };
+        if bytes[172..240].iter().chain(&bytes[244..248]).any(|&b| b != 0) {
+            return Err("reserved header bytes are not 0".into());
+        }
+        // The longest cursed steps: 0, or beyond 100 rounded up to odd (wtm) or even (btm).
+        let cursed_steps = [le_u16(&bytes, 240), le_u16(&bytes, 242)];
+        for (side, (&step, parity)) in ["wtm", "btm"].iter().zip(cursed_steps.iter().zip([1, 0])) {
+            if step != 0 && (step <= 100 || step % 2 != parity) {
+                return Err(format!("{side} longest cursed step {step} is neither 0 nor beyond 100 with its parity"));
+            }
+        }
         let n_slots = le_u64(&bytes, 32);
         if n_slots != expected_slots {
             return Err(format!("n_slots {n_slots}, expected {expected_slots}"));
         }
-        let w = n_slots / 64;
-        let mut lengths = vec![8 * w, 8 * w, 48 * w, 48 * w];
-        if version == 2 {
-            lengths.push(4 * n_slices as u64 + 48 * n_levels as u64);
-        }
-        let mut sections = Vec::with_capacity(n_sections);
-        let mut end = 0u64;
-        for (i, &expected_len) in lengths.iter().enumerate() {
+        // The section table.
+        let bits = [class_bits, code_bits, class_bits];
+        let n_blocks: Vec<usize> = bits.iter().map(|&b| n_slots.div_ceil(1 << b) as usize).collect();
+        let section_4_len = 4 * n_slices as usize + LEVEL_RECORD * n_levels;
+        let mut sections = Vec::with_capacity(5);
+        let mut end = HEADER_LEN;
+        for i in 0..5 {
             let entry = 40 + 24 * i;
             let (offset, length, checksum) =
                 (le_u64(&bytes, entry), le_u64(&bytes, entry + 8), le_u64(&bytes, entry + 16));
-            let bad_offset = match i {
-                0 => offset != SECTION_ALIGN,
-                // "Section 4 follows section 3 at the next multiple of 4096".
-                4 => offset != end.div_ceil(SECTION_ALIGN) * SECTION_ALIGN,
-                _ => offset % SECTION_ALIGN != 0 || offset < end,
+            let expected = end.next_multiple_of(SECTION_ALIGN);
+            if offset != expected as u64 {
+                return Err(format!("section {i} at offset {offset}, expected {expected}"));
+            }
+            if expected > bytes.len() || length > (bytes.len() - expected) as u64 {
+                return Err(format!(
+                    "section {i} ({length} bytes at {offset}) runs past the end of the file ({} bytes)",
+                    bytes.len()
+                ));
+            }
+            if bytes[end..expected].iter().any(|&b| b != 0) {
+                return Err(format!("the bytes before section {i} are not 0"));
+            }
+            let (o, l) = (expected, length as usize);
+            let checked = match i {
+                WTM_CLASSES | WTM_CODES | BTM_CLASSES => {
+                    // The index, then at least one byte per block.
+                    let blocks = n_blocks.get(i).copied().unwrap_or(0);
+                    let index = INDEX_ENTRY * blocks;
+                    if l < index + blocks {
+                        return Err(format!("section {i} of {l} bytes cannot hold {blocks} blocks"));
+                    }
+                    index
+                }
+                SUMMARY if l != SUMMARY_LEN => return Err(format!("section 3 has {l} bytes, expected {SUMMARY_LEN}")),
+                SLICES if l != section_4_len => {
+                    return Err(format!("section 4 has {l} bytes, expected {section_4_len}"));
+                }
+                _ => l,
             };
-            if bad_offset {
-                return Err(format!("section {i} at bad offset {offset}"));
-            }
-            if length != expected_len {
-                return Err(format!("section {i} has length {length}, expected {expected_len}"));
-            }
-            end = offset + length;
-            if end > bytes.len() as u64 {
-                return Err(format!("section {i} ends at {end}, past the end of the file ({} bytes)", bytes.len()));
-            }
-            let (o, l) = (offset as usize, length as usize);
-            let computed = xxh3_64(&bytes[o..o + l]);
+            let computed = xxh3_64(&bytes[o..o + checked]);
             if computed != checksum {
                 return Err(format!("section {i} checksum mismatch: stored {checksum:016x}, computed {computed:016x}"));
             }
             sections.push((o, l));
+            end = o + l;
         }
-        if end != bytes.len() as u64 {
-            return Err(format!("file has {} bytes, section {} ends at {end}", bytes.len(), n_sections - 1));
+        if end != bytes.len() {
+            return Err(format!("file has {} bytes, section 4 ends at {end}", bytes.len()));
+        }
+        // The block indexes: block i's stored bytes are data bytes end(i-1)..end(i), never
+        // empty, and the last block ends at the end of the section.
+        let mut block_sections = Vec::with_capacity(3);
+        for (i, (&b, &n)) in bits.iter().zip(&n_blocks).enumerate() {
+            let (o, l) = sections[i];
+            let data = o + INDEX_ENTRY * n;
+            let data_len = (l - INDEX_ENTRY * n) as u64;
+            let mut blocks = Vec::with_capacity(n);
+            let mut previous = 0u64;
+            for block in 0..n {
+                let entry = o + INDEX_ENTRY * block;
+                let (block_end, checksum) = (le_u64(&bytes, entry), le_u64(&bytes, entry + 8));
+                if block_end <= previous || block_end > data_len {
+                    return Err(format!(
+                        "section {i} block {block}: end {block_end} after {previous} (data of {data_len} bytes)"
+                    ));
+                }
+                blocks.push((data + previous as usize..data + block_end as usize, checksum));
+                previous = block_end;
+            }
+            if previous != data_len {
+                return Err(format!("section {i}: the last block ends at {previous} of {data_len} data bytes"));
+            }
+            let decoded = (0..n).map(|_| OnceLock::new()).collect();
+            block_sections.push(BlockSection { bits: b, blocks, decoded });
+        }
+        // The summary: btm distances are even; the slot is that of a counted position, or
+        // 2^64 - 1 when nothing is lost; no loss is longer than the header's longest distance.
+        let s = &bytes[sections[SUMMARY].0..][..SUMMARY_LEN];
+        let counts: Vec<u64> = (0..SUMMARY_DISTANCES).map(|d| le_u64(s, 8 * d)).collect();
+        let first_longest = le_u64(s, 8 * SUMMARY_DISTANCES);
+        if let Some(d) = counts.iter().enumerate().position(|(d, &c)| d % 2 == 1 && c > 0) {
+            return Err(format!("the summary counts btm losses in an odd number of plies ({d})"));
+        }
+        match counts.iter().rposition(|&c| c > 0) {
+            None if first_longest != u64::MAX => {
+                return Err(format!("the summary has no loss but slot {first_longest}"));
+            }
+            Some(d) if first_longest >= n_slots || d > longest as usize => {
+                return Err(format!(
+                    "the summary's longest loss ({d} plies, slot {first_longest}) does not fit the table \
+                     ({n_slots} slots, longest distance {longest})"
+                ));
+            }
+            _ => {}
         }
         let mut ranks = [0u64; 128];
         for (p, r) in ranks.iter_mut().enumerate() {
             *r = prefix_rank(p as u64);
         }
-        let mut table =
-            DocTable { signature, version, white, black, men, last_step, n_slots, sections, bytes, ranks, pawns: None };
-        if version == 2 {
+        let mut table = DocTable {
+            signature,
+            white,
+            black,
+            men,
+            longest,
+            flags,
+            cursed_steps,
+            n_slots,
+            sections,
+            block_sections,
+            summary: Summary { counts, first_longest },
+            bytes,
+            ranks,
+            pawns: None,
+            scan: OnceLock::new(),
+        };
+        if has_pawns {
             table.pawns = Some(table.parse_section_4(n_slices, t, white_pawns, black_pawns, n_levels)?);
         }
         Ok(table)
@@ -493,8 +669,8 @@ impl DocTable {
 
     /// Section 4: the slice keys must be the document's stored configurations in slice order;
     /// the levels must tile the slices in order (one record per level value, levels
-    /// descending), their checksums match their byte ranges, and the header's last step is
-    /// the largest of theirs.
+    /// descending), with zero bytes 9..16, and the header's longest distance is the largest of
+    /// the levels' (the levels cover every slot).
     fn parse_section_4(
         &self,
         n_slices: u32,
@@ -503,7 +679,7 @@ impl DocTable {
         black_pawns: usize,
         n_levels: usize,
     ) -> Result<PawnLayout, String> {
-        let sec = self.section(4);
+        let sec = self.section(SLICES);
         let configs = stored_configurations(white_pawns, black_pawns);
         if configs.len() != n_slices as usize {
             return Err(format!("{n_slices} slices, the document's rules give {}", configs.len()));
@@ -518,13 +694,8 @@ impl DocTable {
         let mut levels: Vec<LevelRecord> = Vec::with_capacity(n_levels);
         let mut next = 0u32;
         for j in 0..n_levels {
-            let r = &sec[4 * n_slices as usize + 48 * j..][..48];
-            let record = LevelRecord {
-                first: le_u32(r, 0),
-                count: le_u32(r, 4),
-                last_step: r[8],
-                checksums: [0, 1, 2, 3].map(|i| le_u64(r, 16 + 8 * i)),
-            };
+            let r = &sec[4 * n_slices as usize + LEVEL_RECORD * j..][..LEVEL_RECORD];
+            let record = LevelRecord { first: le_u32(r, 0), count: le_u32(r, 4), longest: r[8] };
             if r[9..16].iter().any(|&b| b != 0) {
                 return Err(format!("level {j}: bytes 9..16 are not 0"));
             }
@@ -533,8 +704,8 @@ impl DocTable {
                 return Err(format!("level {j} ({record:?}) does not continue the tiling at slice {next}"));
             }
             next = record.first + record.count;
-            if record.last_step > 100 {
-                return Err(format!("level {j}: last step {} is out of 0..100", record.last_step));
+            if record.longest > 100 {
+                return Err(format!("level {j}: longest distance {} is out of 0..100", record.longest));
             }
             // One level value per record, descending.
             let value = configs[record.first as usize].level();
@@ -546,25 +717,14 @@ impl DocTable {
                     return Err(format!("level {j} (level {value}) does not come after a higher level"));
                 }
             }
-            for i in 0..4 {
-                let (from, to) = ((record.first as u64) << t, (next as u64) << t);
-                let (a, b) = if i < 2 { (from / 8, to / 8) } else { (from / 64 * 48, to / 64 * 48) };
-                let computed = xxh3_64(&self.section(i)[a as usize..b as usize]);
-                if computed != record.checksums[i] {
-                    return Err(format!(
-                        "level {j} checksum of section {i} mismatch: stored {:016x}, computed {computed:016x}",
-                        record.checksums[i]
-                    ));
-                }
-            }
             levels.push(record);
         }
         if next != n_slices {
             return Err(format!("the levels cover {next} of {n_slices} slices"));
         }
-        let max_step = levels.iter().map(|l| l.last_step).max().unwrap_or(0);
-        if self.last_step != max_step {
-            return Err(format!("header last step {}, the levels' largest is {max_step}", self.last_step));
+        let max_longest = levels.iter().map(|l| l.longest).max().unwrap_or(0);
+        if self.longest != max_longest {
+            return Err(format!("header longest distance {}, the levels' largest is {max_longest}", self.longest));
         }
         Ok(PawnLayout { t, white_pawns, black_pawns, configs, slice_of, levels })
     }
@@ -574,16 +734,169 @@ impl DocTable {
         &self.bytes[o..o + l]
     }
 
+    /// Block `i` of block section `section`, decoded: its checksum is checked first, then it
+    /// is one constant byte or one zstd frame of the documented decoded size.
+    fn block(&self, section: usize, i: usize) -> Result<&Block, String> {
+        let s = &self.block_sections[section];
+        s.decoded[i].get_or_init(|| self.decode_block(section, i)).as_ref().map_err(|e| e.clone())
+    }
+
+    fn decode_block(&self, section: usize, i: usize) -> Result<Block, String> {
+        let s = &self.block_sections[section];
+        let (range, checksum) = &s.blocks[i];
+        let stored = &self.bytes[range.clone()];
+        let at = |what: String| format!("{}.tbs: section {section} block {i}: {what}", self.signature);
+        let computed = xxh3_64(stored);
+        if computed != *checksum {
+            return Err(at(format!("checksum mismatch: stored {checksum:016x}, computed {computed:016x}")));
+        }
+        if let [v] = *stored {
+            if section != WTM_CODES && v > 3 {
+                return Err(at(format!("constant block of class {v}")));
+            }
+            return Ok(Block::Constant(v));
+        }
+        // Positions of this block; the class sections take 16 bytes per word of 64 slots
+        // (`n_slots` is a multiple of 64), the distance section one byte per slot.
+        let first = (i as u64) << s.bits;
+        let positions = (self.n_slots - first).min(1 << s.bits) as usize;
+        let expected = if section == WTM_CODES { positions } else { positions / 64 * 16 };
+        match zstd::zstd_safe::get_frame_content_size(stored) {
+            Ok(Some(size)) if size == expected as u64 => {}
+            other => return Err(at(format!("zstd frame content size {other:?}, expected {expected}"))),
+        }
+        match zstd::zstd_safe::find_frame_compressed_size(stored) {
+            Ok(n) if n == stored.len() => {}
+            other => return Err(at(format!("not one zstd frame of {} bytes ({other:?})", stored.len()))),
+        }
+        let decoded = zstd::bulk::decompress(stored, expected).map_err(|e| at(format!("zstd: {e}")))?;
+        if decoded.len() != expected {
+            return Err(at(format!("{} decoded bytes, expected {expected}", decoded.len())));
+        }
+        Ok(Block::Bytes(decoded))
+    }
+
+    /// Decodes every block of the three block sections (checking every block checksum).
+    fn check_all_blocks(&self) -> Result<(), String> {
+        for (section, s) in self.block_sections.iter().enumerate() {
+            for i in 0..s.blocks.len() {
+                self.block(section, i)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The class of `slot` for white (`wtm`) or black to move: bit `b` of the planes `L`, `H`
+    /// of the slot's word, `L + 2H`.
+    fn class(&self, wtm: bool, slot: u64) -> Result<u8, String> {
+        assert!(slot < self.n_slots, "{}: slot {slot} of {}", self.signature, self.n_slots);
+        let section = if wtm { WTM_CLASSES } else { BTM_CLASSES };
+        let bits = self.block_sections[section].bits;
+        let within = slot & ((1 << bits) - 1);
+        Ok(match self.block(section, (slot >> bits) as usize)? {
+            Block::Constant(v) => *v,
+            Block::Bytes(b) => {
+                let (w, bit) = ((within / 64) as usize, within % 64);
+                let (l, h) = (le_u64(b, 16 * w), le_u64(b, 16 * w + 8));
+                (((l >> bit) & 1) + 2 * ((h >> bit) & 1)) as u8
+            }
+        })
+    }
+
+    /// Section 1's wtm value code of `slot` (meaningful where the wtm class is 1).
+    fn dtz_code(&self, slot: u64) -> Result<u8, String> {
+        assert!(slot < self.n_slots, "{}: slot {slot} of {}", self.signature, self.n_slots);
+        let bits = self.block_sections[WTM_CODES].bits;
+        let within = slot & ((1 << bits) - 1);
+        Ok(match self.block(WTM_CODES, (slot >> bits) as usize)? {
+            Block::Constant(v) => *v,
+            Block::Bytes(b) => b[within as usize],
+        })
+    }
+
+    /// The wtm distance in plies of `slot`, whose wtm class is 1.
+    fn wtm_distance_at(&self, slot: u64) -> Result<u32, String> {
+        let code = self.dtz_code(slot)?;
+        wtm_plies(code)
+            .ok_or_else(|| format!("{}: slot {slot} of wtm class 1 has distance code {code}", self.signature))
+    }
+
+    /// The wtm distance in plies of the legal white-to-move position `men` of this run, which
+    /// must be of class 1.
+    fn wtm_distance(&self, men: &Men) -> Result<u32, String> {
+        let slot = self.slot_of(men)?;
+        match self.class(true, slot)? {
+            1 => self.wtm_distance_at(slot),
+            c => Err(format!("{} ({}): wtm class {c} where class 1 is needed", men.fen(true, 0), self.signature)),
+        }
+    }
+
+    /// "Black-to-move distances": the distance in plies of the legal black-to-move position
+    /// `men` of this run (white's men are the run's white), whose btm class is 1: 0 when
+    /// checkmated, else the largest of 2 and, over black's legal moves that are neither
+    /// captures nor pawn moves, 1 + the wtm distance of the position reached. A stalemate, or a
+    /// move into a wtm position that is not of class 1, contradicts class 1 and is an error.
+    fn btm_distance(&self, men: &Men) -> Result<u32, String> {
+        let board = men.cozy(false)?;
+        let white = board.colors(cozy_chess::Color::White);
+        let mut any_move = false;
+        let mut longest = 2;
+        let mut error = None;
+        board.generate_moves(|moves| {
+            any_move |= !moves.to.is_empty();
+            if moves.piece == cozy_chess::Piece::Pawn {
+                return false;
+            }
+            for to in moves.to & !white {
+                match self.wtm_distance(&men.moved(moves.from as u8, to as u8)) {
+                    Ok(d) => longest = longest.max(1 + d),
+                    Err(e) => {
+                        error = Some(format!("after {}{}: {e}", moves.from, to));
+                        return true;
+                    }
+                }
+            }
+            false
+        });
+        let fen = men.fen(false, 0);
+        if let Some(e) = error {
+            return Err(format!("{fen} ({}, btm class 1): {e}", self.signature));
+        }
+        if !any_move {
+            return if board.checkers().is_empty() {
+                Err(format!("{fen} ({}): stalemate of btm class 1", self.signature))
+            } else {
+                Ok(0)
+            };
+        }
+        if longest > 100 {
+            return Err(format!("{fen} ({}): btm class 1 but lost in {longest} plies", self.signature));
+        }
+        Ok(longest)
+    }
+
     /// The non-pawn pieces of each side, in piece order.
     fn pieces(&self) -> (Vec<Kind>, Vec<Kind>) {
         let f = |v: &[Kind]| v.iter().copied().filter(|&k| k != Kind::P).collect::<Vec<_>>();
         (f(&self.white), f(&self.black))
     }
 
-    /// Version 1, steps 1-6: the slot of the position with white king `wk`, black king `bk`
-    /// and the pieces' squares `white`/`black` in piece order (Q R B N within each side).
+    /// The slot of `men` (a position of this run, white's men the run's white); identical men
+    /// may come in either order.
+    fn slot_of(&self, men: &Men) -> Result<u64, String> {
+        let (w, b) = men.ordered();
+        if self.pawns.is_none() {
+            return Ok(self.slot(men.wk, men.bk, &w, &b));
+        }
+        let (wp, bp) = men.pawns();
+        self.pawn_slot(men.wk, men.bk, &w, &b, &wp, &bp)
+            .ok_or_else(|| format!("{}: no slice holds white pawns {wp:?}, black pawns {bp:?}", self.signature))
+    }
+
+    /// Without pawns, steps 1-6: the slot of the position with white king `wk`, black king
+    /// `bk` and the pieces' squares `white`/`black` in piece order (Q R B N within each side).
     fn slot(&self, wk: u8, bk: u8, white: &[u8], black: &[u8]) -> u64 {
-        assert_eq!(self.version, 1, "{}", self.signature);
+        assert!(self.pawns.is_none(), "{}", self.signature);
         assert_eq!((white.len(), black.len()), (self.white.len(), self.black.len()), "{}", self.signature);
         // 1. Canonical orientation (applied to every man below).
         let s = Orientation::of_black_king(bk);
@@ -611,11 +924,11 @@ impl DocTable {
         self.ranks[prefix as usize] * (1u64 << low_bits) + (index & ((1u64 << low_bits) - 1))
     }
 
-    /// Version 2, step 1: the slice of the pawn configuration (`wp`, `bp`) and whether the
+    /// With pawns, step 1: the slice of the pawn configuration (`wp`, `bp`) and whether the
     /// position must be mirrored to reach it; `None` if no slice holds it (a pawn on rank 1
     /// or 8, or white and black pawns on one square).
     fn find_slice(&self, wp: &[u8], bp: &[u8]) -> Option<(u32, bool)> {
-        let layout = self.pawns.as_ref().expect("version 2");
+        let layout = self.pawns.as_ref().expect("a run with pawns");
         let config = PawnConfig::new(wp, bp);
         let image = config.mirror();
         let mirror = config.file_pattern() > image.file_pattern();
@@ -623,10 +936,10 @@ impl DocTable {
         layout.slice_of.get(&config.key()).map(|&s| (s, mirror))
     }
 
-    /// Version 2, steps 2-4: the slot in slice `s` of the other men (`mirror`: mirror every
+    /// With pawns, steps 2-4: the slot in slice `s` of the other men (`mirror`: mirror every
     /// man first), the pieces `white`/`black` in piece order.
     fn slot_in_slice(&self, s: u32, mirror: bool, wk: u8, bk: u8, white: &[u8], black: &[u8]) -> u64 {
-        let layout = self.pawns.as_ref().expect("version 2");
+        let layout = self.pawns.as_ref().expect("a run with pawns");
         let n = white.len() + black.len();
         let t = 6 * (n as u32 + 1) + 6;
         assert_eq!(t, layout.t, "{}", self.signature);
@@ -648,52 +961,35 @@ impl DocTable {
         ((s as u64) << t) + index
     }
 
-    /// Version 2: the slot of a position with pawns (`None` if no slice holds its pawns).
+    /// With pawns: the slot of a position (`None` if no slice holds its pawns).
     fn pawn_slot(&self, wk: u8, bk: u8, white: &[u8], black: &[u8], wp: &[u8], bp: &[u8]) -> Option<u64> {
         let (s, mirror) = self.find_slice(wp, bp)?;
         Some(self.slot_in_slice(s, mirror, wk, bk, white, black))
     }
 
-    /// The bitbase bit of `slot`: `t99` (wtm) or `t100` (btm).
-    fn bitbase_bit(&self, wtm: bool, slot: u64) -> bool {
-        assert!(slot < self.n_slots);
-        let word = le_u64(self.section(if wtm { 0 } else { 1 }), 8 * (slot / 64) as usize);
-        (word >> (slot % 64)) & 1 == 1
-    }
-
-    /// The 6-bit value code of `slot`, from the six bit planes of its word.
-    fn value_code(&self, wtm: bool, slot: u64) -> u8 {
-        assert!(slot < self.n_slots);
-        let sec = self.section(if wtm { 2 } else { 3 });
-        let (w, b) = ((slot / 64) as usize, slot % 64);
-        (0..6).map(|j| (((le_u64(sec, 48 * w + 8 * j) >> b) & 1) as u8) << j).sum()
-    }
-
-    /// The largest stored distance (plies) of slots `from..to`, both sides to move.
-    fn longest_distance(&self, from: u64, to: u64) -> u8 {
-        let mut longest = 0;
-        for w in from / 64..to.div_ceil(64) {
-            for (wtm, sec) in [(true, self.section(2)), (false, self.section(3))] {
-                let planes: Vec<u64> = (0..6).map(|j| le_u64(sec, 48 * w as usize + 8 * j)).collect();
-                for b in 0..64 {
-                    let c: u8 = (0..6).map(|j| (((planes[j] >> b) & 1) as u8) << j).sum();
-                    let d = match (wtm, c) {
-                        (true, 1..=50) => 2 * c - 1,
-                        (true, 53) => 100,
-                        (false, 1..=51) => 2 * (c - 1),
-                        _ => 0,
-                    };
-                    longest = longest.max(d);
-                }
-            }
+    /// Section 3's rule: is the legal btm position `men` (of `slot`) counted, i.e. are its
+    /// identical men in increasing square order and, when the board has a symmetry that keeps
+    /// it stored (the black king on the a1-h8 diagonal without pawns, a slice whose file
+    /// pattern is its own mirror image with pawns), is the slot of the image (identical men in
+    /// increasing order) not smaller than its own?
+    fn counted(&self, men: &Men, slot: u64) -> Result<bool, String> {
+        let increasing = |v: &[(Kind, u8)]| v.windows(2).all(|p| p[0].0 != p[1].0 || p[0].1 < p[1].1);
+        if !increasing(&men.white) || !increasing(&men.black) {
+            return Ok(false);
         }
-        longest
+        let image = match &self.pawns {
+            None if men.bk % 8 == men.bk / 8 => men.transposed(),
+            Some(l) if l.configs[(slot >> l.t) as usize].symmetric() => men.mirrored(),
+            _ => return Ok(true),
+        };
+        Ok(self.slot_of(&image.canonical())? >= slot)
+    }
+
+    /// The scan of every position of this table (made once).
+    fn scan(&self) -> &Scan {
+        self.scan.get_or_init(|| scan(self)).as_ref().unwrap_or_else(|e| panic!("{}: scan: {e}", self.signature))
     }
 }
-
-// =======================================================================================
-// Positions, attacks, and the document's probing summary
-// =======================================================================================
 
 /// The men of a position: kings, and the other men (pieces and pawns) by colour.
 #[derive(Clone, Debug)]
@@ -749,14 +1045,60 @@ impl Men {
     }
 
     /// Squares of each side's pieces (no pawns) in piece order (Q R B N; identical pieces in
-    /// any order).
+    /// the order given: either is stored).
     fn ordered(&self) -> (Vec<u8>, Vec<u8>) {
         let sorted = |v: &[(Kind, u8)]| {
             let mut v: Vec<(Kind, u8)> = v.iter().copied().filter(|&(k, _)| k != Kind::P).collect();
-            v.sort();
+            v.sort_by_key(|&(k, _)| k);
             v.into_iter().map(|(_, s)| s).collect::<Vec<u8>>()
         };
         (sorted(&self.white), sorted(&self.black))
+    }
+
+    /// The same position with each side's men in piece order and identical men in
+    /// increasing square order.
+    fn canonical(&self) -> Men {
+        let mut m = self.clone();
+        m.white.sort();
+        m.black.sort();
+        m
+    }
+
+    /// Board transposed: every square's file and rank exchanged (a symmetry without pawns).
+    fn transposed(&self) -> Men {
+        let t = |s: u8| (s % 8) * 8 + s / 8;
+        let f = |v: &[(Kind, u8)]| v.iter().map(|&(k, s)| (k, t(s))).collect::<Vec<_>>();
+        Men { wk: t(self.wk), bk: t(self.bk), white: f(&self.white), black: f(&self.black) }
+    }
+
+    /// The position after the man on `from` goes to the empty square `to`.
+    fn moved(&self, from: u8, to: u8) -> Men {
+        let mut m = self.clone();
+        if m.wk == from {
+            m.wk = to;
+        } else if m.bk == from {
+            m.bk = to;
+        } else {
+            for man in m.white.iter_mut().chain(m.black.iter_mut()).filter(|man| man.1 == from) {
+                man.1 = to;
+            }
+        }
+        m
+    }
+
+    /// The position as a cozy-chess board (no castling, no en passant).
+    fn cozy(&self, white_to_move: bool) -> Result<Board, String> {
+        use cozy_chess::{Color, Piece};
+        let mut b = BoardBuilder::empty();
+        b.board[self.wk as usize] = Some((Piece::King, Color::White));
+        b.board[self.bk as usize] = Some((Piece::King, Color::Black));
+        for (men, color) in [(&self.white, Color::White), (&self.black, Color::Black)] {
+            for &(k, s) in men {
+                b.board[s as usize] = Some((k.cozy(), color));
+            }
+        }
+        b.side_to_move = if white_to_move { Color::White } else { Color::Black };
+        b.build().map_err(|e| format!("cozy-chess rejects {}: {e:?}", self.fen(white_to_move, 0)))
     }
 
     /// Squares of each side's pawns.
@@ -908,6 +1250,22 @@ fn parse_fen(fen: &str) -> Result<FenPos, String> {
     Ok(FenPos { men: Men { wk, bk, white, black }, white_to_move, halfmove })
 }
 
+/// The result of a probe for the side to move: WDL and signed distance under the 50-move rule
+/// (given the position's clock), and the five-valued category with a fresh counter.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Answer {
+    wdl: i32,
+    dtz: i32,
+    /// "win", "cursed-win", "draw", "blessed-loss", "loss", or "unknown".
+    category: &'static str,
+}
+
+impl Answer {
+    const fn new(wdl: i32, dtz: i32, category: &'static str) -> Answer {
+        Answer { wdl, dtz, category }
+    }
+}
+
 /// All tables of a folder, read with the document's reader.
 struct DocTables {
     tables: HashMap<String, DocTable>,
@@ -916,8 +1274,9 @@ struct DocTables {
 impl DocTables {
     fn open(dir: &Path) -> DocTables {
         let mut tables = HashMap::new();
-        for entry in std::fs::read_dir(dir).unwrap() {
-            let path = entry.unwrap().path();
+        let entries = std::fs::read_dir(dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
+        for entry in entries {
+            let path = entry.unwrap_or_else(|e| panic!("{}: {e}", dir.display())).path();
             if path.extension().is_some_and(|e| e == "tbs") {
                 let t = DocTable::open(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
                 tables.insert(t.signature.clone(), t);
@@ -930,29 +1289,8 @@ impl DocTables {
         self.tables.get(run).ok_or_else(|| format!("no table {run}.tbs"))
     }
 
-    /// The slot of `men` in its run `W v B` (version 1 or 2).
-    fn slot(&self, men: &Men) -> Result<(&DocTable, u64), String> {
-        let table = self.table(&men.run())?;
-        let (w, b) = men.ordered();
-        let slot = if table.version == 1 {
-            table.slot(men.wk, men.bk, &w, &b)
-        } else {
-            let (wp, bp) = men.pawns();
-            table
-                .pawn_slot(men.wk, men.bk, &w, &b, &wp, &bp)
-                .ok_or_else(|| format!("{}: no slice holds white pawns {wp:?}, black pawns {bp:?}", table.signature))?
-        };
-        Ok((table, slot))
-    }
-
-    /// The value code of white-to-move (`wtm`) or black-to-move `men` in its run `W v B`.
-    fn code(&self, men: &Men, wtm: bool) -> Result<u8, String> {
-        let (table, slot) = self.slot(men)?;
-        Ok(table.value_code(wtm, slot))
-    }
-
-    /// The document's "Probing a position": (wdl, signed distance) for the side to move.
-    fn probe(&self, fen: &str) -> Result<(i32, i32), String> {
+    /// Part I, "Probing a position (version 3)".
+    fn probe(&self, fen: &str) -> Result<Answer, String> {
         let pos = parse_fen(fen)?;
         let men = &pos.men;
         let illegal = if pos.white_to_move { men.illegal_wtm() } else { men.illegal_btm() };
@@ -961,51 +1299,172 @@ impl DocTables {
         }
         // 1. No legal move: checkmate or stalemate.
         let board = Board::from_fen(fen, false).map_err(|e| format!("{fen}: cozy-chess: {e:?}"))?;
-        let has_move = board.generate_moves(|_| true);
-        if !has_move {
-            return Ok(if board.checkers().is_empty() { (0, 0) } else { (-1, 0) });
+        if !board.generate_moves(|_| true) {
+            return Ok(if board.checkers().is_empty() {
+                Answer::new(0, 0, "draw")
+            } else {
+                Answer::new(-1, 0, "loss")
+            });
         }
-        // 2. White to move.
+        // 2. White to move (otherwise flip the board and swap colours).
         let men = if pos.white_to_move { men.clone() } else { men.flipped() };
         let budget = 100 - pos.halfmove as i32;
-        // 3. Wins of the side to move: the wtm value in `W v B` (if `W` is more than a bare
-        // king: a piece or a pawn).
+        // Every run read has header bit 0 (all cursed positions marked): a draw is a draw.
+        let mut complete = true;
+        let mut cursed = None;
+        // 3. The wtm class in `W v B`, if `W` has a man besides its king.
         if !men.white.is_empty() {
-            match self.code(&men, true)? {
-                0 => {}
-                c @ 1..=50 => {
-                    let d = 2 * c as i32 - 1;
-                    if d <= budget {
-                        return Ok((1, d));
-                    }
+            let t = self.table(&men.run())?;
+            complete &= t.flags & 1 != 0;
+            let slot = t.slot_of(&men)?;
+            match t.class(true, slot)? {
+                1 => {
+                    let d = t.wtm_distance_at(slot)? as i32;
+                    let (wdl, dtz) = if d <= budget { (1, d) } else { (0, 0) };
+                    return Ok(Answer::new(wdl, dtz, "win"));
                 }
-                // Won in exactly 100 plies: a win with a fresh counter.
-                53 if budget >= 100 => return Ok((1, 100)),
-                53 => {}
-                // Won only without the 50-move rule (52), or in 100 or 101 plies (51, older
-                // tables): not a win within `budget <= 100` plies unless the edge is resolved,
-                // which this reader leaves to the category (a draw here, as the library's WDL).
-                51 | 52 => {}
-                c => return Err(format!("{fen}: wtm code {c} for a legal position")),
+                2 => cursed = Some("cursed-win"),
+                3 => cursed = Some(if t.flags & 2 != 0 { "cursed-win" } else { "unknown" }),
+                _ => {}
             }
         }
-        // 4. Losses: flip, and read the btm value in `B v W`.
+        // 4. The btm class of the flipped position in `B v W`, if `B` has a man besides its king.
         if !men.black.is_empty() {
-            match self.code(&men.flipped(), false)? {
+            let flipped = men.flipped();
+            let t = self.table(&flipped.run())?;
+            complete &= t.flags & 1 != 0;
+            let slot = t.slot_of(&flipped)?;
+            let class = t.class(false, slot)?;
+            if class != 0 && cursed.is_some() {
+                return Err(format!(
+                    "{fen}: a cursed win ({cursed:?}) that {} also marks lost (class {class})",
+                    t.signature
+                ));
+            }
+            match class {
                 0 => {}
-                c @ 1..=51 => {
-                    let d = 2 * (c as i32 - 1);
-                    if d <= budget {
-                        return Ok((-1, -d));
-                    }
+                1 => {
+                    let d = t.btm_distance(&flipped)? as i32;
+                    let (wdl, dtz) = if d <= budget { (-1, -d) } else { (0, 0) };
+                    return Ok(Answer::new(wdl, dtz, "loss"));
                 }
-                52 => {}
-                c => return Err(format!("{fen}: btm code {c} for a legal position")),
+                2 => return Ok(Answer::new(0, 0, "blessed-loss")),
+                c => return Err(format!("{fen}: btm class {c} in {}", t.signature)),
             }
         }
-        // 5. Draw.
-        Ok((0, 0))
+        // 5. A draw (unknown if a run read lacks header bit 0).
+        Ok(Answer::new(0, 0, cursed.unwrap_or(if complete { "draw" } else { "unknown" })))
     }
+}
+
+// =======================================================================================
+// Full scans: every position of a table, by the document's rules
+// =======================================================================================
+
+/// Calls `f` on the position of every slot of `t` (of every `slice_step`-th slice with
+/// pawns), white's men being the run's white: without pawns the black king on each triangle
+/// square (where step 1 changes nothing) and the other men on every square, with pawns each
+/// slice's pawns and the other men on every square. Stops at the first error.
+fn for_each_position(
+    t: &DocTable,
+    slice_step: usize,
+    mut f: impl FnMut(&Men) -> Result<(), String>,
+) -> Result<(), String> {
+    let (wp, bp) = t.pieces();
+    let mut men =
+        Men { wk: 0, bk: 0, white: wp.iter().map(|&k| (k, 0)).collect(), black: bp.iter().map(|&k| (k, 0)).collect() };
+    // The pieces' squares from `n`, 6 bits each from bit `6 * first` (pieces come first in
+    // `men.white` and `men.black`, pawns after them).
+    let place = |men: &mut Men, n: u64, first: usize| {
+        let pieces = men.white.iter_mut().take(wp.len()).chain(men.black.iter_mut().take(bp.len()));
+        for (i, man) in pieces.enumerate() {
+            man.1 = ((n >> (6 * (first + i))) & 63) as u8;
+        }
+    };
+    match &t.pawns {
+        None => {
+            for bk in TRIANGLE {
+                men.bk = bk;
+                for n in 0..64u64.pow(1 + (wp.len() + bp.len()) as u32) {
+                    men.wk = (n & 63) as u8;
+                    place(&mut men, n, 1);
+                    f(&men)?;
+                }
+            }
+        }
+        Some(l) => {
+            for config in l.configs.iter().step_by(slice_step) {
+                men.white.truncate(wp.len());
+                men.white.extend(config.white.iter().map(|&q| (Kind::P, q)));
+                men.black.truncate(bp.len());
+                men.black.extend(config.black.iter().map(|&q| (Kind::P, q)));
+                for n in 0..1u64 << l.t {
+                    (men.wk, men.bk) = ((n & 63) as u8, ((n >> 6) & 63) as u8);
+                    place(&mut men, n, 2);
+                    f(&men)?;
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// What a scan of every position of a table finds.
+#[derive(Debug)]
+struct Scan {
+    /// Section 3 recomputed: counted legal btm positions of class 1 by distance (the one-ply
+    /// rule), and the smallest counted slot of the longest.
+    summary: Summary,
+    /// The longest wtm distance of a legal wtm position of class 1 (plies).
+    longest_wtm: u32,
+    /// The longest btm distance of a counted legal btm position of class 1 (plies).
+    longest_btm: u32,
+    /// Legal positions of each class, wtm then btm.
+    classes: [[u64; 4]; 2],
+    /// With pawns: the longest distance of each level, either side to move.
+    level_longest: Vec<u32>,
+}
+
+fn scan(t: &DocTable) -> Result<Scan, String> {
+    let mut counts = vec![0u64; SUMMARY_DISTANCES];
+    let mut first = vec![u64::MAX; SUMMARY_DISTANCES];
+    let mut classes = [[0u64; 4]; 2];
+    let (mut longest_wtm, mut longest_btm) = (0, 0);
+    let level_of_slice: Vec<usize> = t.pawns.as_ref().map_or(Vec::new(), |l| {
+        l.levels.iter().enumerate().flat_map(|(j, r)| std::iter::repeat_n(j, r.count as usize)).collect()
+    });
+    let mut level_longest = vec![0; t.pawns.as_ref().map_or(0, |l| l.levels.len())];
+    for_each_position(t, 1, |men| {
+        let slot = t.slot_of(men)?;
+        let level = t.pawns.as_ref().map(|l| level_of_slice[(slot >> l.t) as usize]);
+        let mut longest = 0;
+        if !men.illegal_wtm() {
+            let class = t.class(true, slot)?;
+            classes[0][class as usize] += 1;
+            if class == 1 {
+                longest = t.wtm_distance_at(slot)?;
+                longest_wtm = longest_wtm.max(longest);
+            }
+        }
+        if !men.illegal_btm() {
+            let class = t.class(false, slot)?;
+            classes[1][class as usize] += 1;
+            // Every stored position is the image of a counted one, with the same values.
+            if class == 1 && t.counted(men, slot)? {
+                let d = t.btm_distance(men)?;
+                counts[d as usize] += 1;
+                first[d as usize] = first[d as usize].min(slot);
+                longest_btm = longest_btm.max(d);
+                longest = longest.max(d);
+            }
+        }
+        if let Some(j) = level {
+            level_longest[j] = level_longest[j].max(longest);
+        }
+        Ok(())
+    })?;
+    let first_longest = counts.iter().rposition(|&c| c > 0).map_or(u64::MAX, |d| first[d]);
+    Ok(Scan { summary: Summary { counts, first_longest }, longest_wtm, longest_btm, classes, level_longest })
 }
 
 // =======================================================================================
@@ -1033,15 +1492,47 @@ fn doc_tables() -> &'static DocTables {
     TABLES.get_or_init(|| DocTables::open(tables_dir()))
 }
 
+/// The library's view of `tables_dir()`.
+fn library_tables() -> &'static tbstream::Tablebase {
+    static TB: OnceLock<tbstream::Tablebase> = OnceLock::new();
+    TB.get_or_init(|| tbstream::Tablebase::open(tables_dir()).unwrap_or_else(|e| panic!("library: {e}")))
+}
+
+/// The library's table of `run` in `tb`.
+fn library_run(tb: &tbstream::Tablebase, run: &str) -> std::sync::Arc<tbstream::Run> {
+    let m = tbstream::Material::parse(run).unwrap_or_else(|e| panic!("{run}: {e}"));
+    tb.run(&m).unwrap_or_else(|e| panic!("library: {run}: {e}"))
+}
+
+/// The library's `Position` of `men` (white's men the run's white), through
+/// `Position::from_men`, which checks legality like a FEN.
+fn library_position(men: &Men, white_to_move: bool) -> Result<tbstream::Position, tbstream::FenError> {
+    use tbstream::{Color, Piece, Role};
+    let role = |k: Kind| match k {
+        Kind::Q => Role::Queen,
+        Kind::R => Role::Rook,
+        Kind::B => Role::Bishop,
+        Kind::N => Role::Knight,
+        Kind::P => Role::Pawn,
+    };
+    let mut all = vec![
+        (men.wk, Piece { color: Color::White, role: Role::King }),
+        (men.bk, Piece { color: Color::Black, role: Role::King }),
+    ];
+    all.extend(men.white.iter().map(|&(k, s)| (s, Piece { color: Color::White, role: role(k) })));
+    all.extend(men.black.iter().map(|&(k, s)| (s, Piece { color: Color::Black, role: role(k) })));
+    tbstream::Position::from_men(&all, if white_to_move { Color::White } else { Color::Black })
+}
+
 fn table_path(run: &str) -> PathBuf {
     tables_dir().join(format!("{run}.tbs"))
 }
 
-/// `tbstream probe` over stdin: (wdl, dtz) per FEN, in order.
-fn library_probe(fens: &[String]) -> Vec<(i32, i32)> {
+/// `tbstream probe --tables dir` over stdin: the exit status, stdout and stderr.
+fn run_probe(dir: &Path, fens: &[String]) -> (bool, String, String) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_tbstream"))
         .args(["probe", "--tables"])
-        .arg(tables_dir())
+        .arg(dir)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -1049,14 +1540,26 @@ fn library_probe(fens: &[String]) -> Vec<(i32, i32)> {
         .expect("starting tbstream probe");
     let mut pipe = child.stdin.take().unwrap();
     let input: String = fens.iter().map(|f| format!("{f}\n")).collect();
-    let writer = std::thread::spawn(move || pipe.write_all(input.as_bytes()).unwrap());
-    let out = child.wait_with_output().unwrap();
+    // A probe that stops early closes its stdin: a failed write is then no error of ours.
+    let writer = std::thread::spawn(move || {
+        let _ = pipe.write_all(input.as_bytes());
+    });
+    let out = child.wait_with_output().expect("waiting for tbstream probe");
     writer.join().unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "tbstream probe failed:\n{stderr}");
-    let stdout = String::from_utf8(out.stdout).unwrap();
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// `tbstream probe` over stdin on the pawnless tables: one answer per FEN, in order.
+fn library_probe(fens: &[String]) -> Vec<Answer> {
+    let (ok, stdout, stderr) = run_probe(tables_dir(), fens);
+    assert!(ok, "tbstream probe failed:\n{stderr}");
     let lines: Vec<&str> = stdout.lines().collect();
     assert_eq!(lines.len(), fens.len(), "probe answered {} of {} lines; stderr:\n{stderr}", lines.len(), fens.len());
+    let names = ["win", "cursed-win", "draw", "blessed-loss", "loss", "unknown"];
     lines
         .iter()
         .zip(fens)
@@ -1064,22 +1567,22 @@ fn library_probe(fens: &[String]) -> Vec<(i32, i32)> {
             let f: Vec<&str> = line.split('\t').collect();
             // FEN, WDL, DTZ, best move, and the category with a fresh counter.
             assert_eq!(f.len(), 5, "probe line {line:?}");
-            let names = ["win", "cursed-win", "draw", "blessed-loss", "loss"];
-            assert!(names.contains(&f[4]), "probe line {line:?}");
             assert_eq!(f[0], fen, "probe lines out of order");
-            (f[1].parse().unwrap(), f[2].parse().unwrap())
+            let category = names.iter().find(|&&n| n == f[4]).unwrap_or_else(|| panic!("probe line {line:?}"));
+            let number = |s: &str| s.parse().unwrap_or_else(|e| panic!("probe line {line:?}: {e}"));
+            Answer::new(number(f[1]), number(f[2]), category)
         })
         .collect()
 }
 
 /// Compares the reader's probes of `fens` with the library's answers `theirs`; returns the
 /// count of each wdl.
-fn compare(ours: &DocTables, fens: &[String], theirs: &[(i32, i32)]) -> [usize; 3] {
+fn compare(ours: &DocTables, fens: &[String], theirs: &[Answer]) -> [usize; 3] {
     let mut mismatches = Vec::new();
     let mut counts = [0usize; 3];
     for (fen, &lib) in fens.iter().zip(theirs) {
         let mine = ours.probe(fen).unwrap_or_else(|e| panic!("reader: {e}"));
-        counts[(mine.0 + 1) as usize] += 1;
+        counts[(mine.wdl + 1) as usize] += 1;
         if mine != lib {
             mismatches.push(format!("{fen}: reader {mine:?}, library {lib:?}"));
         }
@@ -1111,14 +1614,22 @@ fn pawn_dir() -> &'static Path {
     common::pawn_tables()
 }
 
-/// The library's `Tablebase::probe` of each FEN over the tables with pawns.
-fn library_pawn_probe(fens: &[String]) -> Vec<(i32, i32)> {
-    let tb = tbstream::Tablebase::open(pawn_dir()).unwrap();
+/// The library's view of `pawn_dir()`.
+fn library_pawn_tables() -> &'static tbstream::Tablebase {
+    static TB: OnceLock<tbstream::Tablebase> = OnceLock::new();
+    TB.get_or_init(|| tbstream::Tablebase::open(pawn_dir()).unwrap_or_else(|e| panic!("library: {e}")))
+}
+
+/// The library's `Tablebase::probe` and `Tablebase::category` of each FEN over the tables
+/// with pawns.
+fn library_pawn_probe(fens: &[String]) -> Vec<Answer> {
+    let tb = library_pawn_tables();
     fens.iter()
         .map(|fen| {
             let pos = tbstream::Position::from_fen(fen).unwrap_or_else(|e| panic!("library rejects {fen}: {e}"));
             let p = tb.probe(&pos).unwrap_or_else(|e| panic!("library probe of {fen}: {e}"));
-            (p.wdl as i32, p.dtz)
+            let c = tb.category(&pos).unwrap_or_else(|e| panic!("library category of {fen}: {e}"));
+            Answer::new(p.wdl as i32, p.dtz, c.map_or("unknown", |c| c.name()))
         })
         .collect()
 }
@@ -1149,7 +1660,7 @@ impl Rng {
 /// side to move; pawns on ranks 2 to 7, no en-passant square; a third of them with a random
 /// half-move clock).
 fn random_legal_fens(sig: &str, count: usize, seed: u64) -> Vec<String> {
-    let (w, b) = parse_run(sig).unwrap();
+    let (w, b) = parse_run(sig).unwrap_or_else(|e| panic!("{e}"));
     let mut rng = Rng(seed);
     let mut fens = Vec::with_capacity(count);
     while fens.len() < count {
@@ -1194,10 +1705,77 @@ fn symmetry(i: u8, sq: u8) -> u8 {
     r * 8 + f
 }
 
+/// The stored values of the legal position `men` at `slot`: the class and, where the wtm class
+/// is 1, the wtm distance code.
+fn values(t: &DocTable, wtm: bool, slot: u64) -> Result<(u8, Option<u8>), String> {
+    let class = t.class(wtm, slot)?;
+    Ok((class, if wtm && class == 1 { Some(t.dtz_code(slot)?) } else { None }))
+}
+
+/// Every slot the document allows for `men` without pawns: identical men in either order
+/// (every group of identical men reversed; complete for pairs), and the transposed position
+/// when the black king stands on the a1-h8 diagonal.
+fn equivalent_slots(t: &DocTable, men: &Men) -> Result<Vec<u64>, String> {
+    let reversed = |m: &Men| {
+        let rev = |v: &[(Kind, u8)]| {
+            let mut v = v.to_vec();
+            v.sort_by_key(|&(k, _)| k);
+            for group in v.chunk_by_mut(|a, b| a.0 == b.0) {
+                group.reverse();
+            }
+            v
+        };
+        Men { wk: m.wk, bk: m.bk, white: rev(&m.white), black: rev(&m.black) }
+    };
+    let mut images = vec![men.clone()];
+    if men.bk % 8 == men.bk / 8 {
+        images.push(men.transposed());
+    }
+    let mut slots = Vec::new();
+    for image in images {
+        slots.push(t.slot_of(&image)?);
+        slots.push(t.slot_of(&reversed(&image))?);
+    }
+    Ok(slots)
+}
+
+/// Recomputes the checksums of the five sections (the indexes of the block sections, the
+/// whole of sections 3 and 4) and of the header, so that damage is left to the other checks.
+fn repair_checksums(bytes: &mut [u8]) {
+    let n_slots = le_u64(bytes, 32);
+    let bits = [bytes[161], bytes[162], bytes[161]];
+    for i in 0..5 {
+        let e = 40 + 24 * i;
+        let (o, l) = (le_u64(bytes, e) as usize, le_u64(bytes, e + 8) as usize);
+        let covered = match bits.get(i) {
+            Some(&b) => INDEX_ENTRY * n_slots.div_ceil(1u64.checked_shl(b as u32).unwrap_or(u64::MAX)) as usize,
+            None => l,
+        };
+        if o.checked_add(covered).is_some_and(|end| end <= bytes.len()) {
+            let c = xxh3_64(&bytes[o..o + covered]);
+            bytes[e + 16..e + 24].copy_from_slice(&c.to_le_bytes());
+        }
+    }
+    let c = xxh3_64(&bytes[..248]);
+    bytes[248..256].copy_from_slice(&c.to_le_bytes());
+}
+
+/// Copies every table of `from` into a new temporary folder.
+fn copy_tables(from: &Path) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("a temporary folder");
+    for entry in std::fs::read_dir(from).unwrap_or_else(|e| panic!("{}: {e}", from.display())) {
+        let path = entry.unwrap_or_else(|e| panic!("{}: {e}", from.display())).path();
+        if path.extension().is_some_and(|e| e == "tbs") {
+            let to = dir.path().join(path.file_name().unwrap());
+            std::fs::copy(&path, &to).unwrap_or_else(|e| panic!("{} -> {}: {e}", path.display(), to.display()));
+        }
+    }
+    dir
+}
+
 // =======================================================================================
 // Tests
 // =======================================================================================
-
 /// The diagram above is the document's, and it is a bijection of the squares onto 00..77.
 #[test]
 fn diagram_is_the_documents_and_a_bijection() {
@@ -1225,114 +1803,210 @@ fn diagram_is_the_documents_and_a_bijection() {
     assert_eq!(prefix_rank(128), 80);
 }
 
-/// Every header field the document describes, for every table `gen` wrote.
+/// Every header field and section the document describes, for every table `gen` wrote: the
+/// block sizes, the number of blocks, the placement of the sections, the flags of tables built
+/// now, every block decoded (its checksum checked), no class 3, and the longest distance
+/// (byte 14) equal to the longest of a scan of every legal position (wtm distances from
+/// section 1, btm ones by the one-ply rule).
 #[test]
 fn headers_and_sections_are_valid() {
     let tables = doc_tables();
     let mut names: Vec<&String> = tables.tables.keys().collect();
     names.sort();
     assert_eq!(names, ["KNvK", "KNvKR", "KQvK", "KQvKR", "KRRvK", "KRvK", "KRvKN", "KRvKQ"]);
-    for t in tables.tables.values() {
-        assert_eq!(t.men as usize, 2 + t.white.len() + t.black.len());
-        // "Last step k of the chains that added positions": the greatest stored distance.
-        let mut longest = 0;
-        for slot in 0..t.n_slots {
-            longest = longest.max(match t.value_code(true, slot) {
-                c @ 1..=50 => 2 * c - 1,
-                53 => 100,
-                _ => 0,
-            });
-            longest = longest.max(match t.value_code(false, slot) {
-                c @ 1..=51 => 2 * (c - 1),
-                _ => 0,
-            });
+    for name in names {
+        let t = tables.table(name).unwrap();
+        assert!(t.pawns.is_none(), "{name}");
+        assert_eq!(t.bytes[12], 1, "{name}: layout");
+        assert_eq!(t.men as usize, 2 + t.white.len() + t.black.len(), "{name}");
+        assert_eq!(t.n_slots, 10 * 64u64.pow(t.men as u32 - 1), "{name}");
+        assert_eq!((t.bytes[160], t.bytes[161], t.bytes[162]), (1, 18, 16), "{name}: codec, W, D");
+        for s in &t.block_sections {
+            assert_eq!(s.blocks.len() as u64, t.n_slots.div_ceil(1 << s.bits), "{name}: blocks");
         }
-        assert_eq!(t.last_step, longest, "{}: last step", t.signature);
-        let w = t.n_slots / 64;
-        assert_eq!(t.sections.iter().map(|s| s.1 as u64).collect::<Vec<_>>(), [8 * w, 8 * w, 48 * w, 48 * w]);
-        assert_eq!(t.sections[0].0, 4096);
+        assert_eq!(t.sections[0].0, HEADER_LEN, "{name}");
+        assert_eq!((t.sections[3].1, t.sections[4].1), (SUMMARY_LEN, 0), "{name}");
+        assert_eq!(t.sections[4].0, t.bytes.len(), "{name}: an empty section 4 ends the file");
+        // Tables built now: every cursed position marked (bit 0), no class 3 (bit 1).
+        assert_eq!(t.flags, 3, "{name}: flags");
+        t.check_all_blocks().unwrap_or_else(|e| panic!("{e}"));
+        let scan = t.scan();
+        assert_eq!(t.longest as u32, scan.longest_wtm.max(scan.longest_btm), "{name}: longest distance");
+        assert_eq!((scan.classes[0][3], scan.classes[1][3]), (0, 0), "{name}: legal positions of class 3");
+        for side in 0..2 {
+            if scan.classes[side][2] > 0 {
+                assert!(t.cursed_steps[side] > 100, "{name}: cursed positions but no step beyond 100");
+            }
+        }
+        // Every legal position has a class; white wins somewhere in every run with a file but
+        // KNvK and KNvKR.
+        assert!(scan.classes[0].iter().sum::<u64>() > 0 && scan.classes[1].iter().sum::<u64>() > 0, "{name}");
+        if !name.starts_with("KN") {
+            assert!(scan.classes[0][1] > 0 && scan.classes[1][1] > 0, "{name}: no win");
+        }
     }
 }
 
-/// The slot map sends the positions with the black king in the triangle (any squares for
-/// the others) one-to-one onto `0..n_slots`; a stored code is 63 exactly for broken or illegal
-/// positions; the bitbases agree with the codes; diagonal black-king positions and their
-/// transposes, and swapped identical pieces, hold equal values. Exhaustive for KQvK, KRvKN,
-/// KQvKR and KRRvK.
+/// Section 3 holds what the document says: the number of legal black-to-move positions lost
+/// in each distance (by the one-ply rule over section 1), each counted once up to the board's
+/// symmetries, and the smallest counted slot among the longest losses; recomputed from every
+/// position of every table `gen` wrote.
 #[test]
-fn slots_are_a_bijection_and_illegal_codes_match() {
+fn summaries_match_the_btm_distances() {
+    let tables = doc_tables();
+    for t in tables.tables.values() {
+        assert_eq!(t.summary, t.scan().summary, "{}: summary", t.signature);
+    }
+    // KQvK: mates, and losses up to the longest; KNvK: nothing is lost.
+    let kqvk = &tables.table("KQvK").unwrap().summary;
+    assert!(kqvk.counts[0] > 0 && kqvk.counts[2] > 0 && kqvk.first_longest < 40960, "{kqvk:?}");
+    assert_eq!(tables.table("KNvK").unwrap().summary.first_longest, u64::MAX);
+}
+
+/// The slot map sends the positions with the black king in the triangle (any squares for the
+/// others) one-to-one onto `0..n_slots`; the positions the library refuses as illegal
+/// (`Position::from_men`) are exactly those the document calls illegal (the side not to move
+/// in check; two men on a square are left out: the library cannot even place them); the
+/// library's slot of each legal position is one the document allows (identical men in either
+/// order, the transpose when the black king is on the diagonal), and those alternatives hold
+/// equal values. Exhaustive for KQvK, KRvKN, KQvKR and KRRvK.
+#[test]
+fn slots_are_a_bijection_and_legality_is_the_documents() {
     let tables = doc_tables();
     for run in ["KQvK", "KRvKN", "KQvKR", "KRRvK"] {
         let t = tables.table(run).unwrap();
-        let (nw, nb) = (t.white.len(), t.black.len());
-        let others = (t.men - 1) as u32;
+        let lib = library_run(library_tables(), run);
         let mut hit = vec![false; t.n_slots as usize];
         let mut illegal = [0u64; 2];
-        for bk in TRIANGLE {
-            for n in 0..64u64.pow(others) {
-                let sq = |i: usize| ((n >> (6 * i)) & 63) as u8;
-                let wk = sq(0);
-                let white: Vec<u8> = (0..nw).map(|i| sq(1 + i)).collect();
-                let black: Vec<u8> = (0..nb).map(|i| sq(1 + nw + i)).collect();
-                let slot = t.slot(wk, bk, &white, &black);
-                assert!(!std::mem::replace(&mut hit[slot as usize], true), "{run}: slot {slot} reached twice");
-                let men = Men {
-                    wk,
-                    bk,
-                    white: t.white.iter().copied().zip(white.iter().copied()).collect(),
-                    black: t.black.iter().copied().zip(black.iter().copied()).collect(),
-                };
-                for (side, wtm) in [true, false].into_iter().enumerate() {
-                    let code = t.value_code(wtm, slot);
-                    let bad = if wtm { men.illegal_wtm() } else { men.illegal_btm() };
-                    illegal[side] += bad as u64;
-                    assert_eq!(code == 63, bad, "{run} {} wtm={wtm}: code {code}", men.fen(wtm, 0));
-                    let bit = t.bitbase_bit(wtm, slot);
-                    let expected = if wtm {
-                        code == 63 || code == 53 || (1..=50).contains(&code)
-                    } else {
-                        (1..=51).contains(&code)
-                    };
-                    assert_eq!(bit, expected, "{run} {} wtm={wtm}: code {code}, bitbase bit {bit}", men.fen(wtm, 0));
-                    // Step 1: with the black king on the a1-d4 diagonal, the transpose is
-                    // stored too, with the same value.
-                    if bk % 8 == bk / 8 {
-                        let tr = |q: u8| (q % 8) * 8 + q / 8;
-                        let tw: Vec<u8> = white.iter().map(|&q| tr(q)).collect();
-                        let tb: Vec<u8> = black.iter().map(|&q| tr(q)).collect();
-                        let other = t.value_code(wtm, t.slot(tr(wk), bk, &tw, &tb));
-                        assert_eq!(code, other, "{run} {} wtm={wtm}: transpose differs", men.fen(wtm, 0));
+        let (mut transposes, mut swaps) = (0u64, 0u64);
+        let identical_pair = t.white.len() == 2 && t.white[0] == t.white[1];
+        for_each_position(t, 1, |men| {
+            let slot = t.slot_of(men)?;
+            if std::mem::replace(&mut hit[slot as usize], true) {
+                return Err(format!("slot {slot} reached twice"));
+            }
+            for (side, wtm) in [true, false].into_iter().enumerate() {
+                let fen = men.fen(wtm, 0);
+                let bad = if wtm { men.illegal_wtm() } else { men.illegal_btm() };
+                illegal[side] += bad as u64;
+                if men.broken() {
+                    continue;
+                }
+                match library_position(men, wtm) {
+                    Ok(_) if bad => {
+                        return Err(format!("{fen}: the library accepts a position the document calls illegal"))
                     }
-                    // Step 4: two identical pieces may be given in either order.
-                    if nw == 2 && t.white[0] == t.white[1] {
-                        let other = t.value_code(wtm, t.slot(wk, bk, &[white[1], white[0]], &black));
-                        assert_eq!(code, other, "{run} {} wtm={wtm}: swapped pieces differ", men.fen(wtm, 0));
+                    Ok(pos) => {
+                        let theirs = lib.slot_of(&pos);
+                        let ours = equivalent_slots(t, men)?;
+                        if !ours.contains(&theirs) {
+                            return Err(format!("{fen}: library slot {theirs}, the document's {ours:?}"));
+                        }
                     }
+                    Err(e) if !bad => return Err(format!("{fen}: the library refuses a legal position: {e}")),
+                    Err(_) => {}
+                }
+                if bad {
+                    continue;
+                }
+                let value = values(t, wtm, slot)?;
+                // Step 1: with the black king on the a1-d4 diagonal, the transpose is stored too.
+                if men.bk % 8 == men.bk / 8 {
+                    let other = values(t, wtm, t.slot_of(&men.transposed())?)?;
+                    if other != value {
+                        return Err(format!("{fen}: {value:?}, its transpose {other:?}"));
+                    }
+                    transposes += 1;
+                }
+                // Step 4: two identical pieces may be given in either order.
+                if identical_pair {
+                    let swapped = Men { white: vec![men.white[1], men.white[0]], ..men.clone() };
+                    let other = values(t, wtm, t.slot_of(&swapped)?)?;
+                    if other != value {
+                        return Err(format!("{fen}: {value:?}, with the pieces swapped {other:?}"));
+                    }
+                    swaps += 1;
                 }
             }
-        }
+            Ok(())
+        })
+        .unwrap_or_else(|e| panic!("{run}: {e}"));
         assert!(hit.iter().all(|&h| h), "{run}: some slots are not reached");
-        assert!(illegal[0] > 0 && illegal[1] > 0);
+        assert!(illegal[0] > 0 && illegal[1] > 0, "{run}: {illegal:?}");
+        assert!(transposes > 1000, "{run}: {transposes} transposes");
+        assert_eq!(swaps > 0, identical_pair, "{run}: {swaps} swaps");
     }
 }
 
-/// The reader's raw value code equals the library's at every slot of both sides, for
-/// every table (all slots of KQvK and the other runs).
+/// The reader's class (both sides to move) and wtm distance code (where the wtm class is 1)
+/// equal the library's `Run::class` and `Run::dtz_code` at every legal slot of every table
+/// `gen` wrote.
 #[test]
-fn raw_codes_match_the_library_at_every_slot() {
-    use tbstream::file::TableFile;
+fn classes_and_codes_match_the_library_at_every_legal_slot() {
     use tbstream::Color;
     let tables = doc_tables();
     for (run, t) in &tables.tables {
-        let lib = TableFile::open(&table_path(run)).unwrap();
-        for (color, wtm) in [(Color::White, true), (Color::Black, false)] {
-            for slot in 0..t.n_slots {
-                let mine = t.value_code(wtm, slot);
-                let theirs = lib.value_code(color, slot);
-                assert_eq!(mine, theirs, "{run} {color:?} slot {slot}");
+        let lib = library_run(library_tables(), run);
+        let mut compared = [0u64; 2];
+        for_each_position(t, 1, |men| {
+            let slot = t.slot_of(men)?;
+            for (side, (wtm, color)) in [(true, Color::White), (false, Color::Black)].into_iter().enumerate() {
+                if if wtm { men.illegal_wtm() } else { men.illegal_btm() } {
+                    continue;
+                }
+                let fen = men.fen(wtm, 0);
+                let ours = t.class(wtm, slot)?;
+                let theirs = lib.class(color, slot).map_err(|e| format!("{fen}: library: {e}"))?;
+                if ours != theirs {
+                    return Err(format!("{fen} (slot {slot}): class {ours}, library {theirs}"));
+                }
+                if wtm && ours == 1 {
+                    let (ours, theirs) = (t.dtz_code(slot)?, lib.dtz_code(slot).map_err(|e| format!("{fen}: {e}"))?);
+                    if ours != theirs {
+                        return Err(format!("{fen} (slot {slot}): distance code {ours}, library {theirs}"));
+                    }
+                }
+                compared[side] += 1;
+            }
+            Ok(())
+        })
+        .unwrap_or_else(|e| panic!("{run}: {e}"));
+        assert!(compared[0] > t.n_slots / 4 && compared[1] > t.n_slots / 4, "{run}: {compared:?} compared");
+    }
+}
+
+/// Every block of every table `gen` wrote, and of every table with pawns, decodes in the
+/// reader to the library's `CompactTable::block` (constant or bytes alike), and the library
+/// counts the same blocks.
+#[test]
+fn decoded_blocks_match_the_library() {
+    use tbstream::file::compact::{BlockData, CompactTable, Part};
+    let mut tables: Vec<(PathBuf, &DocTable)> =
+        doc_tables().tables.values().map(|t| (table_path(&t.signature), t)).collect();
+    let with_pawns = pawn_doc_tables().tables.values().filter(|t| t.pawns.is_some());
+    tables.extend(with_pawns.map(|t| (pawn_dir().join(format!("{}.tbs", t.signature)), t)));
+    let mut counts = [0usize; 2];
+    for (path, t) in tables {
+        let lib = CompactTable::open(&path).unwrap_or_else(|e| panic!("library: {}: {e}", path.display()));
+        lib.check_sums().unwrap_or_else(|e| panic!("library: {}: {e}", path.display()));
+        for (section, part) in [(WTM_CLASSES, Part::WtmWdl), (WTM_CODES, Part::WtmDtz), (BTM_CLASSES, Part::BtmWdl)] {
+            let n = t.block_sections[section].blocks.len();
+            assert_eq!(lib.n_blocks(part), n, "{}: section {section}", t.signature);
+            for i in 0..n {
+                let ours = t.block(section, i).unwrap_or_else(|e| panic!("{e}"));
+                let theirs = lib.block(part, i).unwrap_or_else(|e| panic!("library: {}: {e}", t.signature));
+                let same = match (ours, &theirs) {
+                    (Block::Constant(a), BlockData::Constant(b)) => a == b,
+                    (Block::Bytes(a), BlockData::Bytes(b)) => a == b,
+                    _ => false,
+                };
+                assert!(same, "{}: section {section} block {i} differs", t.signature);
+                counts[matches!(ours, Block::Bytes(_)) as usize] += 1;
             }
         }
     }
+    // Both kinds of blocks are met.
+    assert!(counts[0] > 0 && counts[1] > 0, "constant and zstd blocks: {counts:?}");
 }
 
 /// Every stored legal KQvK position (black king in the triangle, both sides to move), each
@@ -1378,72 +2052,250 @@ fn random_positions_match_the_library() {
     assert!(counts.iter().all(|&c| c > 500), "wdl counts {counts:?}");
 }
 
-/// Known positions: mates, a stalemate and the README's KRvK example.
+/// Known positions: mates, a stalemate, the README's KRvK example with and without a clock
+/// that leaves too little, and a black-to-move loss read through the flipped board.
 #[test]
 fn known_positions() {
     let tables = doc_tables();
-    assert_eq!(tables.probe("8/8/8/8/8/2k5/8/KR6 w - - 0 1"), Ok((1, 27)));
-    assert_eq!(tables.probe("8/8/8/8/8/2k5/8/KR6 w - - 80 1"), Ok((0, 0)));
+    assert_eq!(tables.probe("8/8/8/8/8/2k5/8/KR6 w - - 0 1"), Ok(Answer::new(1, 27, "win")));
+    assert_eq!(tables.probe("8/8/8/8/8/2k5/8/KR6 w - - 80 1"), Ok(Answer::new(0, 0, "win")));
     // Checkmated and stalemated.
-    assert_eq!(tables.probe("k7/1Q6/1K6/8/8/8/8/8 b - - 0 1"), Ok((-1, 0)));
-    assert_eq!(tables.probe("k7/2Q5/1K6/8/8/8/8/8 b - - 0 1"), Ok((0, 0)));
-    // Mate in one: distance 1.
-    assert_eq!(tables.probe("k7/8/1K6/8/8/8/7Q/8 w - - 0 1"), Ok((1, 1)));
+    assert_eq!(tables.probe("k7/1Q6/1K6/8/8/8/8/8 b - - 0 1"), Ok(Answer::new(-1, 0, "loss")));
+    assert_eq!(tables.probe("k7/2Q5/1K6/8/8/8/8/8 b - - 0 1"), Ok(Answer::new(0, 0, "draw")));
+    // Mate in one: distance 1; black to move, mated next move: lost in 2.
+    assert_eq!(tables.probe("k7/8/1K6/8/8/8/7Q/8 w - - 0 1"), Ok(Answer::new(1, 1, "win")));
+    // (Kh8 has one move, Kg8, and Qg7 mates.)
+    assert_eq!(tables.probe("7k/Q7/6K1/8/8/8/8/8 b - - 0 1"), Ok(Answer::new(-1, -2, "loss")));
+    // The same with colours exchanged: black's queen, white to move.
+    assert_eq!(tables.probe("8/8/8/8/8/6k1/q7/7K w - - 0 1"), Ok(Answer::new(-1, -2, "loss")));
     // Illegal: adjacent kings; the side not to move in check.
     assert!(tables.probe("8/8/8/8/8/8/8/KkQ5 w - - 0 1").is_err());
     assert!(tables.probe("k7/8/8/8/8/8/8/QK6 w - - 0 1").is_err());
 }
 
-/// The reader rejects damaged files: a flipped byte in any section or in the header, a
-/// truncated or extended file, and a file whose name does not match its run.
+/// The reader rejects damaged files: a flipped byte in a block's stored bytes when it decodes
+/// that block (the index checksum does not cover the blocks, so the file still opens, and the
+/// other blocks still decode); a flipped byte in an index or in the summary (the section
+/// checksums); a damaged index with its checksum recomputed (ends out of order, past or short
+/// of the data, a wrong block checksum); a flipped header byte, with or without the header
+/// checksum recomputed; a truncated or extended file; a file whose name does not match its run.
 #[test]
 fn damaged_files_are_rejected() {
-    let path = table_path("KQvK");
-    let good = std::fs::read(&path).unwrap();
-    let t = DocTable::parse(good.clone()).unwrap();
-    for (i, &(offset, length)) in t.sections.iter().enumerate() {
-        for at in [offset, offset + length / 2, offset + length - 1] {
+    for run in ["KQvK", "KQvKR"] {
+        let good = std::fs::read(table_path(run)).unwrap_or_else(|e| panic!("{run}: {e}"));
+        let t = DocTable::parse(good.clone()).unwrap_or_else(|e| panic!("{run}: {e}"));
+        t.check_all_blocks().unwrap_or_else(|e| panic!("{e}"));
+        let flipped = |at: usize, bit: u8| {
             let mut bad = good.clone();
-            bad[at] ^= 0x10;
-            let err = DocTable::parse(bad).err().unwrap_or_else(|| panic!("flipped byte {at} accepted"));
-            assert!(err.contains(&format!("section {i} checksum")), "flipped byte {at}: {err}");
+            bad[at] ^= bit;
+            bad
+        };
+        // A flipped byte in a block: the file opens, that block is refused, the others decode.
+        for (section, s) in t.block_sections.iter().enumerate() {
+            let n = s.blocks.len();
+            let mut picked = vec![0, n / 2, n - 1];
+            picked.dedup();
+            for i in picked {
+                let range = s.blocks[i].0.clone();
+                for at in [range.start, (range.start + range.end) / 2, range.end - 1] {
+                    let damaged = DocTable::parse(flipped(at, 0x10)).unwrap_or_else(|e| {
+                        panic!("{run}: byte {at} of section {section} block {i}: refused at open: {e}")
+                    });
+                    let err =
+                        damaged.block(section, i).err().unwrap_or_else(|| panic!("{run}: flipped byte {at} accepted"));
+                    assert!(err.contains(&format!("section {section} block {i}: checksum mismatch")), "{run}: {err}");
+                    assert!(damaged.check_all_blocks().is_err(), "{run}: flipped byte {at} accepted");
+                    if n > 1 {
+                        assert!(damaged.block(section, (i + 1) % n).is_ok(), "{run}: another block refused");
+                    }
+                }
+            }
         }
+        // A flipped byte in an index (an end, a block checksum) or in the summary.
+        for section in [WTM_CLASSES, WTM_CODES, BTM_CLASSES, SUMMARY] {
+            let (o, l) = t.sections[section];
+            let covered = if section == SUMMARY { l } else { INDEX_ENTRY * t.block_sections[section].blocks.len() };
+            for at in [o, o + 8, o + covered / 2, o + covered - 1] {
+                let err =
+                    DocTable::parse(flipped(at, 0x01)).err().unwrap_or_else(|| panic!("{run}: byte {at} accepted"));
+                assert!(err.contains(&format!("section {section} checksum mismatch")), "{run}: byte {at}: {err}");
+            }
+        }
+        // A damaged index with its checksums recomputed.
+        for (section, s) in t.block_sections.iter().enumerate() {
+            let (o, l) = t.sections[section];
+            let n = s.blocks.len();
+            let data_len = (l - INDEX_ENTRY * n) as u64;
+            let with_end = |i: usize, end: u64| {
+                let mut bad = good.clone();
+                bad[o + INDEX_ENTRY * i..][..8].copy_from_slice(&end.to_le_bytes());
+                repair_checksums(&mut bad);
+                DocTable::parse(bad)
+            };
+            assert!(with_end(0, 0).is_err(), "{run}: section {section}: an empty block 0 accepted");
+            assert!(with_end(n - 1, data_len + 1).is_err(), "{run}: section {section}: a block past the data");
+            assert!(with_end(n - 1, data_len - 1).is_err(), "{run}: section {section}: data after the last block");
+            if n > 1 && s.blocks[1].0.len() > 1 {
+                let moved = with_end(0, s.blocks[0].0.len() as u64 + 1).unwrap_or_else(|e| panic!("{run}: {e}"));
+                assert!(moved.block(section, 0).is_err() && moved.block(section, 1).is_err(), "{run}: moved end");
+            }
+            let mut bad = flipped(o + 8, 0x01);
+            repair_checksums(&mut bad);
+            let damaged = DocTable::parse(bad).unwrap_or_else(|e| panic!("{run}: {e}"));
+            assert!(damaged.block(section, 0).is_err(), "{run}: section {section}: a wrong block checksum accepted");
+        }
+        // The header: any flipped byte breaks its checksum; with the checksum recomputed, the
+        // fields are checked one by one.
+        for at in (0..HEADER_LEN).step_by(7).chain([247, 248, 255]) {
+            assert!(DocTable::parse(flipped(at, 0x01)).is_err(), "{run}: flipped header byte {at} accepted");
+        }
+        for (at, bit) in [
+            (8, 0x01),               // version 2
+            (10, 0x01),              // header length
+            (12, 0x02),              // layout
+            (13, 0x01),              // men
+            (14, 0x80),              // longest distance beyond 100
+            (15, 0x04),              // an unknown flag
+            (16, 0x01),              // the signature
+            (32, 0x01),              // n_slots
+            (40, 0x08),              // section 0's offset
+            (48, 0x01),              // section 0's length
+            (40 + 24 * 3 + 8, 0x01), // section 3's length
+            (40 + 24 * 4, 0x08),     // section 4's offset
+            (160, 0x02),             // codec
+            (161, 0x40),             // W
+            (162, 0x40),             // D
+            (163, 0x01),
+            (164, 0x01), // n_slices without pawns
+            (168, 0x01), // T without pawns
+            (200, 0x01), // reserved
+            (240, 0x01), // a wtm cursed step of 1
+            (245, 0x01), // reserved
+        ] {
+            let mut bad = flipped(at, bit);
+            repair_checksums(&mut bad);
+            assert!(DocTable::parse(bad).is_err(), "{run}: header byte {at} ^ {bit:#x} accepted");
+        }
+        for len in [0, 100, 255, 256, t.sections[1].0 + 3, t.sections[3].0 + 10, good.len() - 1] {
+            assert!(DocTable::parse(good[..len].to_vec()).is_err(), "{run}: file truncated to {len} bytes accepted");
+        }
+        let mut longer = good.clone();
+        longer.push(0);
+        assert!(DocTable::parse(longer).is_err(), "{run}: file with a trailing byte accepted");
     }
-    for at in [0, 9, 13, 20, 33, 45, 140, 250] {
-        let mut bad = good.clone();
-        bad[at] ^= 0x01;
-        assert!(DocTable::parse(bad).is_err(), "flipped header byte {at} accepted");
-    }
-    for len in [0, 100, 255, 256, 4096, t.sections[3].0 + 10, good.len() - 1] {
-        let err = DocTable::parse(good[..len].to_vec()).err();
-        assert!(err.is_some(), "file truncated to {len} bytes accepted");
-    }
-    let mut longer = good.clone();
-    longer.push(0);
-    assert!(DocTable::parse(longer).is_err(), "file with a trailing byte accepted");
-    let dir = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir().expect("a temporary folder");
     let renamed = dir.path().join("KRvK.tbs");
-    std::fs::write(&renamed, &good).unwrap();
+    std::fs::write(&renamed, std::fs::read(table_path("KQvK")).unwrap()).unwrap();
     assert!(DocTable::open(&renamed).is_err(), "KQvK data under the name KRvK.tbs accepted");
 }
 
+/// A flipped byte inside one block of a multi-block table: the reader refuses that block (its
+/// checksum) and so the probe of a position in it, and `tbstream probe` of the same position
+/// reports the damage, naming the table file and the block.
+#[test]
+fn damaged_block_is_reported_by_the_reader_and_by_tbstream_probe() {
+    let run = "KQvKR";
+    let t = doc_tables().table(run).unwrap();
+    let s = &t.block_sections[WTM_CODES];
+    let j = s.blocks.len() / 2;
+    // A legal white-to-move position of class 1 (so that the probe reads its distance), with
+    // a legal move, whose slot lies in block j of section 1.
+    let mut found = None;
+    for_each_position(t, 1, |men| {
+        if found.is_none() && !men.illegal_wtm() {
+            let slot = t.slot_of(men)?;
+            if slot >> s.bits == j as u64 && t.class(true, slot)? == 1 && men.cozy(true)?.generate_moves(|_| true) {
+                found = Some(men.fen(true, 0));
+            }
+        }
+        Ok(())
+    })
+    .unwrap_or_else(|e| panic!("{e}"));
+    let fen = found.unwrap_or_else(|| panic!("no won position in block {j} of section 1"));
+    assert_eq!(doc_tables().probe(&fen).map(|a| a.category), Ok("win"), "{fen}");
+    let dir = copy_tables(tables_dir());
+    let path = dir.path().join(format!("{run}.tbs"));
+    let mut bytes = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let range = s.blocks[j].0.clone();
+    bytes[(range.start + range.end) / 2] ^= 0x20;
+    std::fs::write(&path, &bytes).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    // The reader: the file opens, the block and the probe are refused.
+    let damaged = DocTables::open(dir.path());
+    let err = damaged.probe(&fen).err().unwrap_or_else(|| panic!("{fen}: probed through a damaged block"));
+    assert!(err.contains(&format!("{run}.tbs: section 1 block {j}: checksum mismatch")), "{err}");
+    // The library.
+    let (ok, stdout, stderr) = run_probe(dir.path(), std::slice::from_ref(&fen));
+    assert!(!ok, "tbstream probe succeeded on a damaged block:\n{stdout}");
+    assert!(!stdout.contains(&format!("{fen}\t")), "tbstream probe answered {fen}:\n{stdout}");
+    assert!(
+        stderr.contains(&format!("{run}.tbs")) && stderr.contains(&format!("block {j}")),
+        "tbstream probe's error does not name {run}.tbs and block {j}:\n{stderr}"
+    );
+}
+
+/// A version-1 table (Part II: header, four sections at multiples of 4096, their checksums)
+/// is refused by the reader and by `tbstream probe`, whose message points to
+/// `tbstream compact`.
+#[test]
+fn version_1_file_is_refused_by_tbstream_probe() {
+    let n_slots = 10 * 64u64.pow(2);
+    let w = n_slots / 64;
+    let mut header = vec![0u8; HEADER_LEN];
+    header[0..8].copy_from_slice(b"TBSTREAM");
+    header[8..10].copy_from_slice(&1u16.to_le_bytes());
+    header[10..12].copy_from_slice(&256u16.to_le_bytes());
+    header[12] = 1; // layout: Koistinen interleaved index
+    header[13] = 3; // men
+    header[14] = 19; // last step
+    header[15] = 3; // flags
+    header[16..20].copy_from_slice(b"KQvK");
+    header[32..40].copy_from_slice(&n_slots.to_le_bytes());
+    let mut offset = 4096u64;
+    let mut end = 0;
+    for (i, length) in [8 * w, 8 * w, 48 * w, 48 * w].into_iter().enumerate() {
+        let e = 40 + 24 * i;
+        header[e..e + 8].copy_from_slice(&offset.to_le_bytes());
+        header[e + 8..e + 16].copy_from_slice(&length.to_le_bytes());
+        header[e + 16..e + 24].copy_from_slice(&xxh3_64(&vec![0u8; length as usize]).to_le_bytes());
+        end = offset + length;
+        offset = end.next_multiple_of(4096);
+    }
+    let checksum = xxh3_64(&header[..248]);
+    header[248..256].copy_from_slice(&checksum.to_le_bytes());
+    let mut bytes = header;
+    bytes.resize(end as usize, 0);
+    let err = DocTable::parse(bytes.clone()).err().expect("the reader accepts a version-1 file");
+    assert!(err.contains("tbstream compact"), "{err}");
+    let dir = tempfile::tempdir().expect("a temporary folder");
+    std::fs::write(dir.path().join("KQvK.tbs"), &bytes).expect("writing KQvK.tbs");
+    let fen = "8/8/8/8/8/2k5/8/KQ6 w - - 0 1".to_string();
+    let (ok, stdout, stderr) = run_probe(dir.path(), std::slice::from_ref(&fen));
+    assert!(!ok && !stdout.contains(&format!("{fen}\t")), "tbstream probe read a version-1 table:\n{stdout}");
+    assert!(
+        stderr.contains("tbstream compact"),
+        "tbstream probe's message does not mention `tbstream compact`:\n{stderr}"
+    );
+}
+
 // =======================================================================================
-// Tests of version 2 (runs with pawns)
+// Tests of tables with pawns
 // =======================================================================================
 
-/// Every file of the pawn folder validates (version 1 without pawns, version 2 with); in
-/// version 2 section 4 lists exactly the document's stored configurations in slice order,
-/// there is one level record per level value (highest first), each level's last step is the
-/// longest distance stored in its slots, and the header's is the largest of the levels'.
+/// Every file of the pawn folder validates (layout 1 without pawns, 2 with); with pawns,
+/// section 4 lists exactly the document's stored configurations in slice order, there is one
+/// level record per level value (highest first), the header's longest distance is the largest
+/// of the levels'; for KPvK and KPvKP a scan of every legal position gives each level's
+/// longest distance (either side to move) and the summary.
 #[test]
 fn pawn_headers_sections_and_levels_are_valid() {
     let tables = pawn_doc_tables();
     for t in tables.tables.values() {
         let has_pawns = t.white.iter().chain(&t.black).any(|&k| k == Kind::P);
-        assert_eq!(t.version, if has_pawns { 2 } else { 1 }, "{}", t.signature);
-        assert_eq!(t.sections.len(), if has_pawns { 5 } else { 4 }, "{}", t.signature);
+        assert_eq!(t.pawns.is_some(), has_pawns, "{}", t.signature);
+        assert_eq!(t.bytes[12], if has_pawns { 2 } else { 1 }, "{}: layout", t.signature);
+        assert_eq!((t.bytes[161], t.bytes[162], t.flags), (18, 16, 3), "{}: W, D, flags", t.signature);
     }
-    let mut with_pawns: Vec<&DocTable> = tables.tables.values().filter(|t| t.version == 2).collect();
+    let mut with_pawns: Vec<&DocTable> = tables.tables.values().filter(|t| t.pawns.is_some()).collect();
     with_pawns.sort_by(|a, b| a.signature.cmp(&b.signature));
     let names: Vec<&str> = with_pawns.iter().map(|t| t.signature.as_str()).collect();
     for run in ["KPvK", "KPvKP", "KPPvK", "KQvKP", "KPvKQ", "KRPvK"] {
@@ -1453,25 +2305,31 @@ fn pawn_headers_sections_and_levels_are_valid() {
         let run = &t.signature;
         let l = t.pawns.as_ref().unwrap();
         let configs = stored_configurations(l.white_pawns, l.black_pawns);
-        let keys: Vec<u32> = (0..configs.len()).map(|s| le_u32(t.section(4), 4 * s)).collect();
+        let keys: Vec<u32> = (0..configs.len()).map(|s| le_u32(t.section(SLICES), 4 * s)).collect();
         assert_eq!(keys, configs.iter().map(|c| c.key()).collect::<Vec<_>>(), "{run}: slice keys");
         assert_eq!(l.configs, configs, "{run}");
+        assert_eq!(le_u32(&t.bytes, 164) as usize, configs.len(), "{run}: n_slices");
         let (wp, bp) = t.pieces();
         assert_eq!(l.t as usize, 6 * (wp.len() + bp.len() + 1) + 6, "{run}: T");
         assert_eq!(t.n_slots, (configs.len() as u64) << l.t, "{run}: n_slots");
-        assert_eq!(t.sections[4].1, 4 * configs.len() + 48 * l.levels.len(), "{run}: section 4 length");
+        assert_eq!(t.sections[SLICES].1, 4 * configs.len() + LEVEL_RECORD * l.levels.len(), "{run}: section 4");
         let pawns = (l.white_pawns + l.black_pawns) as u32;
         assert_eq!(l.levels.len() as u32, 5 * pawns + 1, "{run}: levels");
-        let per = 1u64 << l.t;
-        let mut largest = 0;
+        assert_eq!(t.bytes[171] as usize, l.levels.len(), "{run}: header's number of levels");
         for (j, rec) in l.levels.iter().enumerate() {
             assert_eq!(configs[rec.first as usize].level(), 5 * pawns - j as u32, "{run}: level {j}");
-            let from = rec.first as u64 * per;
-            let longest = t.longest_distance(from, from + rec.count as u64 * per);
-            assert_eq!(rec.last_step, longest, "{run}: last step of level {j}");
-            largest = largest.max(rec.last_step);
         }
-        assert_eq!(t.last_step, largest, "{run}: header last step");
+        assert_eq!(t.longest, l.levels.iter().map(|r| r.longest).max().unwrap(), "{run}: header's longest");
+    }
+    for run in ["KPvK", "KPvKP"] {
+        let t = tables.table(run).unwrap();
+        let l = t.pawns.as_ref().unwrap();
+        let scan = t.scan();
+        let stored: Vec<u32> = l.levels.iter().map(|r| r.longest as u32).collect();
+        assert_eq!(stored, scan.level_longest, "{run}: the levels' longest distances");
+        assert_eq!(t.summary, scan.summary, "{run}: summary");
+        assert_eq!((scan.classes[0][3], scan.classes[1][3]), (0, 0), "{run}: legal positions of class 3");
+        assert!(scan.summary.counts.iter().sum::<u64>() > 0, "{run}: nothing lost");
     }
 }
 
@@ -1517,92 +2375,105 @@ fn pawn_configurations_follow_the_documents_examples() {
 }
 
 /// Inside each slice, the slot map sends the placements of the kings and pieces one-to-one
-/// onto the slice's `2^T` slots; a stored code is 63 exactly for broken or illegal
-/// positions; the bitbases agree with the codes; a position and its mirror image read equal
-/// values when the file pattern is symmetric (both configurations stored). Every slice of
-/// KPvK, KPvKP and KPPvK (so all their slots), every seventh slice of KQvKP and KRPvK.
+/// onto the slice's `2^T` slots; the library refuses exactly the positions the document calls
+/// illegal and gives each legal one the document's slot (`Run::slot_of`); a legal position and
+/// its mirror image read equal values when the file pattern is symmetric (both configurations
+/// stored). Every slice of KPvK, KPvKP and KPPvK (so all their slots), every seventh slice of
+/// KQvKP and KRPvK.
 #[test]
-fn pawn_slots_are_a_bijection_and_illegal_codes_match() {
+fn pawn_slots_are_a_bijection_and_legality_is_the_documents() {
     let tables = pawn_doc_tables();
     let mut mirrors_checked = 0u64;
     for (run, slice_step) in [("KPvK", 1), ("KPvKP", 1), ("KPPvK", 1), ("KQvKP", 7), ("KRPvK", 7)] {
         let t = tables.table(run).unwrap();
+        let lib = library_run(library_pawn_tables(), run);
         let l = t.pawns.as_ref().unwrap();
-        let (wpieces, bpieces) = t.pieces();
-        let (nw, nb) = (wpieces.len(), bpieces.len());
         let per = 1u64 << l.t;
+        let visited = l.configs.len().div_ceil(slice_step) as u64;
+        let mut hit = vec![false; (visited * per) as usize];
         let mut illegal = [0u64; 2];
-        let mut hit = vec![false; per as usize];
-        for s in (0..l.configs.len() as u32).step_by(slice_step) {
-            let config = &l.configs[s as usize];
-            assert_eq!(t.find_slice(&config.white, &config.black), Some((s, false)), "{run}: slice {s}");
-            let symmetric = config.symmetric();
-            hit.fill(false);
-            let mut men = Men {
-                wk: 0,
-                bk: 0,
-                white: wpieces.iter().map(|&k| (k, 0)).chain(config.white.iter().map(|&q| (Kind::P, q))).collect(),
-                black: bpieces.iter().map(|&k| (k, 0)).chain(config.black.iter().map(|&q| (Kind::P, q))).collect(),
-            };
-            let mut sq = [0u8; 4];
-            for n in 0..per {
-                let at = |i: usize| ((n >> (6 * i)) & 63) as u8;
-                (men.wk, men.bk) = (at(0), at(1));
-                for (i, q) in sq.iter_mut().enumerate().take(nw + nb) {
-                    *q = at(2 + i);
-                }
-                for (man, &q) in men.white.iter_mut().zip(&sq[..nw]) {
-                    man.1 = q;
-                }
-                for (man, &q) in men.black.iter_mut().zip(&sq[nw..nw + nb]) {
-                    man.1 = q;
-                }
-                let slot = t.slot_in_slice(s, false, men.wk, men.bk, &sq[..nw], &sq[nw..nw + nb]);
-                assert_eq!(slot / per, s as u64, "{run}: slot {slot} outside slice {s}");
-                assert!(!std::mem::replace(&mut hit[(slot % per) as usize], true), "{run}: slot {slot} reached twice");
-                let image = if symmetric { Some(tables.slot(&men.mirrored()).unwrap()) } else { None };
-                for (side, wtm) in [true, false].into_iter().enumerate() {
-                    let code = t.value_code(wtm, slot);
-                    let bad = if wtm { men.illegal_wtm() } else { men.illegal_btm() };
-                    illegal[side] += bad as u64;
-                    assert_eq!(code == 63, bad, "{run} {} wtm={wtm}: code {code}", men.fen(wtm, 0));
-                    let bit = t.bitbase_bit(wtm, slot);
-                    let expected = if wtm {
-                        code == 63 || code == 53 || (1..=50).contains(&code)
-                    } else {
-                        (1..=51).contains(&code)
-                    };
-                    assert_eq!(bit, expected, "{run} {} wtm={wtm}: code {code}, bitbase bit {bit}", men.fen(wtm, 0));
-                    if let Some((image_table, image_slot)) = image {
-                        assert_eq!(image_table.signature, t.signature);
-                        let other = t.value_code(wtm, image_slot);
-                        assert_eq!(code, other, "{run} {} wtm={wtm}: mirror image differs", men.fen(wtm, 0));
-                        mirrors_checked += 1;
-                    }
-                }
+        for_each_position(t, slice_step, |men| {
+            let slot = t.slot_of(men)?;
+            let s = slot / per;
+            let (wp, bp) = men.pawns();
+            if t.find_slice(&wp, &bp) != Some((s as u32, false)) || !s.is_multiple_of(slice_step as u64) {
+                return Err(format!("slot {slot} outside the slice of {wp:?}/{bp:?}"));
             }
-            assert!(hit.iter().all(|&h| h), "{run}: some slots of slice {s} are not reached");
-        }
+            if std::mem::replace(&mut hit[((s / slice_step as u64) * per + slot % per) as usize], true) {
+                return Err(format!("slot {slot} reached twice"));
+            }
+            let symmetric = l.configs[s as usize].symmetric();
+            for (side, wtm) in [true, false].into_iter().enumerate() {
+                let fen = men.fen(wtm, 0);
+                let bad = if wtm { men.illegal_wtm() } else { men.illegal_btm() };
+                illegal[side] += bad as u64;
+                if men.broken() {
+                    continue;
+                }
+                match library_position(men, wtm) {
+                    Ok(_) if bad => {
+                        return Err(format!("{fen}: the library accepts a position the document calls illegal"))
+                    }
+                    Ok(pos) if lib.slot_of(&pos) != slot => {
+                        return Err(format!("{fen}: library slot {}, the document's {slot}", lib.slot_of(&pos)));
+                    }
+                    Err(e) if !bad => return Err(format!("{fen}: the library refuses a legal position: {e}")),
+                    _ => {}
+                }
+                if bad || !symmetric {
+                    continue;
+                }
+                let value = values(t, wtm, slot)?;
+                let other = values(t, wtm, t.slot_of(&men.mirrored())?)?;
+                if other != value {
+                    return Err(format!("{fen}: {value:?}, its mirror image {other:?}"));
+                }
+                mirrors_checked += 1;
+            }
+            Ok(())
+        })
+        .unwrap_or_else(|e| panic!("{run}: {e}"));
+        assert!(hit.iter().all(|&h| h), "{run}: some slots of the slices visited are not reached");
         assert!(illegal[0] > 0 && illegal[1] > 0, "{run}");
     }
     assert!(mirrors_checked > 100_000, "only {mirrors_checked} mirror images checked");
 }
 
-/// The reader's raw value code equals the library's at every slot of both sides of KPvK,
-/// KPvKP and KPPvK.
+/// The reader's class (both sides to move) and wtm distance code (where the wtm class is 1)
+/// equal the library's `Run::class` and `Run::dtz_code` at every legal slot of KPvK, KPvKP
+/// and KPPvK.
 #[test]
-fn raw_pawn_codes_match_the_library_at_every_slot() {
-    use tbstream::file::TableFile;
+fn raw_pawn_values_match_the_library_at_every_legal_slot() {
     use tbstream::Color;
     let tables = pawn_doc_tables();
     for run in ["KPvK", "KPvKP", "KPPvK"] {
         let t = tables.table(run).unwrap();
-        let lib = TableFile::open(&pawn_dir().join(format!("{run}.tbs"))).unwrap();
-        for (color, wtm) in [(Color::White, true), (Color::Black, false)] {
-            for slot in 0..t.n_slots {
-                assert_eq!(t.value_code(wtm, slot), lib.value_code(color, slot), "{run} {color:?} slot {slot}");
+        let lib = library_run(library_pawn_tables(), run);
+        let mut compared = [0u64; 2];
+        for_each_position(t, 1, |men| {
+            let slot = t.slot_of(men)?;
+            for (side, (wtm, color)) in [(true, Color::White), (false, Color::Black)].into_iter().enumerate() {
+                if if wtm { men.illegal_wtm() } else { men.illegal_btm() } {
+                    continue;
+                }
+                let fen = men.fen(wtm, 0);
+                let ours = t.class(wtm, slot)?;
+                let theirs = lib.class(color, slot).map_err(|e| format!("{fen}: library: {e}"))?;
+                if ours != theirs {
+                    return Err(format!("{fen} (slot {slot}): class {ours}, library {theirs}"));
+                }
+                if wtm && ours == 1 {
+                    let (ours, theirs) = (t.dtz_code(slot)?, lib.dtz_code(slot).map_err(|e| format!("{fen}: {e}"))?);
+                    if ours != theirs {
+                        return Err(format!("{fen} (slot {slot}): distance code {ours}, library {theirs}"));
+                    }
+                }
+                compared[side] += 1;
             }
-        }
+            Ok(())
+        })
+        .unwrap_or_else(|e| panic!("{run}: {e}"));
+        assert!(compared[0] > t.n_slots / 2 && compared[1] > t.n_slots / 2, "{run}: {compared:?} compared");
     }
 }
 
@@ -1642,79 +2513,49 @@ fn random_pawn_positions_match_the_library() {
         fens.extend(some);
     }
     // Both colours hold the pawns: white's pawns on the board, and black's.
-    assert!(fens.iter().any(|f| f.split(' ').next().unwrap().contains('P')));
-    assert!(fens.iter().any(|f| f.split(' ').next().unwrap().contains('p')));
+    let boards: Vec<&str> = fens.iter().filter_map(|f| f.split(' ').next()).collect();
+    assert!(boards.iter().any(|b| b.contains('P')) && boards.iter().any(|b| b.contains('p')));
 }
 
-/// Recomputes every section checksum the section table covers and the header checksum, so
-/// that damage is left to the other checks.
-fn repair_checksums(bytes: &mut [u8]) {
-    for i in 0..5 {
-        let e = 40 + 24 * i;
-        let (o, l) = (le_u64(bytes, e) as usize, le_u64(bytes, e + 8) as usize);
-        if l > 0 && o + l <= bytes.len() {
-            let c = xxh3_64(&bytes[o..o + l]);
-            bytes[e + 16..e + 24].copy_from_slice(&c.to_le_bytes());
-        }
-    }
-    let c = xxh3_64(&bytes[..248]);
-    bytes[248..256].copy_from_slice(&c.to_le_bytes());
-}
-
-/// The reader rejects damaged version-2 files: a flipped byte in any of the five sections
-/// (the section checksums), a flipped byte in sections 0 to 3 with the section and header
-/// checksums recomputed (the level records' checksums), damage to section 4 with its checksum
-/// recomputed (keys, tiling, zero bytes, last steps), changed version-2 header fields, and a
-/// truncated or extended file.
+/// The reader rejects damaged files with pawns: a flipped byte in section 4 (its checksum);
+/// damage to section 4 with its checksum recomputed (keys, tiling, zero bytes, longest
+/// distances); changed pawn header fields, with and without the header checksum recomputed;
+/// a truncated or extended file.
 #[test]
-fn damaged_version_2_files_are_rejected() {
-    let good = std::fs::read(pawn_dir().join("KPvKP.tbs")).unwrap();
-    let t = DocTable::parse(good.clone()).unwrap();
+fn damaged_pawn_files_are_rejected() {
+    let good = std::fs::read(pawn_dir().join("KPvKP.tbs")).expect("reading KPvKP.tbs");
+    let t = DocTable::parse(good.clone()).unwrap_or_else(|e| panic!("KPvKP: {e}"));
     let l = t.pawns.as_ref().unwrap();
-    assert_eq!(t.sections.len(), 5);
-    for (i, &(offset, length)) in t.sections.iter().enumerate() {
-        for at in [offset, offset + length / 2, offset + length - 1] {
-            let mut bad = good.clone();
-            bad[at] ^= 0x10;
-            let err = DocTable::parse(bad).err().unwrap_or_else(|| panic!("flipped byte {at} accepted"));
-            assert!(err.contains(&format!("section {i} checksum")), "flipped byte {at}: {err}");
-        }
-    }
-    // Sections 0 to 3: the level checksums catch what the section checksum no longer does.
-    for i in 0..4 {
-        let (offset, length) = t.sections[i];
-        for at in [offset, offset + length / 3, offset + length - 1] {
-            let mut bad = good.clone();
-            bad[at] ^= 0x04;
-            repair_checksums(&mut bad);
-            let err = DocTable::parse(bad).err().unwrap_or_else(|| panic!("flipped byte {at} accepted"));
-            assert!(err.contains(&format!("checksum of section {i}")), "flipped byte {at}: {err}");
-        }
+    let (o4, len4) = t.sections[SLICES];
+    for at in [o4, o4 + len4 / 2, o4 + len4 - 1] {
+        let mut bad = good.clone();
+        bad[at] ^= 0x10;
+        let err = DocTable::parse(bad).err().unwrap_or_else(|| panic!("flipped byte {at} accepted"));
+        assert!(err.contains("section 4 checksum mismatch"), "flipped byte {at}: {err}");
     }
     // Section 4 with its checksum recomputed.
-    let (o4, n) = (t.sections[4].0, l.configs.len());
+    let n = l.configs.len();
     let records = o4 + 4 * n;
     for (what, at, bit) in [
         ("a key", o4 + 4 * 5, 0x01),
         ("the last key", o4 + 4 * (n - 1), 0x02),
-        ("a level's first slice", records + 48 + 1, 0x01),
-        ("a level's count", records + 48 * 3 + 4, 0x01),
-        ("a level's last step", records + 48 * 2 + 8, 0x40),
-        ("a level's zero bytes", records + 48 + 12, 0x01),
-        ("a level checksum", records + 48 * 4 + 16 + 8 * 2, 0x01),
+        ("a level's first slice", records + LEVEL_RECORD + 1, 0x01),
+        ("a level's count", records + LEVEL_RECORD * 3 + 4, 0x01),
+        ("the longest level's distance", records + 8, 0x80),
+        ("a level's zero bytes", records + LEVEL_RECORD + 12, 0x01),
     ] {
         let mut bad = good.clone();
         bad[at] ^= bit;
         repair_checksums(&mut bad);
         assert!(DocTable::parse(bad).is_err(), "changed {what} (byte {at}) accepted");
     }
-    // The level last steps: raising the header's last step alone is caught.
+    // The header's longest distance is the levels' largest.
     let mut bad = good.clone();
     bad[14] += 1;
     repair_checksums(&mut bad);
-    assert!(DocTable::parse(bad).is_err(), "header last step above the levels' accepted");
-    // Header fields of version 2, with and without the header checksum recomputed.
-    for at in [8, 12, 160, 161, 164, 165, 166, 167, 168, 200, 247] {
+    assert!(DocTable::parse(bad).is_err(), "header longest distance above the levels' accepted");
+    // Header fields with pawns: n_slices, T, the pawn counts, the number of levels.
+    for at in [12, 164, 165, 168, 169, 170, 171, 172] {
         for repair in [false, true] {
             let mut bad = good.clone();
             bad[at] ^= 0x01;
@@ -1724,7 +2565,7 @@ fn damaged_version_2_files_are_rejected() {
             assert!(DocTable::parse(bad).is_err(), "flipped header byte {at} (repaired: {repair}) accepted");
         }
     }
-    for len in [4096, t.sections[3].0 + 10, o4, o4 + 4 * n, good.len() - 1] {
+    for len in [HEADER_LEN, t.sections[3].0 + 10, o4, o4 + 4 * n, good.len() - 1] {
         assert!(DocTable::parse(good[..len].to_vec()).is_err(), "file truncated to {len} bytes accepted");
     }
     let mut longer = good.clone();

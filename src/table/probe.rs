@@ -424,6 +424,49 @@ impl Men {
         }
         false
     }
+
+    /// Calls `f` with the men after each legal move of side `us` that captures nothing, until
+    /// it returns true (which this returns then). Pawnless positions only: pawn moves are
+    /// not generated.
+    #[inline]
+    fn find_quiet_move(&self, us: usize, mut f: impl FnMut(&Men) -> bool) -> bool {
+        let them = 1 - us;
+        let empty = !self.occ;
+        let occ = self.occ & !(1u64 << self.kings[us]);
+        let mut danger = attacks(Role::King, self.kings[them], occ);
+        for i in self.range(them) {
+            danger |= attacks(self.role[i], self.sq[i], occ);
+        }
+        let mut targets = attacks(Role::King, self.kings[us], self.occ) & empty & !danger;
+        while targets != 0 {
+            let to = targets.trailing_zeros() as Square;
+            targets &= targets - 1;
+            let mut child = *self;
+            child.kings[us] = to;
+            if f(&child) {
+                return true;
+            }
+        }
+        for i in self.range(us) {
+            let from = self.sq[i];
+            let mut targets = attacks(self.role[i], from, self.occ) & empty;
+            while targets != 0 {
+                let to = targets.trailing_zeros() as Square;
+                targets &= targets - 1;
+                let occ = (self.occ & !(1u64 << from)) | (1u64 << to);
+                if self.attacks(them, self.kings[us], occ, 0) {
+                    continue;
+                }
+                let mut child = *self;
+                child.sq[i] = to;
+                child.occ = occ;
+                if f(&child) {
+                    return true;
+                }
+            }
+        }
+        false
+    }
 }
 
 /// The result of a position where the side to move has no legal move: checkmate (a loss)
@@ -626,7 +669,7 @@ impl Tablebase {
         }
         if let Some((class::WIN, _)) = black {
             let run = self.run_at(men.piece_set[1] * PIECE_SETS + men.piece_set[0])?;
-            let d = self.loser_distance(pos, run, None)?.expect("no bound");
+            let d = self.loser_distance(pos, men, run, None)?.expect("no bound");
             if d as i32 <= g50 {
                 return Ok(Probe { wdl: -1, dtz: -(d as i32) });
             }
@@ -638,33 +681,45 @@ impl Tablebase {
     /// `run`, the winner's run: black's distances are not stored, but a loser's distance is
     /// two plies more than the longest of the winner's distances after its moves other than
     /// zeroing ones (captures and pawn moves, which count as distance 0), and at least 2.
-    /// With `bound`, returns `None` as soon as the distance is found to exceed it.
-    fn loser_distance(&self, pos: &Position, run: &Run, bound: Option<u8>) -> Result<Option<u8>, TableError> {
+    /// `men` are the position's, the side to move as white (`Men::gather`). With `bound`,
+    /// returns `None` as soon as the distance is found to exceed it.
+    fn loser_distance(&self, pos: &Position, men: &Men, run: &Run, bound: Option<u8>) -> Result<Option<u8>, TableError> {
         let mut worst = 1u8;
         let mut failed = None;
-        let over = pos.find_legal_move(|mv| {
-            if mv.is_zeroing() {
-                return false;
-            }
-            let child = pos.play(mv);
-            let slot = run.slot(&Men::gather(&child, child.turn == Color::Black), false);
+        let mut after = |child: &Men, mv: &dyn Fn() -> String| {
+            // The winner (black of `child`) is the run's white, to move.
+            let slot = run.slot(child, true);
             match run.dtz_code(slot) {
                 Ok(c @ 1..=50) => worst = worst.max(c),
                 Ok(c) => {
                     failed = Some(TableError::Wrong(format!(
-                        "{}: {} is lost, but after {mv} the winner's distance code is {c} (table damaged)",
+                        "{}: {} is lost, but after {} the winner's distance code is {c} (table damaged)",
                         run.file.path.display(),
-                        pos.fen()
+                        pos.fen(),
+                        mv()
                     )))
                 }
                 Err(e) => failed = Some(e),
             }
             failed.is_some() || bound.is_some_and(|b| 2 * worst > b)
-        });
+        };
+        let stopped = if men.pawns.n == 0 {
+            men.find_quiet_move(0, |child| after(child, &|| "a quiet move".to_string()))
+        } else {
+            pos.find_legal_move(|mv| {
+                if mv.is_zeroing() {
+                    return false;
+                }
+                let child = pos.play(mv);
+                // Gathered as the loser's (to move in `pos`): white of the men.
+                after(&Men::gather(&child, pos.turn == Color::Black), &|| mv.to_string())
+            })
+            .is_some()
+        };
         if let Some(e) = failed {
             return Err(e);
         }
-        Ok(over.is_none().then_some(2 * worst))
+        Ok((!stopped).then_some(2 * worst))
     }
 
     /// The probe of a position with an en-passant capture available (which no stored
@@ -869,7 +924,7 @@ impl Tablebase {
             if run.class(Color::Black, run.slot(&men, true))? != class::WIN {
                 continue;
             }
-            if self.loser_distance(&child, run, Some(target))? == Some(target) {
+            if self.loser_distance(&child, &men, run, Some(target))? == Some(target) {
                 return Ok(Some((mv, child_probe)));
             }
         }
