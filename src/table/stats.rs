@@ -236,6 +236,9 @@ struct RunScanner<'a> {
     /// `same_as_next[k]`: piece `k + 1` is identical to piece `k` (same colour and role).
     same_as_next: Vec<bool>,
     count_stalemates: bool,
+    /// Only the won positions' distances are wanted (a summary): words without any are
+    /// skipped, the other counts are not kept.
+    distances_only: bool,
 }
 
 impl<'a> RunScanner<'a> {
@@ -247,7 +250,7 @@ impl<'a> RunScanner<'a> {
             .map(|w| w[0].color == w[1].color && w[0].role == w[1].role)
             .chain(std::iter::once(false))
             .collect();
-        RunScanner { layout, source, same_as_next, count_stalemates }
+        RunScanner { layout, source, same_as_next, count_stalemates, distances_only: false }
     }
 
     /// Identical men put in increasing square order.
@@ -345,6 +348,9 @@ impl<'a> RunScanner<'a> {
 
     fn scan_words(&self, stm: Color, first: u64, codes: &[[u8; 64]], acc: &mut RunSide) {
         for (word, codes) in (first..).zip(codes) {
+            if self.distances_only && codes.iter().all(|&c| code_to_distance(stm, c).is_none()) {
+                continue;
+            }
             let men = self.word_men(word);
             for wk in 0..64u8 {
                 let code = codes[wk as usize];
@@ -451,7 +457,8 @@ pub fn signature_stats(dir: &Path, material: &Material, threads: usize) -> Resul
 /// The black-to-move summary of an uncompressed table (what a compact table stores in place
 /// of black's distances): the histogram of distances and a longest loss.
 pub(crate) fn btm_summary(file: &TableFile, threads: usize) -> Result<Summary, TableError> {
-    let scanner = RunScanner::new(&file.header.material, CodeSource::Plain(file), false);
+    let mut scanner = RunScanner::new(&file.header.material, CodeSource::Plain(file), false);
+    scanner.distances_only = true;
     let side = scanner.scan(Color::Black, threads)?;
     Ok(Summary {
         by_distance: std::array::from_fn(|d| side.by_distance[d]),
