@@ -39,6 +39,9 @@ struct JobArgs {
     /// I/O block size, 256KiB to 8MiB.
     #[arg(long, default_value = "512KiB")]
     block: String,
+    /// zstd level of the final tables' blocks, 1 to 22 (higher: smaller and slower to write).
+    #[arg(long, default_value_t = tbstream::file::compact::DEFAULT_LEVEL)]
+    level: i32,
 }
 
 /// The flags of commands that read finished tables.
@@ -125,7 +128,7 @@ enum Command {
         #[arg(long)]
         line: bool,
         /// Budget of the cache of decoded table blocks, e.g. 64MiB, 1GiB.
-        #[arg(long, default_value = "256MiB")]
+        #[arg(long, default_value = "512MiB")]
         cache: String,
         /// Positions; read from stdin (one per line) when none is given.
         fens: Vec<String>,
@@ -175,11 +178,12 @@ impl JobArgs {
             "--block must be a power of two from 256KiB to 8MiB"
         );
         anyhow::ensure!(mem > 0, "--mem must be positive");
+        anyhow::ensure!((1..=22).contains(&self.level), "--level must be from 1 to 22");
         Ok(GenOptions {
             out: self.out,
             work: self.work,
             budget: Budget { mem, threads, block_bytes },
-            level: tbstream::file::compact::DEFAULT_LEVEL,
+            level: self.level,
         })
     }
 }

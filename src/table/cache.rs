@@ -21,8 +21,9 @@ impl quick_cache::Weighter<Key, Arc<[u8]>> for Bytes {
     }
 }
 
-/// The default budget of a [`BlockCache`]: 256 MiB of decoded blocks.
-pub const DEFAULT_CACHE_BYTES: u64 = 256 << 20;
+/// The default budget of a [`BlockCache`]: 512 MiB of decoded blocks (a probe session over
+/// random KQRvKR positions touches about 300 MiB of them; `docs/BENCHMARKS.md`).
+pub const DEFAULT_CACHE_BYTES: u64 = 512 << 20;
 
 /// Decoded blocks, at most `capacity` bytes of them.
 pub struct BlockCache {

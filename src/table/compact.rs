@@ -482,12 +482,10 @@ impl CompactTable {
         }
         let raw_len = part.raw_bytes(block_positions(part, self.header.n_slots, i));
         let fail = |reason: String| FormatError::BlockDecode { path: self.path.clone(), part, block: i, reason };
-        let mut out = vec![0u8; raw_len];
-        let n = DECOMPRESSOR
-            .with(|d| d.borrow_mut().decompress_to_buffer(packed, &mut out[..]))
-            .map_err(|e| fail(e.to_string()))?;
-        if n != raw_len {
-            return Err(fail(format!("{n} bytes, expected {raw_len}")));
+        // Decoded into fresh capacity (not zeroed first): at most `raw_len` bytes.
+        let out = DECOMPRESSOR.with(|d| d.borrow_mut().decompress(packed, raw_len)).map_err(|e| fail(e.to_string()))?;
+        if out.len() != raw_len {
+            return Err(fail(format!("{} bytes, expected {raw_len}", out.len())));
         }
         Ok(BlockData::Bytes(out))
     }

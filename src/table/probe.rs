@@ -683,7 +683,13 @@ impl Tablebase {
     /// zeroing ones (captures and pawn moves, which count as distance 0), and at least 2.
     /// `men` are the position's, the side to move as white (`Men::gather`). With `bound`,
     /// returns `None` as soon as the distance is found to exceed it.
-    fn loser_distance(&self, pos: &Position, men: &Men, run: &Run, bound: Option<u8>) -> Result<Option<u8>, TableError> {
+    fn loser_distance(
+        &self,
+        pos: &Position,
+        men: &Men,
+        run: &Run,
+        bound: Option<u8>,
+    ) -> Result<Option<u8>, TableError> {
         let mut worst = 1u8;
         let mut failed = None;
         let mut after = |child: &Men, mv: &dyn Fn() -> String| {
