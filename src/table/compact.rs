@@ -353,9 +353,6 @@ pub enum BlockData {
     Bytes(Vec<u8>),
 }
 
-/// Blocks whose stored bytes [`CompactTable::block_into`] reads ahead at a time.
-const READ_AHEAD_BLOCKS: usize = 64;
-
 /// Source of unique ids, so that blocks of different open tables never share a cache key.
 static NEXT_TABLE_ID: AtomicU32 = AtomicU32::new(1);
 
@@ -364,6 +361,7 @@ pub struct CompactTable {
     pub path: PathBuf,
     pub header: CompactHeader,
     map: Mmap,
+    file: File,
     /// Per block section, one bit per block: its checksum was checked.
     checked: [Vec<AtomicU64>; 3],
     /// This open table's id in block caches.
@@ -405,7 +403,7 @@ impl CompactTable {
             (0..n.div_ceil(64)).map(|_| AtomicU64::new(0)).collect()
         });
         let id = NEXT_TABLE_ID.fetch_add(1, Ordering::Relaxed);
-        Ok(CompactTable { path: path.to_path_buf(), header, map, checked, id })
+        Ok(CompactTable { path: path.to_path_buf(), header, map, file, checked, id })
     }
 
     /// Opens the table of run `material`, refusing a file that holds another run's table.
@@ -432,8 +430,8 @@ impl CompactTable {
         n_blocks(part, self.header.n_slots)
     }
 
-    /// The compressed bytes of block `i` (bounds checked against the section).
-    fn packed(&self, part: Part, i: usize) -> Result<&[u8], FormatError> {
+    /// Where block `i`'s stored bytes lie in the file (bounds checked against the section).
+    fn block_span(&self, part: Part, i: usize) -> Result<(usize, usize), FormatError> {
         let bytes = self.part_bytes(part);
         let n = self.n_blocks(part);
         let index_len = INDEX_ENTRY_BYTES as usize * n;
@@ -445,7 +443,24 @@ impl CompactTable {
             let why = format!("block {i} lies at {start}..{end} of {data_len} bytes");
             return Err(FormatError::Index { path: self.path.clone(), part, why });
         }
-        Ok(&bytes[index_len + start as usize..index_len + end as usize])
+        let at = self.header.parts[part as usize].offset as usize + index_len + start as usize;
+        Ok((at, (end - start) as usize))
+    }
+
+    /// The stored bytes of block `i`, through the map.
+    fn packed(&self, part: Part, i: usize) -> Result<&[u8], FormatError> {
+        let (at, len) = self.block_span(part, i)?;
+        Ok(&self.map[at..at + len])
+    }
+
+    /// The stored bytes of block `i`, read from the file into `buf` (for readers that go
+    /// through the table in order: the kernel reads ahead, and the map's pages do not pile
+    /// up in this process).
+    fn read_packed<'b>(&self, part: Part, i: usize, buf: &'b mut Vec<u8>) -> Result<&'b [u8], FormatError> {
+        let (at, len) = self.block_span(part, i)?;
+        buf.resize(len, 0);
+        self.file.read_exact_at(buf, at as u64).doing(|| format!("reading {} at offset {at}", self.path.display()))?;
+        Ok(buf)
     }
 
     /// Checks block `i`'s checksum the first time (damage is reported with table and block).
@@ -475,7 +490,11 @@ impl CompactTable {
 
     /// Decodes block `i` of a block section.
     pub fn block(&self, part: Part, i: usize) -> Result<BlockData, FormatError> {
-        let packed = self.packed(part, i)?;
+        self.decode(part, i, self.packed(part, i)?)
+    }
+
+    /// Checks and decodes block `i` from its stored bytes.
+    fn decode(&self, part: Part, i: usize, packed: &[u8]) -> Result<BlockData, FormatError> {
         self.check(part, i, packed)?;
         if packed.len() == 1 {
             return Ok(BlockData::Constant(packed[0]));
@@ -491,23 +510,11 @@ impl CompactTable {
     }
 
     /// Decodes block `i` into `out` (constant blocks expanded), for readers that go through
-    /// a table in order: the stored bytes of the blocks that follow are read ahead (the map
-    /// is otherwise read page by page, as random probes want).
+    /// a table in order: read from the file, not through the map.
     pub fn block_into(&self, part: Part, i: usize, out: &mut Vec<u8>) -> Result<(), FormatError> {
         let raw_len = part.raw_bytes(block_positions(part, self.header.n_slots, i));
-        if i.is_multiple_of(READ_AHEAD_BLOCKS) {
-            let bytes = self.part_bytes(part);
-            let n = self.n_blocks(part);
-            let index_len = INDEX_ENTRY_BYTES as usize * n;
-            let end_of = |j: usize| LittleEndian::read_u64(&bytes[16 * j..16 * j + 8]) as usize;
-            let (from, to) = (if i == 0 { 0 } else { end_of(i - 1) }, end_of((i + READ_AHEAD_BLOCKS).min(n) - 1));
-            let at = (self.header.parts[part as usize].offset as usize + index_len).saturating_add(from);
-            let len = to.saturating_sub(from).min(self.map.len().saturating_sub(at));
-            if len > 0 {
-                let _ = self.map.advise_range(memmap2::Advice::WillNeed, at, len);
-            }
-        }
-        match self.block(part, i)? {
+        let mut buf = Vec::new();
+        match self.decode(part, i, self.read_packed(part, i, &mut buf)?)? {
             BlockData::Bytes(b) => *out = b,
             BlockData::Constant(v) => {
                 out.clear();
@@ -529,11 +536,10 @@ impl CompactTable {
     /// Checks every block's checksum without decoding it (the generator's check of an
     /// existing table); the first damaged block is the error.
     pub fn check_sums(&self) -> Result<(), FormatError> {
+        let mut buf = Vec::new();
         for part in Part::BLOCKED {
-            let e = self.header.parts[part as usize];
-            let _ = self.map.advise_range(memmap2::Advice::WillNeed, e.offset as usize, e.length as usize);
             for i in 0..self.n_blocks(part) {
-                self.check(part, i, self.packed(part, i)?)?;
+                self.check(part, i, self.read_packed(part, i, &mut buf)?)?;
             }
         }
         Ok(())
