@@ -1,8 +1,11 @@
-//! The WDL and distance probes allocate nothing once a position's tables are open.
+//! The WDL and distance probes allocate nothing once a position's tables are open and the
+//! blocks they read are in the block cache (a miss decodes a block into a new buffer).
 //!
 //! A counting global allocator (per thread, so that the test harness's own threads do not
-//! disturb the count) wraps the system allocator; after a warm-up that opens the runs, 10,000
-//! `probe_wdl` and 10,000 `probe` calls over random legal positions must not allocate.
+//! disturb the count) wraps the system allocator; after a warm-up that opens the runs and
+//! decodes the blocks the positions read (a loser's distance reads the winner's distances
+//! after each of its moves), 10,000 `probe_wdl` and 10,000 `probe` calls over those random
+//! legal positions must not allocate.
 
 mod common;
 use std::alloc::{GlobalAlloc, Layout, System};
@@ -86,7 +89,7 @@ fn wdl_and_distance_probes_do_not_allocate() {
     generate(&sigs, &GenOptions::new(dir.path(), 2), &SilentProgress).unwrap();
     let tb = Tablebase::open(dir.path()).unwrap();
     let positions = random_positions(2000);
-    // Warm-up: opens (maps and verifies) every run the positions need.
+    // Warm-up: opens every run the positions need and fills the block cache.
     let mut expected = Vec::with_capacity(positions.len());
     for pos in &positions {
         expected.push((tb.probe_wdl(pos).unwrap(), tb.probe(pos).unwrap()));
