@@ -162,6 +162,9 @@ fn a_stopped_compaction_resumes_byte_identical() {
         stderr(&o)
     );
     assert!(d.path().join(".work/KQvKR/table.compact").exists() && !d.path().join("KQvKR.tbs").exists());
+    let s = Command::new(bin()).args(["status", "--work"]).arg(d.path().join(".work")).output().unwrap();
+    let text = String::from_utf8_lossy(&s.stdout);
+    assert!(text.contains("KQvKR: merged, writing the compact table ("), "{text}");
     let o = gen(d.path(), &["KQvKR"], &[]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(stderr(&o).contains("KQvKR: compaction resumes after 30 of 60 blocks"), "{}", stderr(&o));

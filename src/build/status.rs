@@ -26,6 +26,9 @@ pub enum RunStatus {
     Damaged { folder: String, error: String },
     /// Every step is done; the merge is running or was interrupted.
     Merging { run: String, bytes: u64 },
+    /// Every level is merged; the compact table is being written (`written` bytes of it so
+    /// far) or its writing was interrupted.
+    Compacting { run: String, bytes: u64, written: u64 },
     /// A pass is running or was interrupted.
     InPass {
         run: String,
@@ -96,6 +99,11 @@ fn run_status(dir: &Path) -> anyhow::Result<Option<RunStatus>> {
         }
     };
     let bytes = folder_bytes(dir);
+    let compact = RunFolder::new(dir).compact_table();
+    if run.levels.len() == levels_of(&run.run)? && compact.exists() {
+        let written = std::fs::metadata(&compact).map_or(0, |m| m.len());
+        return Ok(Some(RunStatus::Compacting { run: run.run, bytes, written }));
+    }
     if run.levels.len() == levels_of(&run.run)? || chains_complete(&new_per_pass(&run.passes), run.eventual) {
         return Ok(Some(RunStatus::Merging { run: run.run, bytes }));
     }

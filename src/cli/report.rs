@@ -57,6 +57,11 @@ pub fn status_lines(s: &JobStatus) -> Vec<String> {
             RunStatus::Merging { run, bytes } => {
                 format!("{run}: all steps done, merging ({} in work files)", show_size(*bytes))
             }
+            RunStatus::Compacting { run, bytes, written } => format!(
+                "{run}: merged, writing the compact table ({} of it written, {} in work files)",
+                show_size(*written),
+                show_size(*bytes)
+            ),
             RunStatus::InPass { run, level, pass, chunks_done, chunks, passes_done, secs, bytes, eta } => {
                 let name = match pass {
                     Pass::InitWhite => "init (white chunks)".to_string(),
