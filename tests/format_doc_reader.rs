@@ -1938,6 +1938,38 @@ fn slots_are_a_bijection_and_legality_is_the_documents() {
     }
 }
 
+/// Compares the reader's class (both sides to move) and wtm distance code (where the wtm
+/// class is 1) with the library's at every legal slot of a table; returns how many legal
+/// slots of each side were compared.
+fn compare_values(t: &DocTable, lib: &tbstream::Run, run: &str) -> [u64; 2] {
+    use tbstream::Color;
+    let mut compared = [0u64; 2];
+    for_each_position(t, 1, |men| {
+        let slot = t.slot_of(men)?;
+        for (side, (wtm, color)) in [(true, Color::White), (false, Color::Black)].into_iter().enumerate() {
+            if if wtm { men.illegal_wtm() } else { men.illegal_btm() } {
+                continue;
+            }
+            let fen = men.fen(wtm, 0);
+            let ours = t.class(wtm, slot)?;
+            let theirs = lib.class(color, slot).map_err(|e| format!("{fen}: library: {e}"))?;
+            if ours != theirs {
+                return Err(format!("{fen} (slot {slot}): class {ours}, library {theirs}"));
+            }
+            if wtm && ours == 1 {
+                let (ours, theirs) = (t.dtz_code(slot)?, lib.dtz_code(slot).map_err(|e| format!("{fen}: {e}"))?);
+                if ours != theirs {
+                    return Err(format!("{fen} (slot {slot}): distance code {ours}, library {theirs}"));
+                }
+            }
+            compared[side] += 1;
+        }
+        Ok(())
+    })
+    .unwrap_or_else(|e| panic!("{run}: {e}"));
+    compared
+}
+
 /// The reader's class (both sides to move) and wtm distance code (where the wtm class is 1)
 /// equal the library's `Run::class` and `Run::dtz_code` at every legal slot of every table
 /// `gen` wrote.
@@ -1946,31 +1978,7 @@ fn classes_and_codes_match_the_library_at_every_legal_slot() {
     use tbstream::Color;
     let tables = doc_tables();
     for (run, t) in &tables.tables {
-        let lib = library_run(library_tables(), run);
-        let mut compared = [0u64; 2];
-        for_each_position(t, 1, |men| {
-            let slot = t.slot_of(men)?;
-            for (side, (wtm, color)) in [(true, Color::White), (false, Color::Black)].into_iter().enumerate() {
-                if if wtm { men.illegal_wtm() } else { men.illegal_btm() } {
-                    continue;
-                }
-                let fen = men.fen(wtm, 0);
-                let ours = t.class(wtm, slot)?;
-                let theirs = lib.class(color, slot).map_err(|e| format!("{fen}: library: {e}"))?;
-                if ours != theirs {
-                    return Err(format!("{fen} (slot {slot}): class {ours}, library {theirs}"));
-                }
-                if wtm && ours == 1 {
-                    let (ours, theirs) = (t.dtz_code(slot)?, lib.dtz_code(slot).map_err(|e| format!("{fen}: {e}"))?);
-                    if ours != theirs {
-                        return Err(format!("{fen} (slot {slot}): distance code {ours}, library {theirs}"));
-                    }
-                }
-                compared[side] += 1;
-            }
-            Ok(())
-        })
-        .unwrap_or_else(|e| panic!("{run}: {e}"));
+        let compared = compare_values(t, &library_run(library_tables(), run), run);
         assert!(compared[0] > t.n_slots / 4 && compared[1] > t.n_slots / 4, "{run}: {compared:?} compared");
     }
 }
@@ -2448,31 +2456,7 @@ fn raw_pawn_values_match_the_library_at_every_legal_slot() {
     let tables = pawn_doc_tables();
     for run in ["KPvK", "KPvKP", "KPPvK"] {
         let t = tables.table(run).unwrap();
-        let lib = library_run(library_pawn_tables(), run);
-        let mut compared = [0u64; 2];
-        for_each_position(t, 1, |men| {
-            let slot = t.slot_of(men)?;
-            for (side, (wtm, color)) in [(true, Color::White), (false, Color::Black)].into_iter().enumerate() {
-                if if wtm { men.illegal_wtm() } else { men.illegal_btm() } {
-                    continue;
-                }
-                let fen = men.fen(wtm, 0);
-                let ours = t.class(wtm, slot)?;
-                let theirs = lib.class(color, slot).map_err(|e| format!("{fen}: library: {e}"))?;
-                if ours != theirs {
-                    return Err(format!("{fen} (slot {slot}): class {ours}, library {theirs}"));
-                }
-                if wtm && ours == 1 {
-                    let (ours, theirs) = (t.dtz_code(slot)?, lib.dtz_code(slot).map_err(|e| format!("{fen}: {e}"))?);
-                    if ours != theirs {
-                        return Err(format!("{fen} (slot {slot}): distance code {ours}, library {theirs}"));
-                    }
-                }
-                compared[side] += 1;
-            }
-            Ok(())
-        })
-        .unwrap_or_else(|e| panic!("{run}: {e}"));
+        let compared = compare_values(t, &library_run(library_pawn_tables(), run), run);
         assert!(compared[0] > t.n_slots / 2 && compared[1] > t.n_slots / 2, "{run}: {compared:?} compared");
     }
 }

@@ -73,6 +73,26 @@ pub fn compact_folder(
     Ok(done)
 }
 
+/// The progress of writing a compact table (`what`: "compaction", "conversion"): a stage of
+/// blocks, and a line when it resumes an interrupted write.
+pub(super) fn block_progress<'a>(
+    progress: &'a dyn Progress,
+    material: &'a Material,
+    what: &'a str,
+) -> impl FnMut(u64, u64) + 'a {
+    let mut started = false;
+    move |done, total| {
+        if !started {
+            started = true;
+            if done > 1 {
+                progress.log(&format!("{material}: {what} resumes after {} of {total} blocks", done - 1));
+            }
+            progress.start(format!("{material} compact"), total, "blocks");
+        }
+        progress.set(done);
+    }
+}
+
 /// Converts one uncompressed table in place.
 fn convert(path: &Path, work: &Path, level: i32, threads: usize, progress: &dyn Progress) -> anyhow::Result<Compacted> {
     let t = Instant::now();
@@ -82,16 +102,9 @@ fn convert(path: &Path, work: &Path, level: i32, threads: usize, progress: &dyn 
     src.verify().with_context(|| format!("{} is damaged: regenerate it instead", path.display()))?;
     let old_bytes = src.header.file_len();
     let partial = work.join(format!("{material}.compact"));
-    let mut started = false;
+    let mut show = block_progress(progress, &material, "conversion");
     let out = compact_table(&src, &partial, path, level, threads, &mut |done, total| {
-        if !started {
-            started = true;
-            if done > 1 {
-                progress.log(&format!("{material}: conversion resumes after {} of {total} blocks", done - 1));
-            }
-            progress.start(format!("{material} compact"), total, "blocks");
-        }
-        progress.set(done);
+        show(done, total);
         Ok(())
     })?;
     progress.finish("written");

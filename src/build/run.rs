@@ -228,7 +228,7 @@ fn finish_table(
         slices.as_deref(),
     )?;
     let src = TableFile::open_run_unchecked(&assembled, material)?;
-    let mut started = false;
+    let mut show = super::compact::block_progress(progress, material, "compaction");
     let path = compact_table(
         &src,
         &folder.compact_table(),
@@ -236,14 +236,7 @@ fn finish_table(
         settings.level,
         settings.threads,
         &mut |done, total| {
-            if !started {
-                started = true;
-                if done > 1 {
-                    progress.log(&format!("{material}: compaction resumes after {} of {total} blocks", done - 1));
-                }
-                progress.start(format!("{material} compact"), total, "blocks");
-            }
-            progress.set(done);
+            show(done, total);
             compaction_stop_hook()
         },
     )?;
