@@ -1975,7 +1975,6 @@ fn compare_values(t: &DocTable, lib: &tbstream::Run, run: &str) -> [u64; 2] {
 /// `gen` wrote.
 #[test]
 fn classes_and_codes_match_the_library_at_every_legal_slot() {
-    use tbstream::Color;
     let tables = doc_tables();
     for (run, t) in &tables.tables {
         let compared = compare_values(t, &library_run(library_tables(), run), run);
@@ -2452,7 +2451,6 @@ fn pawn_slots_are_a_bijection_and_legality_is_the_documents() {
 /// and KPPvK.
 #[test]
 fn raw_pawn_values_match_the_library_at_every_legal_slot() {
-    use tbstream::Color;
     let tables = pawn_doc_tables();
     for run in ["KPvK", "KPvKP", "KPPvK"] {
         let t = tables.table(run).unwrap();

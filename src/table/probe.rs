@@ -931,7 +931,11 @@ impl Tablebase {
                 continue;
             }
             if self.loser_distance(&child, &men, run, Some(target))? == Some(target) {
-                return Ok(Some((mv, child_probe)));
+                // The child's own probe (it reads the loser's run too, so that a damaged
+                // table there is an error here as it is for `probe`).
+                let probed = self.probe(&child)?;
+                debug_assert_eq!(probed, child_probe, "{}", child.fen());
+                return Ok(Some((mv, probed)));
             }
         }
         Ok(None)
