@@ -545,25 +545,6 @@ impl TableFile {
         LittleEndian::read_u64(&b[w * 8..w * 8 + 8])
     }
 
-    /// A bitbase section as words (read from the file, not through the map).
-    pub fn bitbase_words(&self, stm: Color) -> Result<Vec<u64>, FormatError> {
-        use std::os::unix::fs::FileExt;
-        let e = self.header.sections[Section::bitbase(stm) as usize];
-        let mut words = vec![0u64; (e.length / 8) as usize];
-        // SAFETY: u8 has no alignment or validity requirements; the length covers the words.
-        let bytes = unsafe { std::slice::from_raw_parts_mut(words.as_mut_ptr() as *mut u8, words.len() * 8) };
-        self.file.read_exact_at(bytes, e.offset).doing(|| format!("reading {}", self.path.display()))?;
-        LittleEndian::from_slice_u64(&mut words);
-        Ok(words)
-    }
-
-    /// The six bit planes of values of storage word `w` (bit `j` of a code in plane `j`).
-    #[inline]
-    pub fn value_planes(&self, stm: Color, w: usize) -> [u64; 6] {
-        let b = &self.section(Section::values(stm))[w * VALUE_WORD_BYTES as usize..];
-        std::array::from_fn(|j| LittleEndian::read_u64(&b[8 * j..8 * j + 8]))
-    }
-
     /// The value planes of words `first..first + n` of a side to move, read from the file (not
     /// through the map, so that going through a large table does not make it resident in
     /// this process).
@@ -589,13 +570,6 @@ impl TableFile {
         out.clear();
         out.extend(planes.iter().map(codes_of_planes));
         Ok(())
-    }
-
-    /// The word of positions white wins with or without the 50-move rule: the bitbase word
-    /// and the cursed codes (see [`beyond_rule_mask`]).
-    #[inline]
-    pub fn eventual_word(&self, stm: Color, w: usize) -> u64 {
-        self.bitbase_word(stm, w) | beyond_rule_mask(stm, &self.value_planes(stm, w))
     }
 
     /// The 6-bit value code of a storage slot.

@@ -1,7 +1,9 @@
 //! Finished tables: the file format, probing, the independent verifier and statistics.
 //!
-//! Nothing here builds; the build layer writes tables through [`format::TableWriter`] and
-//! reads its sub-endgames through [`format::TableFile`].
+//! Nothing here builds. The build layer assembles a run in the uncompressed format
+//! ([`format::PartialTable`]), converts it into the published compact format
+//! ([`convert::compact_table`]) and reads its sub-endgames' bitbases from compact tables
+//! ([`compact::CompactTable`]).
 
 pub mod cache;
 pub mod compact;
