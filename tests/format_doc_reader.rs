@@ -1892,19 +1892,12 @@ fn slots_are_a_bijection_and_legality_is_the_documents() {
                 if men.broken() {
                     continue;
                 }
-                match library_position(men, wtm) {
-                    Ok(_) if bad => {
-                        return Err(format!("{fen}: the library accepts a position the document calls illegal"))
+                if let Some(pos) = library_agrees_on_legality(men, wtm, bad, &fen)? {
+                    let theirs = lib.slot_of(&pos);
+                    let ours = equivalent_slots(t, men)?;
+                    if !ours.contains(&theirs) {
+                        return Err(format!("{fen}: library slot {theirs}, the document's {ours:?}"));
                     }
-                    Ok(pos) => {
-                        let theirs = lib.slot_of(&pos);
-                        let ours = equivalent_slots(t, men)?;
-                        if !ours.contains(&theirs) {
-                            return Err(format!("{fen}: library slot {theirs}, the document's {ours:?}"));
-                        }
-                    }
-                    Err(e) if !bad => return Err(format!("{fen}: the library refuses a legal position: {e}")),
-                    Err(_) => {}
                 }
                 if bad {
                     continue;
@@ -1935,6 +1928,22 @@ fn slots_are_a_bijection_and_legality_is_the_documents() {
         assert!(illegal[0] > 0 && illegal[1] > 0, "{run}: {illegal:?}");
         assert!(transposes > 1000, "{run}: {transposes} transposes");
         assert_eq!(swaps > 0, identical_pair, "{run}: {swaps} swaps");
+    }
+}
+
+/// The library's position of `men` when the document calls it legal (`bad` false), after
+/// checking that the library refuses exactly the positions the document calls illegal.
+fn library_agrees_on_legality(
+    men: &Men,
+    wtm: bool,
+    bad: bool,
+    fen: &str,
+) -> Result<Option<tbstream::Position>, String> {
+    match library_position(men, wtm) {
+        Ok(_) if bad => Err(format!("{fen}: the library accepts a position the document calls illegal")),
+        Ok(pos) => Ok(Some(pos)),
+        Err(e) if !bad => Err(format!("{fen}: the library refuses a legal position: {e}")),
+        Err(_) => Ok(None),
     }
 }
 
@@ -2417,15 +2426,10 @@ fn pawn_slots_are_a_bijection_and_legality_is_the_documents() {
                 if men.broken() {
                     continue;
                 }
-                match library_position(men, wtm) {
-                    Ok(_) if bad => {
-                        return Err(format!("{fen}: the library accepts a position the document calls illegal"))
-                    }
-                    Ok(pos) if lib.slot_of(&pos) != slot => {
+                if let Some(pos) = library_agrees_on_legality(men, wtm, bad, &fen)? {
+                    if lib.slot_of(&pos) != slot {
                         return Err(format!("{fen}: library slot {}, the document's {slot}", lib.slot_of(&pos)));
                     }
-                    Err(e) if !bad => return Err(format!("{fen}: the library refuses a legal position: {e}")),
-                    _ => {}
                 }
                 if bad || !symmetric {
                     continue;

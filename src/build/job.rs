@@ -63,11 +63,7 @@ pub fn load_bitbase(dir: &Path, m: &Material) -> anyhow::Result<Bitbase> {
 /// Opens a finished run's table, checking every block's checksum unless `checked` (this job
 /// checked or built it already).
 fn open_table(dir: &Path, m: &Material, checked: bool) -> anyhow::Result<CompactTable> {
-    let table = CompactTable::open_run(&table_path(dir, m), m).with_context(|| format!("sub-endgame {m} is needed"))?;
-    if !checked {
-        table.check_sums().with_context(|| format!("sub-endgame {m} is needed"))?;
-    }
-    Ok(table)
+    open_existing(&table_path(dir, m), m, checked).with_context(|| format!("sub-endgame {m} is needed"))
 }
 
 /// One final bitbase of a table (`eventual`: the positions won with or without the 50-move
@@ -134,7 +130,7 @@ pub fn runs_of(signatures: &[Material]) -> Vec<Material> {
 
 /// Whether a finished, undamaged table of a run is in `dir`.
 pub fn is_built(dir: &Path, m: &Material) -> bool {
-    CompactTable::open_run(&table_path(dir, m), m).is_ok_and(|t| t.check_sums().is_ok())
+    open_existing(&table_path(dir, m), m, false).is_ok()
 }
 
 /// Builds every run that `signatures` need and `opts.out` lacks, smallest first. An
@@ -146,11 +142,18 @@ pub fn generate(
 ) -> anyhow::Result<Vec<(Material, RunOutcome)>> {
     std::fs::create_dir_all(&opts.out).with_context(|| format!("creating {}", opts.out.display()))?;
     check_writable(&opts.out, "output folder")?;
-    // Tables of the uncompressed format are never rebuilt silently (they may have taken
-    // days): they are converted with `tbstream compact`.
-    for m in runs_of(signatures) {
-        if let Err(e @ FormatError::OldFormat { .. }) = CompactTable::open(&table_path(&opts.out, &m)) {
-            return Err(e.into());
+    // Each existing table is checked once (tables checked here, or built by this job, are
+    // not checked again when loaded). Tables of the uncompressed format are never rebuilt
+    // silently (they may have taken days): they are converted with `tbstream compact`.
+    let runs = runs_of(signatures);
+    let mut checked = HashSet::new();
+    for m in &runs {
+        match open_existing(&table_path(&opts.out, m), m, false) {
+            Ok(_) => {
+                checked.insert(m.clone());
+            }
+            Err(e @ FormatError::OldFormat { .. }) => return Err(e.into()),
+            Err(_) => {}
         }
     }
     let work = opts.work_dir();
@@ -159,9 +162,6 @@ pub fn generate(
     let lock = Lock::acquire(&work.join("job.lock"), &format!("work folder {}", work.display()))?;
     let job_path = work.join("job.json");
     let this_job = claim_work_folder(signatures, opts, progress)?;
-    let runs = runs_of(signatures);
-    // Tables checked here (or built by this job) are not checked again when loaded.
-    let mut checked: HashSet<Material> = runs.iter().filter(|m| is_built(&opts.out, m)).cloned().collect();
     let todo: Vec<&Material> = runs.iter().filter(|m| !checked.contains(m)).collect();
     check_disk(&todo, opts)?;
     if !todo.is_empty() {

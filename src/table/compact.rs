@@ -12,7 +12,10 @@
 //! [`CompactWriter`] writes a table block by block in storage order (it never holds more than
 //! the blocks in flight) and resumes an interrupted write from its last complete block.
 
-use super::format::{FormatError, SliceInfo, CODE_CURSED, CODE_EDGE, CODE_ILLEGAL, CODE_NONE, MAGIC};
+use super::format::{
+    check_header_sum, header_signature, header_version, FormatError, SliceInfo, CODE_CURSED, CODE_EDGE, CODE_ILLEGAL,
+    CODE_NONE, HEADER_LEN, MAGIC,
+};
 use crate::chess::{Color, Material};
 use crate::index::Layout;
 use crate::work::publish::publish_file;
@@ -27,8 +30,6 @@ use xxhash_rust::xxh3::xxh3_64;
 
 /// Format version of compact tables.
 pub const VERSION_COMPACT: u16 = 3;
-/// Header length.
-pub const HEADER_BYTES: usize = 256;
 /// Codec id of zstd frames.
 pub const CODEC_ZSTD: u8 = 1;
 /// Positions per block of a class section, as a power of two (64 KiB decoded).
@@ -171,12 +172,12 @@ fn slices_len(slices: Option<&SliceInfo>) -> u64 {
 }
 
 impl CompactHeader {
-    fn encode(&self) -> [u8; HEADER_BYTES] {
+    fn encode(&self) -> [u8; HEADER_LEN] {
         type Le = LittleEndian;
-        let mut h = [0u8; HEADER_BYTES];
+        let mut h = [0u8; HEADER_LEN];
         h[0..8].copy_from_slice(&MAGIC);
         Le::write_u16(&mut h[8..10], VERSION_COMPACT);
-        Le::write_u16(&mut h[10..12], HEADER_BYTES as u16);
+        Le::write_u16(&mut h[10..12], HEADER_LEN as u16);
         h[12] = if self.slices.is_some() { 2 } else { 1 };
         h[13] = self.material.men() as u8;
         h[14] = self.meta.last_step;
@@ -210,29 +211,19 @@ impl CompactHeader {
     /// Decodes and checks a header (`h` is the file's first bytes, `file_len` its length).
     pub fn decode(path: &Path, h: &[u8], file_len: u64) -> Result<CompactHeader, FormatError> {
         let bad = |why: &str| FormatError::Inconsistent(path.to_path_buf(), why.to_string());
-        if !MAGIC.starts_with(&h[..h.len().min(MAGIC.len())]) {
-            return Err(FormatError::BadMagic(path.to_path_buf()));
-        }
-        if h.len() < HEADER_BYTES {
-            return Err(FormatError::ShortHeader(path.to_path_buf(), h.len() as u64));
-        }
-        let version = LittleEndian::read_u16(&h[8..10]);
+        let version = header_version(path, h)?;
         if version == super::format::VERSION || version == super::format::VERSION_PAWNS {
             return Err(FormatError::OldFormat { path: path.to_path_buf(), version });
         }
         if version != VERSION_COMPACT {
             return Err(FormatError::Version(path.to_path_buf(), version));
         }
-        if xxh3_64(&h[..248]) != LittleEndian::read_u64(&h[248..256]) {
-            return Err(FormatError::HeaderChecksum(path.to_path_buf()));
-        }
-        let name_end = h[16..32].iter().position(|&b| b == 0).unwrap_or(16);
-        let name = std::str::from_utf8(&h[16..16 + name_end]).map_err(|_| bad("signature"))?;
-        let material = Material::parse(name).map_err(|e| bad(&e.to_string()))?;
+        check_header_sum(path, h)?;
+        let material = header_signature(path, h)?;
         if material.white_bare() || h[12] != if material.has_pawns() { 2 } else { 1 } {
             return Err(bad("signature does not match the layout"));
         }
-        if LittleEndian::read_u16(&h[10..12]) as usize != HEADER_BYTES || h[13] as usize != material.men() {
+        if LittleEndian::read_u16(&h[10..12]) as usize != HEADER_LEN || h[13] as usize != material.men() {
             return Err(bad("header length or number of men"));
         }
         if (h[160], h[161], h[162]) != (CODEC_ZSTD, WDL_BLOCK_BITS as u8, DTZ_BLOCK_BITS as u8) {
@@ -268,7 +259,7 @@ impl CompactHeader {
             }
         });
         // Sections follow the header and each other, each at the next multiple of 8.
-        let mut at = HEADER_BYTES as u64;
+        let mut at = HEADER_LEN as u64;
         for (part, e) in Part::ALL.into_iter().zip(&parts) {
             let min_len = match part {
                 Part::Summary => SUMMARY_BYTES,
@@ -375,7 +366,7 @@ impl CompactTable {
         let file = File::open(path).doing(|| format!("opening {}", path.display()))?;
         // SAFETY: tables are published by rename and never modified in place afterwards.
         let map = unsafe { Mmap::map(&file) }.doing(|| format!("mapping {}", path.display()))?;
-        let header = CompactHeader::decode(path, &map[..map.len().min(HEADER_BYTES)], map.len() as u64)?;
+        let header = CompactHeader::decode(path, &map[..map.len().min(HEADER_LEN)], map.len() as u64)?;
         let covered = |part: Part, e: &PartEntry| {
             if part.is_blocked() {
                 INDEX_ENTRY_BYTES * n_blocks(part, header.n_slots) as u64
@@ -770,12 +761,12 @@ impl CompactWriter {
             file,
             path: path.to_path_buf(),
             n_slots,
-            starts: vec![HEADER_BYTES as u64],
+            starts: vec![HEADER_LEN as u64],
             position: Some(WritePosition { part: Part::WtmWdl, block: 0 }),
             data_end: 0,
         };
-        let mut head = [0u8; HEADER_BYTES];
-        let same = len >= HEADER_BYTES as u64
+        let mut head = [0u8; HEADER_LEN];
+        let same = len >= HEADER_LEN as u64
             && w.file.read_exact_at(&mut head, 0).is_ok()
             && head[..8] == MAGIC
             && LittleEndian::read_u64(&head[PROVISIONAL_ID_AT..PROVISIONAL_ID_AT + 8]) == source;
@@ -783,7 +774,7 @@ impl CompactWriter {
             w.resume(len)?;
         } else {
             w.file.set_len(0).doing(|| format!("emptying {}", path.display()))?;
-            let mut head = [0u8; HEADER_BYTES];
+            let mut head = [0u8; HEADER_LEN];
             head[..8].copy_from_slice(&MAGIC);
             LittleEndian::write_u64(&mut head[PROVISIONAL_ID_AT..PROVISIONAL_ID_AT + 8], source);
             w.write_at(0, &head)?;

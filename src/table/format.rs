@@ -273,27 +273,17 @@ impl Header {
 
     fn decode(path: &Path, h: &[u8]) -> Result<Header, FormatError> {
         let bad = |why: &str| FormatError::Inconsistent(path.to_path_buf(), why.to_string());
-        if !MAGIC.starts_with(&h[..h.len().min(MAGIC.len())]) {
-            return Err(FormatError::BadMagic(path.to_path_buf()));
-        }
-        if h.len() < HEADER_LEN {
-            return Err(FormatError::ShortHeader(path.to_path_buf(), h.len() as u64));
-        }
-        let u64_at = |o: usize| LittleEndian::read_u64(&h[o..o + 8]);
-        let version = LittleEndian::read_u16(&h[8..10]);
+        let version = header_version(path, h)?;
         if version != VERSION && version != VERSION_PAWNS {
             return Err(FormatError::Version(path.to_path_buf(), version));
         }
-        if xxh3_64(&h[..248]) != u64_at(248) {
-            return Err(FormatError::HeaderChecksum(path.to_path_buf()));
-        }
+        check_header_sum(path, h)?;
+        let u64_at = |o: usize| LittleEndian::read_u64(&h[o..o + 8]);
         let layout_id = if version == VERSION { LAYOUT_KOISTINEN_V1 } else { LAYOUT_PAWN_SLICES };
         if h[12] != layout_id || LittleEndian::read_u16(&h[10..12]) as usize != HEADER_LEN {
             return Err(bad("unknown layout or header length"));
         }
-        let name_end = h[16..32].iter().position(|&b| b == 0).unwrap_or(16);
-        let name = std::str::from_utf8(&h[16..16 + name_end]).map_err(|_| bad("signature"))?;
-        let material = Material::parse(name).map_err(|e| bad(&e.to_string()))?;
+        let material = header_signature(path, h)?;
         if material.white_bare() || material.has_pawns() != (version == VERSION_PAWNS) {
             return Err(bad("signature does not match the format version"));
         }
@@ -340,6 +330,34 @@ impl Header {
         let last = self.sections.last().expect("a table has sections");
         last.offset + last.length
     }
+}
+
+/// The format version of a table's header (its first bytes, at least 256 of them): the
+/// magic and the length checked first, shared by every version.
+pub fn header_version(path: &Path, h: &[u8]) -> Result<u16, FormatError> {
+    if !MAGIC.starts_with(&h[..h.len().min(MAGIC.len())]) {
+        return Err(FormatError::BadMagic(path.to_path_buf()));
+    }
+    if h.len() < HEADER_LEN {
+        return Err(FormatError::ShortHeader(path.to_path_buf(), h.len() as u64));
+    }
+    Ok(LittleEndian::read_u16(&h[8..10]))
+}
+
+/// Checks a header's checksum: XXH3-64 of bytes 0..248 at byte 248, in every version.
+pub fn check_header_sum(path: &Path, h: &[u8]) -> Result<(), FormatError> {
+    if xxh3_64(&h[..248]) != LittleEndian::read_u64(&h[248..256]) {
+        return Err(FormatError::HeaderChecksum(path.to_path_buf()));
+    }
+    Ok(())
+}
+
+/// The run a header names (bytes 16..32, NUL-padded), in every version.
+pub fn header_signature(path: &Path, h: &[u8]) -> Result<Material, FormatError> {
+    let bad = |why: &str| FormatError::Inconsistent(path.to_path_buf(), why.to_string());
+    let name_end = h[16..32].iter().position(|&b| b == 0).unwrap_or(16);
+    let name = std::str::from_utf8(&h[16..16 + name_end]).map_err(|_| bad("signature"))?;
+    Material::parse(name).map_err(|e| bad(&e.to_string()))
 }
 
 /// Path of a run's table in a folder.

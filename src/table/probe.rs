@@ -393,20 +393,26 @@ impl Men {
         self.attacks(1 - c, self.kings[c], self.occ, 0)
     }
 
-    /// Whether side `us` has a legal move (stops at the first one found).
+    /// Squares side `us`'s king may not step to: those the other side attacks through it. A
+    /// man the king would capture does not attack its own square, and rays to that square
+    /// stop there, so capturing it is safe exactly when nothing else guards it.
     #[inline]
-    fn has_legal_move(&self, us: usize) -> bool {
+    fn king_danger(&self, us: usize) -> u64 {
         let them = 1 - us;
-        let barred = self.by_color[us] | (1u64 << self.kings[them]);
-        // Squares the king may not step to: those the other side attacks through it. A man
-        // the king would capture does not attack its own square, and rays to that square
-        // stop there, so capturing it is safe exactly when nothing else guards it.
         let occ = self.occ & !(1u64 << self.kings[us]);
         let mut danger = attacks(Role::King, self.kings[them], occ);
         for i in self.range(them) {
             danger |= attacks(self.role[i], self.sq[i], occ);
         }
-        if attacks(Role::King, self.kings[us], occ) & !barred & !danger != 0 {
+        danger
+    }
+
+    /// Whether side `us` has a legal move (stops at the first one found).
+    #[inline]
+    fn has_legal_move(&self, us: usize) -> bool {
+        let them = 1 - us;
+        let barred = self.by_color[us] | (1u64 << self.kings[them]);
+        if attacks(Role::King, self.kings[us], self.occ) & !barred & !self.king_danger(us) != 0 {
             return true;
         }
         // The king cannot move: another man must, keeping the king out of check.
@@ -432,12 +438,7 @@ impl Men {
     fn find_quiet_move(&self, us: usize, mut f: impl FnMut(&Men) -> bool) -> bool {
         let them = 1 - us;
         let empty = !self.occ;
-        let occ = self.occ & !(1u64 << self.kings[us]);
-        let mut danger = attacks(Role::King, self.kings[them], occ);
-        for i in self.range(them) {
-            danger |= attacks(self.role[i], self.sq[i], occ);
-        }
-        let mut targets = attacks(Role::King, self.kings[us], self.occ) & empty & !danger;
+        let mut targets = attacks(Role::King, self.kings[us], self.occ) & empty & !self.king_danger(us);
         while targets != 0 {
             let to = targets.trailing_zeros() as Square;
             targets &= targets - 1;
