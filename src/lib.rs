@@ -32,7 +32,7 @@ mod work;
 pub use build::status::{job_status, JobStatus, RunStatus};
 pub use build::{
     compact_folder, generate, is_built, load_bitbase, plan_job, runs_of, show_size, Budget, Compacted, DiskNeed,
-    GenOptions, JobPlan, RunOutcome, RunPlan, RunReport,
+    GenOptions, JobPlan, RunOutcome, RunPlan, RunReport, StepMode,
 };
 pub use chess::square::TRIANGLE;
 pub use chess::{Color, FenError, Material, MaterialError, Move, Piece, Position, Role, Square, Symmetry, MAX_MEN};

@@ -2,6 +2,7 @@
 //! first, skipping finished ones and resuming an interrupted job from its work folder.
 
 use super::disk::{check_disk, check_writable, disk_needs, DiskNeed};
+use super::pass::StepMode;
 use super::plan::{run_needs, show_size, Budget, Plan, RunNeeds};
 use super::run::{solve_run, sub_endgames_note, RunReport};
 use crate::chess::{Color, Material};
@@ -28,6 +29,8 @@ pub struct GenOptions {
     pub budget: Budget,
     /// The zstd level of the tables' blocks (1 to 22).
     pub level: i32,
+    /// Dense or sparse steps (the same tables either way).
+    pub steps: StepMode,
 }
 
 impl GenOptions {
@@ -38,6 +41,7 @@ impl GenOptions {
             work: None,
             budget: Budget { mem: 1 << 30, threads, block_bytes: 512 << 10 },
             level: DEFAULT_LEVEL,
+            steps: StepMode::Auto,
         }
     }
 
@@ -293,8 +297,18 @@ fn build_run(
         })?)
     };
     let held = caps_bytes(caps_eventual.iter().chain([&caps]));
-    let report =
-        solve_run(m, &caps, caps_eventual.as_ref(), held, &opts.out, &run_work, &opts.budget, opts.level, progress)?;
+    let report = solve_run(
+        m,
+        &caps,
+        caps_eventual.as_ref(),
+        held,
+        &opts.out,
+        &run_work,
+        &opts.budget,
+        opts.level,
+        opts.steps,
+        progress,
+    )?;
     progress.log(&built_line(m, &report));
     Ok(RunOutcome::Built(report))
 }

@@ -27,5 +27,6 @@ pub mod status;
 pub use compact::{compact_folder, Compacted};
 pub use disk::DiskNeed;
 pub use job::{generate, is_built, load_bitbase, plan_job, runs_of, GenOptions, JobPlan, RunOutcome, RunPlan};
+pub use pass::StepMode;
 pub use plan::{show_size, Budget};
 pub use run::RunReport;

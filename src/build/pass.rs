@@ -14,12 +14,13 @@ use crate::index::slices::MAX_PAWNS;
 use crate::index::{Block, Layout, Level, Pawns};
 use crate::pipeline::{self, Order};
 use crate::progress::Progress;
+use crate::solve::sparse::{self, Word};
 use crate::solve::{
     combine, compute_chunk, Captures, Eventual, Frame, Pass, PassSpec, PushTargets, WorkTable, EVENTUAL_CAPTURE_STEP,
 };
 use crate::work::bits::{load_sums, BitFile};
-use crate::work::deltalog::{self, BlockEntry, ChunkRecord, DeltaLog, StreamWriter};
-use crate::work::gap::GapEncoder;
+use crate::work::deltalog::{self, BlockEntry, ChunkRecord, DeltaLog, PassStreams, StreamWriter};
+use crate::work::gap::{self, GapEncoder};
 use crate::work::LevelFolder;
 use anyhow::Context;
 use std::time::Instant;
@@ -42,7 +43,50 @@ pub struct LevelContext<'a> {
     /// Set when the level's conversions reach cursed positions (an eventual level, see
     /// [`PassSpec`]).
     pub eventual: Option<EventualSources<'a>>,
+    /// How steps choose between the dense kernels and the sparse ones.
+    pub steps: StepMode,
 }
+
+/// How a step computes its chunks: by the dense kernels over every configuration, or from
+/// the previous step's new positions ([`crate::solve::sparse`]); both give the same bytes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum StepMode {
+    /// Sparse where the previous step's new positions in a chunk are few enough.
+    #[default]
+    Auto,
+    Dense,
+    /// Sparse wherever the step allows it (for tests; memory grows with the new positions).
+    Sparse,
+}
+
+impl std::str::FromStr for StepMode {
+    type Err = String;
+    fn from_str(s: &str) -> Result<StepMode, String> {
+        match s {
+            "auto" => Ok(StepMode::Auto),
+            "dense" => Ok(StepMode::Dense),
+            "sparse" => Ok(StepMode::Sparse),
+            _ => Err(format!("unknown step mode {s:?} (auto, dense or sparse)")),
+        }
+    }
+}
+
+/// What a step does with one chunk.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum ChunkWork {
+    /// Its input gained nothing: the previous table of the chain, as it is.
+    Unchanged,
+    /// From the previous step's new positions in the chunk.
+    Sparse,
+    /// The dense kernels over the whole chunk.
+    Dense,
+}
+
+/// Auto mode takes a chunk sparse when the previous step's streams over its blocks are at
+/// most this fraction of its positions. A stream holds at least a byte per position, so the
+/// reader's list of them (16 bytes per word) stays within one chunk buffer.
+/// Measured on KQRvKR and KQRvKQR (`docs/BENCHMARKS.md`, "Sparse steps").
+const SPARSE_DENSITY: u64 = 128;
 
 /// Where an eventual level's conversions look up positions won with or without the rule.
 pub struct EventualSources<'a> {
@@ -117,6 +161,21 @@ pub struct PassResult {
     pub bytes_written: u64,
     /// Bytes of the pass's delta streams.
     pub stream_bytes: u64,
+    /// Chunks this process computed sparse, and chunks it carried over unchanged.
+    pub sparse_chunks: u64,
+    pub unchanged_chunks: u64,
+}
+
+/// What the reader hands a worker for one chunk.
+#[derive(Default)]
+struct ChunkInput {
+    /// The chunk's words of the tables the pass reads whole (for an unchanged chunk, the
+    /// previous table of the chain).
+    tables: Vec<Vec<u64>>,
+    pushes: PushBuffers,
+    pushes_eventual: PushBuffers,
+    /// For a sparse chunk: the previous step's new positions in it, in word order.
+    new_prev: Vec<Word>,
 }
 
 /// What a worker hands the writer for one chunk: the output tables (chunk-local words), the
@@ -159,7 +218,8 @@ pub fn run_pass(ctx: &LevelContext, spec: &PassSpec) -> anyhow::Result<PassResul
     let words = chunks.buffer_words;
     let io_words = (ctx.io_bytes / 8).max(1);
     let tables_read = (inputs.len() + combined.len()) as u64;
-    let unchanged = unchanged_chunks(ctx, spec.pass, chunks)?;
+    let (work, new_prev) = chunk_work(ctx, spec.pass, chunks)?;
+    let work_of = |i: usize| work[todo[i]];
     // Rendezvous channels: a chunk buffer exists only where it is being read, computed or
     // written, which keeps the pass within `pass_slots` buffers.
     let outcome = pipeline::run(
@@ -168,24 +228,51 @@ pub fn run_pass(ctx: &LevelContext, spec: &PassSpec) -> anyhow::Result<PassResul
         Order::Completion,
         |i| {
             let ch = &chunks.list[todo[i]];
-            if unchanged[todo[i]] {
+            let mut input = ChunkInput::default();
+            match work_of(i) {
                 // Its output is the previous table of the chain, as it is.
-                return Ok((read_inputs(ch, &combined[..1], words)?, PushBuffers::default(), PushBuffers::default()));
+                ChunkWork::Unchanged => input.tables = read_inputs(ch, &combined[..1], words)?,
+                ChunkWork::Sparse => {
+                    input.new_prev = read_new_positions(ch, new_prev.as_ref().expect("streams of the last step"))?;
+                    // Black's moves are evaluated in `t(k-1)`; white's need only the new positions.
+                    if spec.pass.mover() == Color::Black {
+                        input.tables = read_inputs(ch, &inputs, words)?;
+                    }
+                }
+                ChunkWork::Dense => {
+                    input.tables = read_inputs(ch, &inputs, words)?;
+                    input.pushes = read_pushes(ctx, spec.pass, ch, &finals, words)?;
+                    input.pushes_eventual = read_pushes(ctx, spec.pass, ch, &finals_eventual, words)?;
+                }
             }
-            Ok((
-                read_inputs(ch, &inputs, words)?,
-                read_pushes(ctx, spec.pass, ch, &finals, words)?,
-                read_pushes(ctx, spec.pass, ch, &finals_eventual, words)?,
-            ))
+            Ok(input)
         },
-        |i, (bufs, pushes, pushes_eventual)| {
+        |i, input| {
             let ch = &chunks.list[todo[i]];
-            if unchanged[todo[i]] {
-                return Ok(ChunkOutput { tables: bufs, streams: vec![Vec::new(); ch.blocks.len()], new_count: 0 });
-            }
-            let frame = Frame::new(&ctx.layout, &chunks.scheme, ch.key, ch.slice);
-            let eventual = ctx.eventual_with(&pushes, &pushes_eventual);
-            let out = compute_chunk(spec.pass, &frame, ctx.caps, &pushes.targets(), eventual.as_ref(), words, bufs);
+            let frame = || Frame::new(&ctx.layout, &chunks.scheme, ch.key, ch.slice);
+            let out = match work_of(i) {
+                ChunkWork::Unchanged => {
+                    let streams = vec![Vec::new(); ch.blocks.len()];
+                    return Ok(ChunkOutput { tables: input.tables, streams, new_count: 0 });
+                }
+                ChunkWork::Sparse => {
+                    let frame = frame();
+                    let mut out = vec![0u64; words];
+                    match spec.pass.mover() {
+                        Color::White => sparse::white_reached(&frame, &input.new_prev, &mut out),
+                        Color::Black => {
+                            let candidates = sparse::black_candidates(&frame, &input.new_prev, words);
+                            sparse::black_reached(&frame, &input.tables[0], &candidates, &mut out);
+                        }
+                    }
+                    vec![out]
+                }
+                ChunkWork::Dense => {
+                    let eventual = ctx.eventual_with(&input.pushes, &input.pushes_eventual);
+                    let targets = input.pushes.targets();
+                    compute_chunk(spec.pass, &frame(), ctx.caps, &targets, eventual.as_ref(), words, input.tables)
+                }
+            };
             finish_chunk(spec.pass, &ch.blocks, &combined, out, io_words)
         },
         |i, out| {
@@ -195,9 +282,19 @@ pub fn run_pass(ctx: &LevelContext, spec: &PassSpec) -> anyhow::Result<PassResul
             let r = &mut state.result;
             let chunk_bytes = ch.blocks.iter().map(|b| b.words as u64 * 8).sum::<u64>();
             r.new += out.new_count;
-            r.bytes_read += chunk_bytes * if unchanged[todo[i]] { 1 } else { tables_read };
+            r.bytes_read += chunk_bytes
+                * match work_of(i) {
+                    ChunkWork::Unchanged => 1,
+                    ChunkWork::Sparse if spec.pass.mover() == Color::White => combined.len() as u64,
+                    _ => tables_read,
+                };
             r.bytes_written += chunk_bytes * outputs.len() as u64 + written.record + written.streams;
             r.stream_bytes += written.streams;
+            match work_of(i) {
+                ChunkWork::Sparse => r.sparse_chunks += 1,
+                ChunkWork::Unchanged => r.unchanged_chunks += 1,
+                ChunkWork::Dense => {}
+            }
             ctx.progress.inc();
             Ok(())
         },
@@ -229,7 +326,15 @@ fn resume_scan(ctx: &LevelContext, spec: &PassSpec, chunks: &Chunks, outputs: &[
     let mut state = PassState {
         done: vec![false; chunks.list.len()],
         sums: vec![vec![0u64; n_blocks]; outputs.len()],
-        result: PassResult { new: 0, sums: Vec::new(), bytes_read: 0, bytes_written: 0, stream_bytes: 0 },
+        result: PassResult {
+            new: 0,
+            sums: Vec::new(),
+            bytes_read: 0,
+            bytes_written: 0,
+            stream_bytes: 0,
+            sparse_chunks: 0,
+            unchanged_chunks: 0,
+        },
         log_len: 0,
         streams_len: 0,
     };
@@ -392,33 +497,85 @@ fn moved(pawns: &Pawns, from: Square, to: Square) -> Pawns {
     Pawns::new(&sq[..pawns.n_white], &sq[pawns.n_white..pawns.n])
 }
 
-/// The chunks of step `k >= 3` whose input, `t(k-1)`, gained no position in step `k-1`:
-/// there `t(k-1)` equals `t(k-3)`, so the mover reaches what it reached in step `k-2`, all
-/// of it already in `t(k-2)`, and `t(k) = t(k-2)` with no new position (the mover's moves
-/// stay inside its chunk). Not step 2: `t0` holds only the mates, not what black reached
-/// from `t(-1)` (the positions whose only moves are losing captures or pawn moves).
+/// What step `k` does with each chunk, and the previous step's streams when some chunk is
+/// sparse.
 ///
-/// Nor steps 102 and 103 of an eventual level, where `d∞` and `c∞` come in.
-fn unchanged_chunks(ctx: &LevelContext, pass: Pass, chunks: &Chunks) -> anyhow::Result<Vec<bool>> {
+/// From step 3 on, the new positions of step `k` are predecessors of those of step `k-1`
+/// ([`crate::solve::sparse`]). A chunk whose blocks gained nothing in step `k-1` has nothing
+/// to find: `t(k-1)` equals `t(k-3)` there, so the mover reaches what it reached in step
+/// `k-2`, all of it in `t(k-2)` already (the mover's moves stay inside its chunk). Not step
+/// 2: `t0` holds only the mates, not what black reached from `t(-1)` (the positions whose
+/// only moves are losing captures or pawn moves). Nor steps 102 and 103 of an eventual
+/// level, where `d∞` and `c∞` come in.
+fn chunk_work(
+    ctx: &LevelContext,
+    pass: Pass,
+    chunks: &Chunks,
+) -> anyhow::Result<(Vec<ChunkWork>, Option<PassStreams>)> {
     let new_extra = |k: u16| ctx.is_eventual() && (k == EVENTUAL_CAPTURE_STEP - 1 || k == EVENTUAL_CAPTURE_STEP);
     let k = match pass {
         Pass::Step(k) if k >= 3 && !new_extra(k) => k,
-        _ => return Ok(vec![false; chunks.list.len()]),
+        _ => return Ok((vec![ChunkWork::Dense; chunks.list.len()], None)),
     };
-    // The previous step's records say which blocks gained positions (its streams, read
-    // again by the merge, are not needed); a block no record covers counts as changed.
-    let scan = deltalog::scan(&ctx.folder.log(Pass::Step(k - 1)))?;
+    // The previous step's records say how many bytes of new positions each block gained (a
+    // block no record covers counts as changed).
+    let log = ctx.folder.log(Pass::Step(k - 1));
+    let scan = deltalog::scan(&log)?;
     if let Some(damage) = scan.damage {
         return Err(damage)
             .context("delta log of the previous step damaged (delete the work folder to recompute the run)");
     }
-    let mut changed = vec![true; ctx.n_blocks()];
+    let mut stream_len = vec![u64::MAX; ctx.n_blocks()];
     for e in scan.records.iter().flat_map(|r| &r.blocks) {
-        if let Some(c) = changed.get_mut(e.id as usize) {
-            *c = e.stream_len > 0;
+        if let Some(len) = stream_len.get_mut(e.id as usize) {
+            *len = e.stream_len as u64;
         }
     }
-    Ok(chunks.list.iter().map(|ch| ch.blocks.iter().all(|b| !changed[b.id])).collect())
+    let work: Vec<ChunkWork> = chunks
+        .list
+        .iter()
+        .map(|ch| {
+            let bytes = ch.blocks.iter().fold(0u64, |sum, b| sum.saturating_add(stream_len[b.id]));
+            let positions = ch.blocks.iter().map(|b| b.words as u64 * 64).sum::<u64>();
+            match ctx.steps {
+                _ if bytes == 0 => ChunkWork::Unchanged,
+                _ if bytes == u64::MAX => ChunkWork::Dense,
+                StepMode::Dense => ChunkWork::Dense,
+                StepMode::Sparse => ChunkWork::Sparse,
+                StepMode::Auto if bytes.saturating_mul(SPARSE_DENSITY) <= positions => ChunkWork::Sparse,
+                StepMode::Auto => ChunkWork::Dense,
+            }
+        })
+        .collect();
+    let streams = match work.contains(&ChunkWork::Sparse) {
+        true => Some(PassStreams::open(&log, ctx.n_blocks())?),
+        false => None,
+    };
+    Ok((work, streams))
+}
+
+/// The reader's part for a sparse chunk: the previous step's new positions in its blocks, as
+/// chunk-local words in increasing order.
+fn read_new_positions(ch: &Chunk, streams: &PassStreams) -> anyhow::Result<Vec<Word>> {
+    let mut out: Vec<Word> = Vec::new();
+    for b in &ch.blocks {
+        let bytes = streams.block(b.id)?;
+        for pos in gap::decode(&bytes) {
+            let pos = pos.with_context(|| format!("{}: block {}", streams.path.display(), b.id))?;
+            anyhow::ensure!(
+                pos < b.words as u64 * 64,
+                "{}: block {}: position out of range",
+                streams.path.display(),
+                b.id
+            );
+            let (w, bit) = (b.local_word + (pos / 64) as usize, 1u64 << (pos % 64));
+            match out.last_mut() {
+                Some((last, bits)) if *last == w => *bits |= bit,
+                _ => out.push((w, bit)),
+            }
+        }
+    }
+    Ok(out)
 }
 
 /// The reader's part: a chunk's blocks of every input table, checked.

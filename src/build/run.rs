@@ -5,7 +5,7 @@
 
 use super::edge::exact_100_wins;
 use super::merge::write_level;
-use super::pass::{run_pass, EventualSources, LevelContext};
+use super::pass::{run_pass, EventualSources, LevelContext, StepMode};
 use super::plan::{show_size, Budget, Plan};
 use super::repair::check_and_repair;
 use crate::chess::Color;
@@ -98,6 +98,7 @@ pub fn solve_run(
     work_dir: &Path,
     budget: &Budget,
     level: i32,
+    steps: StepMode,
     progress: &dyn Progress,
 ) -> anyhow::Result<RunReport> {
     let layout = Layout::new(material);
@@ -140,6 +141,7 @@ pub fn solve_run(
             io_bytes: budget.block_bytes as usize,
             progress,
             eventual,
+            steps,
         };
         solve_level(&ctx, &folder, &mut manifest, &partial)?;
         // Levels more than one above are read no more.

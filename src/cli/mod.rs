@@ -11,7 +11,7 @@ use clap::{Args, Parser, Subcommand};
 use progress::Console;
 use std::io::{BufRead, Write};
 use std::path::PathBuf;
-use tbstream::{generate, plan_job, Budget, GenOptions, Material, Position, Tablebase};
+use tbstream::{generate, plan_job, Budget, GenOptions, Material, Position, StepMode, Tablebase};
 
 /// Endgame tablebase generator after Urban Koistinen's scheme.
 #[derive(Parser)]
@@ -42,6 +42,10 @@ struct JobArgs {
     /// zstd level of the final tables' blocks, 1 to 22 (higher: smaller and slower to write).
     #[arg(long, default_value_t = tbstream::file::compact::DEFAULT_LEVEL)]
     level: i32,
+    /// How steps compute a chunk: auto (sparse where the last step found few positions),
+    /// dense or sparse. The tables are the same; this only changes the time.
+    #[arg(long, default_value = "auto")]
+    steps: StepMode,
 }
 
 /// The flags of commands that read finished tables.
@@ -184,6 +188,7 @@ impl JobArgs {
             work: self.work,
             budget: Budget { mem, threads, block_bytes },
             level: self.level,
+            steps: self.steps,
         })
     }
 }

@@ -21,7 +21,7 @@ fn deposit_mask(mut value: u64, mut mask: u64) -> u64 {
 
 /// Gathers the bits of `x` at the set bits of `mask` into the low bits (software `pext`).
 #[inline]
-fn extract_mask(x: u64, mut mask: u64) -> u64 {
+pub(crate) fn extract_mask(x: u64, mut mask: u64) -> u64 {
     let mut out = 0;
     let mut i = 0;
     while mask != 0 {

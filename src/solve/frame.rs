@@ -2,7 +2,7 @@
 //! buffer, and enumeration of the configurations of the men other than the white king.
 
 use crate::chess::{Color, Role, Square, MAX_PIECES};
-use crate::index::{ChunkKey, ChunkScheme, Layout, Pawns};
+use crate::index::{extract_mask, ChunkKey, ChunkScheme, Layout, Pawns};
 
 /// Marks a square a man cannot stand on inside this chunk.
 pub const INVALID: u64 = u64::MAX;
@@ -21,6 +21,33 @@ pub struct Frame {
     pub roles: Vec<Role>,
     /// Number of white pieces (they come first).
     pub n_white: usize,
+    /// Per piece, then the black king last: how to read its square back from a local index.
+    decoders: Vec<Decoder>,
+}
+
+/// Reads one man's square back from a chunk-local index: the local bits its contributions
+/// use, and the square of each value of those bits (gathered to the low end).
+struct Decoder {
+    mask: u64,
+    /// Square (or black-king code) per gathered value; `u8::MAX` for none.
+    code: [u8; 64],
+}
+
+impl Decoder {
+    fn new(contribs: &[u64]) -> Decoder {
+        let mask = contribs.iter().filter(|&&c| c != INVALID).fold(0, |m, &c| m | c);
+        let mut code = [u8::MAX; 64];
+        for (i, &c) in contribs.iter().enumerate().filter(|(_, &c)| c != INVALID) {
+            code[extract_mask(c, mask) as usize] = i as u8;
+        }
+        Decoder { mask, code }
+    }
+
+    #[inline]
+    fn read(&self, local: u64) -> Option<u8> {
+        let v = extract_mask(local, self.mask);
+        self.code.get(v as usize).copied().filter(|&c| c != u8::MAX)
+    }
 }
 
 impl Frame {
@@ -37,21 +64,24 @@ impl Frame {
             }
         };
         let mask_of = |bits: &[u32]| bits.iter().fold(0u64, |m, &b| m | (1 << b));
-        let piece = (0..layout.pieces.len())
+        let piece: Vec<[u64; 64]> = (0..layout.pieces.len())
             .map(|k| {
                 let own = mask_of(&layout.pieces[k].h_bits);
                 std::array::from_fn(|sq| local(layout.piece_contrib(k, sq as Square), own))
             })
             .collect();
         let own = mask_of(&layout.bk_bits);
-        let bk = (0..layout.bk_codes()).map(|c| local(layout.bk_contrib(c), own)).collect();
+        let bk: Vec<u64> = (0..layout.bk_codes()).map(|c| local(layout.bk_contrib(c), own)).collect();
         let pawns = match (&layout.slices, slice) {
             (Some(slices), Some(s)) => slices.pawns(s),
             _ => Pawns::none(),
         };
+        let mut decoders: Vec<Decoder> = piece.iter().map(|c: &[u64; 64]| Decoder::new(c)).collect();
+        decoders.push(Decoder::new(&bk));
         Frame {
             piece,
             bk,
+            decoders,
             bk_square: (0..layout.bk_codes()).map(|c| layout.bk_square(c)).collect(),
             pawns,
             roles: layout.pieces.iter().map(|p| p.role).collect(),
@@ -89,6 +119,30 @@ impl Frame {
             cfg.base = self.bk[code as usize];
             self.recurse(0, skip, &mut cfg, f);
         }
+    }
+
+    /// The configuration of the men other than the white king at a chunk-local word, or
+    /// `None` if the word holds no stored configuration (a hole, or two men on a square).
+    pub fn config_at(&self, word: usize) -> Option<Config> {
+        let base = (word as u64) << 6;
+        let (bk_dec, piece_dec) = self.decoders.split_last().expect("the black king's decoder");
+        let bk_code = bk_dec.read(base)?;
+        let bk = self.bk_square[bk_code as usize];
+        let mut occ = self.pawns.occupied();
+        if occ & (1 << bk) != 0 {
+            return None;
+        }
+        occ |= 1 << bk;
+        let mut sq = [64; MAX_PIECES];
+        for (k, dec) in piece_dec.iter().enumerate() {
+            let s = dec.read(base)?;
+            if occ & (1 << s) != 0 {
+                return None;
+            }
+            occ |= 1 << s;
+            sq[k] = s;
+        }
+        Some(Config { bk_code, bk, sq, occ, base })
     }
 
     fn recurse(&self, k: usize, skip: Option<usize>, cfg: &mut Config, f: &mut dyn FnMut(&Config)) {

@@ -206,15 +206,15 @@ fn sweep_black(role: Role, contrib: &[u64; 64], cfg: &Config, input: &[u64], out
 /// One black-king step from a triangle square: the target, the symmetry that brings it back
 /// into the triangle, its code there, and the inverse symmetry (to map the word back).
 #[derive(Clone, Copy)]
-struct KingStep {
-    to: Square,
-    sym: Symmetry,
-    to_code: u8,
-    back: Symmetry,
+pub(super) struct KingStep {
+    pub to: Square,
+    pub sym: Symmetry,
+    pub to_code: u8,
+    pub back: Symmetry,
 }
 
 /// The king steps from each triangle square, and the symmetries any of them uses.
-fn king_steps() -> &'static ([Vec<KingStep>; 10], Vec<Symmetry>) {
+pub(super) fn king_steps() -> &'static ([Vec<KingStep>; 10], Vec<Symmetry>) {
     static STEPS: OnceLock<([Vec<KingStep>; 10], Vec<Symmetry>)> = OnceLock::new();
     STEPS.get_or_init(|| {
         let steps: [Vec<KingStep>; 10] = std::array::from_fn(|code| {

@@ -11,6 +11,7 @@ pub mod frame;
 mod init;
 mod kernels;
 mod pass;
+pub mod sparse;
 
 pub use captures::{BitWords, Bitbase, Captures};
 pub use frame::Frame;

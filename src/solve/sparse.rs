@@ -1,0 +1,275 @@
+//! Sparse steps: a step's candidates derived from the previous step's new positions alone.
+//!
+//! For `k >= 3` the new positions of step `k` are predecessors of those of step `k-1`:
+//! white's `t(k) \ t(k-2)` is reached by a white quiet move into `new(k-1)` (everything
+//! reached from `t(k-3)` is in `t(k-2)` already), and a btm position new at `k` has every
+//! black move in `t(k-1)` and one of them in `new(k-1)` (otherwise it was in `t(k-2)`). When
+//! `new(k-1)` is small, un-moving from it and evaluating only those words costs far less
+//! than the dense kernels' sweep over every configuration; the words it leaves zero combine
+//! into "nothing new", so the step's tables and streams come out bit for bit the same.
+
+use super::frame::{Config, Frame, INVALID};
+use super::kernels::king_steps;
+use crate::chess::attacks::{king_attacks, king_dilate, knight_attacks, DIRECTIONS};
+use crate::chess::square::{file_of, on_diagonal, rank_of, triangle_code};
+use crate::chess::{Role, Square, Symmetry};
+
+/// A word of positions: its chunk-local word index and its bits (white-king squares).
+pub type Word = (usize, u64);
+
+#[inline]
+fn word(base: u64, contrib: u64) -> usize {
+    ((base + contrib) >> 6) as usize
+}
+
+/// The next square from `sq` in direction `d` (an index into [`DIRECTIONS`]).
+#[inline]
+fn step(sq: Square, d: usize) -> Option<Square> {
+    let (df, dr) = DIRECTIONS[d];
+    let f = file_of(sq) as i8 + df;
+    let r = rank_of(sq) as i8 + dr;
+    ((0..8).contains(&f) && (0..8).contains(&r)).then(|| (r * 8 + f) as Square)
+}
+
+/// Calls `f(square, passed)` for every free square a man of `role` on `from` moves to (its
+/// moves are their own reverses), with the squares it passes over on the way.
+#[inline]
+fn each_move(role: Role, from: Square, occ: u64, mut f: impl FnMut(Square, u64)) {
+    if role == Role::Knight {
+        let mut targets = knight_attacks(from) & !occ;
+        while targets != 0 {
+            f(targets.trailing_zeros() as Square, 0);
+            targets &= targets - 1;
+        }
+        return;
+    }
+    for &d in role.directions() {
+        let (mut cur, mut passed) = (from, 0u64);
+        while let Some(to) = step(cur, d) {
+            if occ & (1 << to) != 0 {
+                break;
+            }
+            f(to, passed);
+            passed |= 1 << to;
+            cur = to;
+        }
+    }
+}
+
+/// White's step from the previous step's new btm positions (`new_prev`, any order): sets in
+/// `out` every wtm position with a white quiet move into them, as the dense white kernel
+/// would from a table holding only `new_prev`.
+pub fn white_reached(frame: &Frame, new_prev: &[Word], out: &mut [u64]) {
+    for &(w, bits) in new_prev {
+        out[w] |= king_dilate(bits);
+        let Some(cfg) = frame.config_at(w) else { continue };
+        for k in 0..frame.n_white {
+            let (contrib, at) = (&frame.piece[k], cfg.sq[k] as usize);
+            let base = cfg.base - contrib[at];
+            // The white king standing on a square the man passes over blocks it there only.
+            each_move(frame.roles[k], cfg.sq[k], cfg.occ, |from, passed| {
+                out[word(base, contrib[from as usize])] |= bits & !passed;
+            });
+        }
+    }
+}
+
+/// The btm words where black has a quiet move into one of the previous step's new wtm
+/// positions (`new_prev`), as a bitmap with one bit per chunk word: the only words where
+/// black's step can find new positions. (Whole words: a superset is harmless, each is
+/// evaluated.) A bitmap, not a list, so that its size does not grow with the positions.
+pub fn black_candidates(frame: &Frame, new_prev: &[Word], words: usize) -> Vec<u64> {
+    let mut out = vec![0u64; words.div_ceil(64)];
+    let mut mark = |w: usize| out[w / 64] |= 1 << (w % 64);
+    for &(w, _) in new_prev {
+        let Some(cfg) = frame.config_at(w) else { continue };
+        for k in frame.n_white..frame.n_pieces() {
+            let (contrib, at) = (&frame.piece[k], cfg.sq[k] as usize);
+            let base = cfg.base - contrib[at];
+            each_move(frame.roles[k], cfg.sq[k], cfg.occ, |from, _| mark(word(base, contrib[from as usize])));
+        }
+        black_king_predecessors(frame, &cfg, &mut mark);
+    }
+    out
+}
+
+/// The words marked in a bitmap of [`black_candidates`], in increasing order.
+pub fn marked(bitmap: &[u64]) -> impl Iterator<Item = usize> + '_ {
+    bitmap.iter().enumerate().flat_map(|(i, &bits)| {
+        let mut bits = bits;
+        std::iter::from_fn(move || {
+            (bits != 0).then(|| {
+                let w = i * 64 + bits.trailing_zeros() as usize;
+                bits &= bits - 1;
+                w
+            })
+        })
+    })
+}
+
+/// The words of the positions whose black king stepped into `cfg`'s square.
+fn black_king_predecessors(frame: &Frame, cfg: &Config, mark: &mut impl FnMut(usize)) {
+    let mut from_squares = king_attacks(cfg.bk) & !cfg.occ;
+    let base = cfg.base - frame.bk[cfg.bk_code as usize];
+    while from_squares != 0 {
+        let from = from_squares.trailing_zeros() as Square;
+        from_squares &= from_squares - 1;
+        if frame.bk.len() == 64 {
+            // With pawns the king is an ordinary man.
+            if frame.bk[from as usize] != INVALID {
+                mark(word(base, frame.bk[from as usize]));
+            }
+            continue;
+        }
+        // Without pawns the position is stored with the king mapped into the triangle, and
+        // with the king on the diagonal in both of its images.
+        let sym = Symmetry::to_triangle(from);
+        let code = triangle_code(sym.apply(from)).expect("mapped into the triangle");
+        let twice = on_diagonal(sym.apply(from));
+        for transposed in [false, true].into_iter().take(if twice { 2 } else { 1 }) {
+            let image = |sq: Square| {
+                let s = sym.apply(sq);
+                if transposed {
+                    Symmetry::TRANSPOSE.apply(s)
+                } else {
+                    s
+                }
+            };
+            let mut at = frame.bk[code as usize];
+            let mut valid = at != INVALID;
+            for k in 0..frame.n_pieces() {
+                let c = frame.piece[k][image(cfg.sq[k]) as usize];
+                valid &= c != INVALID;
+                at = at.wrapping_add(c);
+            }
+            if valid {
+                mark((at >> 6) as usize);
+            }
+        }
+    }
+}
+
+/// Black's step at the candidate words: `out[w]` becomes the AND over black's quiet moves
+/// of `input` (`t(k-1)`), exactly what the dense black kernel leaves there.
+pub fn black_reached(frame: &Frame, input: &[u64], candidates: &[u64], out: &mut [u64]) {
+    let (steps, _) = king_steps();
+    for w in marked(candidates) {
+        let Some(cfg) = frame.config_at(w) else { continue };
+        let mut acc = !0u64;
+        for k in frame.n_white..frame.n_pieces() {
+            let (contrib, at) = (&frame.piece[k], cfg.sq[k] as usize);
+            let base = cfg.base - contrib[at];
+            // A white king on a square passed over would be in check: that bit is illegal.
+            each_move(frame.roles[k], cfg.sq[k], cfg.occ, |to, _| acc &= input[word(base, contrib[to as usize])]);
+        }
+        let here = frame.bk[cfg.bk_code as usize];
+        if frame.bk.len() == 64 {
+            let mut targets = king_attacks(cfg.bk) & !cfg.occ;
+            while targets != 0 {
+                let to = targets.trailing_zeros() as usize;
+                targets &= targets - 1;
+                if frame.bk[to] != INVALID {
+                    acc &= input[word(cfg.base - here, frame.bk[to])];
+                }
+            }
+        } else {
+            for step in &steps[cfg.bk_code as usize] {
+                if cfg.occ & (1 << step.to) != 0 {
+                    continue;
+                }
+                let base: u64 = (0..frame.n_pieces()).map(|k| frame.piece[k][step.sym.apply(cfg.sq[k]) as usize]).sum();
+                acc &= step.back.apply_bb(input[word(base, frame.bk[step.to_code as usize])]);
+            }
+        }
+        out[w] = acc;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::kernels::{black_moves, white_moves};
+    use super::*;
+    use crate::chess::{Color, Material};
+    use crate::index::{ChunkKey, ChunkScheme, Layout};
+
+    /// A small deterministic generator (xorshift).
+    struct Rng(u64);
+    impl Rng {
+        fn next(&mut self) -> u64 {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            self.0
+        }
+    }
+
+    /// Chunks of `sig` for `mover`'s passes (a few keys of each slice, with pawns).
+    fn frames(sig: &str, mover: Color) -> Vec<(Frame, usize)> {
+        let layout = Layout::new(&Material::parse(sig).unwrap());
+        let scheme = ChunkScheme::new(&layout, mover, 9);
+        let slices: Vec<Option<u32>> = match &layout.slices {
+            Some(s) => (0..s.len() as u32).step_by(7).map(Some).collect(),
+            None => vec![None],
+        };
+        let mut out = Vec::new();
+        for slice in slices {
+            for key in scheme.keys().step_by(3).take(4) {
+                out.push((Frame::new(&layout, &scheme, ChunkKey(key.0), slice), scheme.local_words()));
+            }
+        }
+        out
+    }
+
+    /// `count` random positions as sorted words, and the same as a dense table.
+    fn sparse_set(rng: &mut Rng, words: usize, count: usize) -> (Vec<Word>, Vec<u64>) {
+        let mut dense = vec![0u64; words];
+        for _ in 0..count {
+            let p = rng.next() as usize % (words * 64);
+            dense[p / 64] |= 1 << (p % 64);
+        }
+        let list = dense.iter().enumerate().filter(|(_, &b)| b != 0).map(|(w, &b)| (w, b)).collect();
+        (list, dense)
+    }
+
+    #[test]
+    fn white_sparse_step_equals_the_dense_kernel_on_the_new_positions() {
+        let mut rng = Rng(7);
+        for sig in ["KQvKR", "KRNvK", "KBvKN", "KRPvKR"] {
+            for (frame, words) in frames(sig, Color::White) {
+                let (list, dense_in) = sparse_set(&mut rng, words, 300);
+                let mut dense = vec![0u64; words];
+                white_moves(&frame, &dense_in, &mut dense);
+                let mut sparse = vec![0u64; words];
+                white_reached(&frame, &list, &mut sparse);
+                assert!(dense == sparse, "{sig}");
+            }
+        }
+    }
+
+    #[test]
+    fn black_sparse_step_finds_every_changed_word_and_its_exact_value() {
+        let mut rng = Rng(11);
+        for sig in ["KQvKR", "KRvKNN", "KQvKB", "KRPvKR", "KRvKP"] {
+            for (frame, words) in frames(sig, Color::Black) {
+                // t(k-1): dense random, with a sparse part new at k-1.
+                let older: Vec<u64> = (0..words).map(|_| rng.next() | rng.next() | rng.next()).collect();
+                let (list, new) = sparse_set(&mut rng, words, 300);
+                let table: Vec<u64> = older.iter().zip(&new).map(|(&o, &n)| o | n).collect();
+                let (mut before, mut after) = (vec![!0u64; words], vec![!0u64; words]);
+                black_moves(&frame, &older, &mut before);
+                black_moves(&frame, &table, &mut after);
+                let candidates = black_candidates(&frame, &list, words);
+                let mut sparse = vec![0u64; words];
+                black_reached(&frame, &table, &candidates, &mut sparse);
+                for w in 0..words {
+                    if after[w] != before[w] {
+                        assert!(candidates[w / 64] & (1 << (w % 64)) != 0, "{sig}: word {w} changed, not a candidate");
+                    }
+                }
+                for w in marked(&candidates) {
+                    assert_eq!(sparse[w], after[w], "{sig}: word {w}");
+                }
+            }
+        }
+    }
+}
