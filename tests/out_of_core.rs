@@ -315,3 +315,26 @@ fn a_damaged_solved_level_is_solved_again_with_the_levels_after_it() {
     assert!(err.contains(&format!("KPvK/{} init", second.number)), "{err}");
     assert!(std::fs::read(&table).unwrap() == whole, "the resumed table differs");
 }
+
+/// Sparse steps (candidates derived from the last step's new positions) and the dense
+/// kernels give the same bytes, forced both ways: every 3- and 4-men table, two with pawns,
+/// KQRvKR, and KBBvKN (cursed wins: its chains go past step 100).
+#[test]
+fn sparse_and_dense_steps_give_identical_tables() {
+    let dense = common::shared_tempdir();
+    let sparse = common::shared_tempdir();
+    let sigs: Vec<&str> = [&common::SMALL[..], &["KRvKP", "KBPvK"]].concat();
+    for (dir, mode) in [(&dense, "dense"), (&sparse, "sparse")] {
+        let o = gen(dir.path(), &[&sigs[..], &["--steps", mode, "--mem", "64MiB"]].concat(), &[]);
+        assert!(o.status.success(), "{}", stderr(&o));
+    }
+    assert_same_tables(dense.path(), sparse.path());
+    for (dir, mode) in [(&dense, "dense"), (&sparse, "sparse")] {
+        let o = gen(dir.path(), &["KQRvKR", "KBBvKN", "--steps", mode, "--mem", "64MiB"], &[]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        if mode == "sparse" {
+            assert!(stderr(&o).contains("sparse"), "the steps say they ran sparse: {}", stderr(&o));
+        }
+    }
+    assert_same_tables(dense.path(), sparse.path());
+}

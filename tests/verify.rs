@@ -228,3 +228,71 @@ fn verify_command_passes_good_tables_and_names_the_wrong_position() {
     let (code, _, stderr) = verify(copy.path(), "KQXvK");
     assert_eq!(code, Some(2), "{stderr}");
 }
+
+/// `verify --sample` reads the compact tables where they stand: it passes good tables, finds
+/// a block of changed distances and a block of changed black classes (rewritten with valid
+/// checksums), and a flipped byte anywhere in the file (every block's checksum is checked
+/// first), each with exit code 2; the same seed draws the same positions.
+#[test]
+fn sampled_verification_passes_good_tables_and_finds_damage() {
+    use tbstream::file::compact::{DTZ_BLOCK_BITS, WDL_BLOCK_BITS};
+    let bin = env!("CARGO_BIN_EXE_tbstream");
+    let sample = |dir: &Path, sig: &str, seed: &str| {
+        let out = std::process::Command::new(bin)
+            .args(["verify", "--tables", dir.to_str().unwrap(), sig, "--sample", "4000", "--seed", seed])
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert!(!stderr.contains("panicked"), "{stderr}");
+        (out.status.code(), String::from_utf8_lossy(&out.stdout).into_owned(), stderr)
+    };
+    for sig in ["KQvKR", "KRvKN"] {
+        let (code, stdout, stderr) = sample(tables(), sig, "7");
+        assert_eq!(code, Some(0), "{stderr}");
+        assert!(stdout.contains(&format!("{sig}: ok, sampled 4000 positions")), "{stdout}");
+        let counts = |out: &str| out.lines().map(|l| l.split(" checked in").next().unwrap().to_string()).collect::<Vec<_>>();
+        assert_eq!(counts(&stdout), counts(&sample(tables(), sig, "7").1), "the same seed, the same positions");
+    }
+    // Every wtm win of one distance block one code further (even codes never occur).
+    let copy = copy_tables();
+    let path = table_path(copy.path(), &m("KQvKR"));
+    let n_dtz = CompactTable::open(&path).unwrap().n_blocks(Part::WtmDtz);
+    common::rewrite_compact(
+        &path,
+        |part, i, bytes| {
+            if part == Part::WtmDtz && i == n_dtz / 2 {
+                bytes.iter_mut().filter(|c| (2..=49).contains(*c)).for_each(|c| *c += 1);
+            }
+        },
+        None,
+    );
+    let (code, _, stderr) = sample(copy.path(), "KQvKR", "7");
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(stderr.contains("KQvKR wtm slot") && stderr.contains(" w - - 0 1"), "{stderr}");
+    assert!(1 << DTZ_BLOCK_BITS < CompactTable::open(&path).unwrap().header.n_slots);
+    // One block of black's classes: every loss made a draw.
+    let copy = copy_tables();
+    let path = table_path(copy.path(), &m("KQvKR"));
+    common::rewrite_compact(
+        &path,
+        |part, i, bytes| {
+            if part == Part::BtmWdl && i == 3 {
+                for s in 0..1u64 << WDL_BLOCK_BITS {
+                    common::set_class(bytes, s, 0);
+                }
+            }
+        },
+        None,
+    );
+    let (code, _, stderr) = sample(copy.path(), "KQvKR", "7");
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(stderr.contains("KQvKR btm slot") && stderr.contains("stored not lost, but its moves make it lost"), "{stderr}");
+    // A flipped byte near the end of the file (the last blocks).
+    let copy = copy_tables();
+    let path = table_path(copy.path(), &m("KRvKN"));
+    let len = std::fs::metadata(&path).unwrap().len();
+    flip_bit(&path, len - 2000, 3);
+    let (code, _, stderr) = sample(copy.path(), "KRvKN", "7");
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(stderr.contains("KRvKN.tbs") && stderr.contains("block"), "{stderr}");
+}

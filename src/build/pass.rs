@@ -83,10 +83,14 @@ enum ChunkWork {
 }
 
 /// Auto mode takes a chunk sparse when the previous step's streams over its blocks are at
-/// most this fraction of its positions. A stream holds at least a byte per position, so the
-/// reader's list of them (16 bytes per word) stays within one chunk buffer.
-/// Measured on KQRvKR and KQRvKQR (`docs/BENCHMARKS.md`, "Sparse steps").
-const SPARSE_DENSITY: u64 = 128;
+/// most `1 / SPARSE_DENSITY[mover]` of its positions (a stream holds at least a byte per
+/// position, so the reader's list of them, 16 bytes per word, stays within one chunk
+/// buffer). White's sparse step only marks the predecessors of each new position (about 40
+/// writes); black's evaluates every move of each of those (about 40 x 40 random reads), so
+/// it pays only when the new positions are much sparser. Measured on KQRvKQR
+/// (`docs/BENCHMARKS.md`, "Sparse steps"): a black step with 1 new position in 1,900 took
+/// 11.3 s sparse against 7.5 s dense, a white one with 1 in 2,700 took 1.0 s against 8.9 s.
+const SPARSE_DENSITY: [u64; 2] = [128, 4096];
 
 /// Where an eventual level's conversions look up positions won with or without the rule.
 pub struct EventualSources<'a> {
@@ -307,8 +311,12 @@ pub fn run_pass(ctx: &LevelContext, spec: &PassSpec) -> anyhow::Result<PassResul
     // power loss the resume checks every block, record and stream against its checksum.
     streams.flush()?;
     let r = &state.result;
+    let kinds = match (r.sparse_chunks, r.unchanged_chunks) {
+        (0, 0) => String::new(),
+        (s, u) => format!(", chunks {s} sparse / {u} unchanged / {} dense", todo.len() as u64 - s - u),
+    };
     ctx.progress.finish(&format!(
-        "{} new, read {}, written {}, {:.0} MB/s",
+        "{} new, read {}, written {}, {:.0} MB/s{kinds}",
         r.new,
         show_size(r.bytes_read),
         show_size(r.bytes_written),
@@ -542,7 +550,7 @@ fn chunk_work(
                 _ if bytes == u64::MAX => ChunkWork::Dense,
                 StepMode::Dense => ChunkWork::Dense,
                 StepMode::Sparse => ChunkWork::Sparse,
-                StepMode::Auto if bytes.saturating_mul(SPARSE_DENSITY) <= positions => ChunkWork::Sparse,
+                StepMode::Auto if bytes.saturating_mul(SPARSE_DENSITY[pass.mover().index()]) <= positions => ChunkWork::Sparse,
                 StepMode::Auto => ChunkWork::Dense,
             }
         })

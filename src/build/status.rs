@@ -43,6 +43,8 @@ pub enum RunStatus {
         bytes: u64,
         /// Seconds left in this pass, from the passes of the same kind so far.
         eta: Option<f64>,
+        /// The last finished pass: its number, new positions, seconds, bytes read and written.
+        last: Option<(Pass, u64, f64, u64, u64)>,
     },
 }
 
@@ -133,5 +135,6 @@ fn run_status(dir: &Path) -> anyhow::Result<Option<RunStatus>> {
         secs: run.passes.iter().fold(0.0, |a, p| a + p.secs),
         bytes,
         eta,
+        last: run.passes.last().map(|p| (p.pass, p.new, p.secs, p.bytes_read, p.bytes_written)),
     }))
 }

@@ -88,6 +88,16 @@ enum Command {
         /// must be in the folder too).
         #[arg(required = true)]
         signatures: Vec<String>,
+        /// Check N random positions of each side to move, read in place (seconds, at any
+        /// size), instead of every position.
+        #[arg(long, value_name = "N")]
+        sample: Option<u64>,
+        /// Seed of the sampled positions (the same seed draws the same positions).
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// Budget of the cache of decoded table blocks with --sample.
+        #[arg(long, default_value = "512MiB")]
+        cache: String,
         #[command(flatten)]
         read: ReadArgs,
     },
@@ -149,7 +159,11 @@ pub fn run() -> i32 {
         Command::Gen { signatures, job } => job.options().and_then(|o| run_gen(signatures, o)),
         Command::Status { work } => run_status(work),
         Command::Plan { signatures, job } => job.options().and_then(|o| run_plan(signatures, o)),
-        Command::Verify { signatures, read } => {
+        Command::Verify { signatures, sample: Some(n), seed, cache, read } => parse_size(&cache)
+            .map_err(|e| anyhow::anyhow!("--cache: {e}"))
+            .and_then(|cache| Ok((cache, thread_count(read.threads)?)))
+            .and_then(|(cache, t)| run_verify_sample(read.tables, signatures, n, seed, cache, t)),
+        Command::Verify { signatures, sample: None, read, .. } => {
             thread_count(read.threads).and_then(|t| run_verify(read.tables, signatures, t))
         }
         Command::Stats { signature, plot, json, read } => {
@@ -286,6 +300,26 @@ fn run_verify(tables: PathBuf, signatures: Vec<String>, threads: usize) -> anyho
         progress.finish("ok");
         for r in reports {
             println!("{}", report::verify_line(&r));
+        }
+    }
+    Ok(0)
+}
+
+fn run_verify_sample(
+    tables: PathBuf,
+    signatures: Vec<String>,
+    n: u64,
+    seed: u64,
+    cache: u64,
+    threads: usize,
+) -> anyhow::Result<i32> {
+    let materials = signatures.iter().map(|s| Material::parse(s)).collect::<Result<Vec<_>, _>>()?;
+    anyhow::ensure!(tables.is_dir(), "table folder {} does not exist", tables.display());
+    anyhow::ensure!(n > 0, "--sample must be at least 1");
+    for m in &materials {
+        for run in m.runs_of_signature() {
+            let r = tbstream::sample_run(&tables, &run, n, seed, threads, cache)?;
+            println!("{}", report::sample_line(&r));
         }
     }
     Ok(0)

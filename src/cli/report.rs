@@ -3,7 +3,7 @@
 use std::io::Write;
 use tbstream::{
     show_size, Category, Color, JobPlan, JobStatus, Longest, Pass, Probe, RunStatus, SignatureStats, ToMove,
-    VerifyReport, MAX_DISTANCE,
+    VerifyReport, SampleReport, MAX_DISTANCE,
 };
 
 /// A plan report line per run (chunks, blocks, RAM, disk, I/O), then the totals.
@@ -62,7 +62,7 @@ pub fn status_lines(s: &JobStatus) -> Vec<String> {
                 show_size(*written),
                 show_size(*bytes)
             ),
-            RunStatus::InPass { run, level, pass, chunks_done, chunks, passes_done, secs, bytes, eta } => {
+            RunStatus::InPass { run, level, pass, chunks_done, chunks, passes_done, secs, bytes, eta, last } => {
                 let name = match pass {
                     Pass::InitWhite => "init (white chunks)".to_string(),
                     Pass::InitBlack => "init (black chunks, t0)".to_string(),
@@ -70,9 +70,17 @@ pub fn status_lines(s: &JobStatus) -> Vec<String> {
                 };
                 let eta = eta.map_or("unknown".to_string(), |s| format!("{s:.1}s"));
                 let level = level.map_or(String::new(), |(n, i, of)| format!("level {n} ({i} of {of}), "));
+                let last = last.map_or(String::new(), |(p, new, secs, read, written)| {
+                    format!(
+                        "; last pass ({}) {new} new in {secs:.1}s, read {}, written {}",
+                        p.to_string().split_whitespace().collect::<Vec<_>>().join(" "),
+                        show_size(read),
+                        show_size(written)
+                    )
+                });
                 format!(
                     "{run}: {level}{name}, chunk {chunks_done}/{chunks}, {passes_done} passes done in {secs:.1}s, {} \
-                     written in work files, ETA of this pass {eta}",
+                     written in work files, ETA of this pass {eta}{last}",
                     show_size(*bytes)
                 )
             }
@@ -101,6 +109,14 @@ pub fn verify_line(r: &VerifyReport) -> String {
         r.btm.mates,
         r.btm.stalemates,
         r.last_step
+    )
+}
+
+/// What `verify --sample` checked of one run.
+pub fn sample_line(r: &SampleReport) -> String {
+    format!(
+        "{}: ok, sampled {} positions per side to move (seed {}), {} wtm and {} btm legal ones checked in {:.1}s",
+        r.material, r.drawn[0], r.seed, r.legal[0], r.legal[1], r.secs
     )
 }
 

@@ -184,6 +184,7 @@ macro_rules! wrong {
 
 mod expand;
 mod pawns;
+pub mod sample;
 
 use expand::{derive_btm, expand, Expanded};
 
@@ -206,6 +207,25 @@ fn image_slot(layout: &Layout, men: &Men, sym: Symmetry) -> u64 {
 
 fn bit(file: &TableFile, stm: Color, slot: u64) -> bool {
     (file.bitbase_word(stm, (slot >> 6) as usize) >> (slot & 63)) & 1 != 0
+}
+
+/// What the checks read of a table: each slot's 6-bit value code (`format`'s codes) and
+/// its bitbase bit. An expanded table holds both; [`sample::Sampled`] reads a compact one
+/// where it stands.
+trait Values: Sync {
+    fn value_code(&self, stm: Color, slot: u64) -> u8;
+    fn bit(&self, stm: Color, slot: u64) -> bool;
+}
+
+impl Values for TableFile {
+    #[inline]
+    fn value_code(&self, stm: Color, slot: u64) -> u8 {
+        TableFile::value_code(self, stm, slot)
+    }
+    #[inline]
+    fn bit(&self, stm: Color, slot: u64) -> bool {
+        bit(self, stm, slot)
+    }
 }
 
 /// A FEN of men (possibly overlapping: the later man is shown, the overlap named).
@@ -369,16 +389,31 @@ trait CheckSlot: Sync {
 }
 
 /// Everything the workers of one pawnless run read.
-struct Ctx<'a> {
+struct Ctx<'a, V: Values> {
     material: &'a Material,
     layout: Layout,
-    file: &'a TableFile,
+    file: &'a V,
     /// Sub-table after the capture of the piece of layout index `j` (indexed by `j`); `None`
     /// when white is left with a bare king.
-    subs: Vec<Option<(Layout, &'a TableFile)>>,
+    subs: Vec<Option<(Layout, &'a V)>>,
+    /// Whether the run's black-to-move codes are derived from white's where they are read
+    /// (a compact table stores only their classes).
+    derive_black: bool,
 }
 
-impl Ctx<'_> {
+impl<V: Values> Ctx<'_, V> {
+    /// The run's own value code of a slot (black's derived with `derive_black`).
+    fn own_code(&self, stm: Color, slot: u64) -> u8 {
+        if stm == Color::White || !self.derive_black {
+            return self.file.value_code(stm, slot);
+        }
+        let men = self.men_of_slot(slot);
+        if !self.legal(&men, Color::Black) {
+            return CODE_ILLEGAL;
+        }
+        self.derive_btm(&men, &mut SideReport::default()).0
+    }
+
     fn men_of_slot(&self, slot: u64) -> Men {
         let mut sq = [0; MAX_PIECES];
         let n = self.layout.pieces.len();
@@ -399,8 +434,8 @@ impl Ctx<'_> {
     /// Checks one slot; `Err` names the wrong position.
     fn check(&self, stm: Color, slot: u64, rep: &mut SideReport) -> Result<(), TableError> {
         let men = self.men_of_slot(slot);
-        let stored = self.file.value_code(stm, slot);
-        let stored_bit = bit(self.file, stm, slot);
+        let stored = self.own_code(stm, slot);
+        let stored_bit = self.file.bit(stm, slot);
         if !self.legal(&men, stm) {
             let here = || {
                 format!("{} {} slot {slot}: {}", self.material, side_name(stm), describe_men(&self.layout, &men, stm))
@@ -443,7 +478,7 @@ impl Ctx<'_> {
             let other = canonical_slot(&self.layout, &img);
             representative = representative.min(other);
             if other != slot {
-                let code = self.file.value_code(stm, other);
+                let code = self.own_code(stm, other);
                 if code != stored {
                     wrong!(
                         "{}: stored {}, but its symmetric image (under {sym:?}) at slot {other}, {}, holds {}",
@@ -523,7 +558,7 @@ impl Ctx<'_> {
                 let child = men.captured(mv.from, mv.to, j);
                 let (sub_layout, sub) = self.subs[j].as_ref().expect("white keeps its pieces when it captures");
                 let slot = canonical_slot(sub_layout, &child);
-                if bit(sub, Color::Black, slot) {
+                if sub.bit(Color::Black, slot) {
                     return (1, Some(mv));
                 }
                 // Into a loss only without the rule (a blessed loss): a cursed win.
@@ -533,7 +568,7 @@ impl Ctx<'_> {
             } else {
                 let mv = mv.as_move();
                 let child = men.moved(mv.from, mv.to);
-                let c = self.file.value_code(Color::Black, canonical_slot(&self.layout, &child));
+                let c = self.own_code(Color::Black, canonical_slot(&self.layout, &child));
                 // btm code c = distance 2(c-1), so the move wins in 2c-1 plies: wtm code c.
                 if (1..=WTM_MAX_CODE).contains(&c) && (best.0 == CODE_NONE || c < best.0) {
                     best = (c, Some(mv));
@@ -572,7 +607,7 @@ impl Ctx<'_> {
                 let child = men.captured(mv.from, mv.to, j);
                 let Some((sub_layout, sub)) = &self.subs[j] else { return (CODE_NONE, Some(mv)) };
                 let slot = canonical_slot(sub_layout, &child);
-                if bit(sub, Color::White, slot) {
+                if sub.bit(Color::White, slot) {
                     continue;
                 }
                 // Into a win only without the rule: no escape, and the position's loss is so.
@@ -582,7 +617,7 @@ impl Ctx<'_> {
                 cursed = cursed.or(Some(mv));
             } else {
                 let child = men.moved(mv.from, mv.to);
-                let c = self.file.value_code(Color::White, canonical_slot(&self.layout, &child));
+                let c = self.own_code(Color::White, canonical_slot(&self.layout, &child));
                 if lost_only_without_rule_after(c) {
                     cursed = cursed.or(Some(mv));
                     continue;
@@ -604,7 +639,7 @@ impl Ctx<'_> {
     }
 }
 
-impl CheckSlot for Ctx<'_> {
+impl<V: Values> CheckSlot for Ctx<'_, V> {
     fn check_slot(&self, stm: Color, slot: u64, rep: &mut SideReport) -> Result<(), TableError> {
         self.check(stm, slot, rep)
     }
@@ -752,7 +787,7 @@ fn verify_pawnless(
             sources.subs[&sub].map(|f| (Layout::new(&sub), f))
         })
         .collect();
-    let ctx = Ctx { material: run, layout, file: &sources.own.file, subs };
+    let ctx = Ctx { material: run, layout, file: &sources.own.file, subs, derive_black: false };
     let n = ctx.layout.n_slots;
     progress(0, 3 * n);
     let derive = |slot: u64| {

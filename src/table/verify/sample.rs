@@ -1,0 +1,238 @@
+//! `verify --sample N`: random positions of a run re-derived from their successors, read
+//! where they stand in the compact tables (through a block cache) instead of expanding them.
+//!
+//! The rules are the full verifier's ([`super::Ctx`]): a white-to-move position's code must
+//! be the one its moves give, black's distances being derived from white's one ply deeper
+//! (as the format defines them), and a black-to-move position's class (not won, won, won only
+//! without the rule) must be the one its moves give. Every symmetric image of a sampled
+//! white-to-move position is checked too. Positions are drawn from a seeded generator, so a
+//! failure can be run again.
+
+use super::{open_compact, side_name, CheckSlot, Ctx, SideReport, Values};
+use crate::chess::{Color, Material};
+use crate::index::Layout;
+use crate::pipeline::{self, Order};
+use crate::table::cache::BlockCache;
+use crate::table::compact::{class, CompactTable};
+use crate::table::error::TableError;
+use crate::table::format::{CODE_CURSED, CODE_EDGE, CODE_ILLEGAL, CODE_NONE};
+use crate::table::compact::CODE_LOST_UNMEASURED;
+use std::path::Path;
+use std::sync::Mutex;
+use std::time::Instant;
+
+/// A compact table read slot by slot, with the codes of `CompactTable::read_codes`: black's
+/// losses as [`CODE_LOST_UNMEASURED`] (their distances are derived by the checks).
+pub(super) struct Sampled<'a> {
+    table: &'a CompactTable,
+    layout: Layout,
+    cache: &'a BlockCache,
+    /// The first read error (a damaged block); the checks then stop and report it.
+    error: Mutex<Option<TableError>>,
+}
+
+impl<'a> Sampled<'a> {
+    fn new(table: &'a CompactTable, cache: &'a BlockCache) -> Sampled<'a> {
+        Sampled { table, layout: Layout::new(&table.header.material), cache, error: Mutex::new(None) }
+    }
+
+    /// The slot's class, or `None` for an illegal position (not stored).
+    fn class(&self, stm: Color, slot: u64) -> Option<u8> {
+        let (ill_w, ill_b) = crate::solve::illegal_word(&self.layout, slot >> 6);
+        let illegal = if stm == Color::White { ill_w } else { ill_b };
+        if illegal >> (slot & 63) & 1 != 0 {
+            return None;
+        }
+        Some(self.table.class(stm, slot, self.cache).unwrap_or_else(|e| self.fail(e)))
+    }
+
+    fn fail(&self, e: crate::table::format::FormatError) -> u8 {
+        self.error.lock().expect("error slot").get_or_insert(e.into());
+        class::NONE
+    }
+
+    fn take_error(&self) -> Option<TableError> {
+        self.error.lock().expect("error slot").take()
+    }
+}
+
+impl Values for Sampled<'_> {
+    fn value_code(&self, stm: Color, slot: u64) -> u8 {
+        match self.class(stm, slot) {
+            None => CODE_ILLEGAL,
+            Some(class::NONE) => CODE_NONE,
+            Some(class::WIN) if stm == Color::White => {
+                self.table.dtz_code(slot, self.cache).unwrap_or_else(|e| self.fail(e))
+            }
+            Some(class::WIN) => CODE_LOST_UNMEASURED,
+            Some(class::CURSED) => CODE_CURSED,
+            Some(_) => CODE_EDGE,
+        }
+    }
+
+    fn bit(&self, stm: Color, slot: u64) -> bool {
+        match self.class(stm, slot) {
+            None => stm == Color::White,
+            Some(c) => c == class::WIN,
+        }
+    }
+}
+
+/// What `verify --sample` checked of one run.
+#[derive(Clone, Debug)]
+pub struct SampleReport {
+    pub material: Material,
+    /// Positions drawn per side to move (wtm, btm), illegal ones included.
+    pub drawn: [u64; 2],
+    /// Legal positions checked per side to move.
+    pub legal: [u64; 2],
+    pub seed: u64,
+    pub secs: f64,
+}
+
+/// The class a black-to-move code stands for.
+fn class_of_btm_code(code: u8) -> u8 {
+    match code {
+        CODE_NONE => class::NONE,
+        CODE_CURSED => class::CURSED,
+        CODE_EDGE => class::EDGE,
+        _ => class::WIN,
+    }
+}
+
+/// A small seeded generator (splitmix64): the same seed draws the same positions.
+fn splitmix(state: &mut u64) -> u64 {
+    *state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    let mut z = *state;
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+/// Checks `n` random positions of each side to move of a pawnless run in `tables_dir`
+/// (its sub-endgames' tables must be there too), with `threads` workers; `cache` bytes of
+/// decoded blocks. Returns the counts, or an error naming the first wrong position.
+pub fn sample_run(
+    tables_dir: &Path,
+    run: &Material,
+    n: u64,
+    seed: u64,
+    threads: usize,
+    cache: u64,
+) -> Result<SampleReport, TableError> {
+    let t = Instant::now();
+    if run.white_bare() {
+        return Err(TableError::BareWhite(run.clone()));
+    }
+    if run.has_pawns() {
+        return Err(TableError::Unsupported(format!(
+            "{run}: verify --sample reads tables without pawns only so far; verify {run} without --sample checks it whole"
+        )));
+    }
+    let verifying = |needed: Option<&Material>, e: TableError| TableError::Verifying {
+        run: run.clone(),
+        needed: needed.cloned(),
+        cause: Box::new(e),
+    };
+    let cache = BlockCache::new(cache);
+    let table = open_compact(tables_dir, run).map_err(|e| verifying(None, e))?;
+    let mut sub_tables = Vec::new();
+    let layout = Layout::new(run);
+    for p in &layout.pieces {
+        let sub = if p.color == Color::Black { run.without_black(p.role) } else { run.without_white(p.role) };
+        let opened = match sub.white_bare() {
+            true => None,
+            false => Some(open_compact(tables_dir, &sub).map_err(|e| verifying(Some(&sub), e))?),
+        };
+        sub_tables.push((sub, opened));
+    }
+    // Every block's checksum first: a damaged block is found whether or not a sample reads it.
+    table.check_sums().map_err(|e| verifying(None, e.into()))?;
+    for (sub, t) in &sub_tables {
+        if let Some(t) = t {
+            t.check_sums().map_err(|e| verifying(Some(sub), e.into()))?;
+        }
+    }
+    let own = Sampled::new(&table, &cache);
+    let sampled_subs: Vec<Option<(Layout, Sampled)>> = sub_tables
+        .iter()
+        .map(|(sub, t)| t.as_ref().map(|t| (Layout::new(sub), Sampled::new(t, &cache))))
+        .collect();
+    let ctx = Ctx {
+        material: run,
+        layout: layout.clone(),
+        file: &own,
+        subs: sampled_subs.iter().map(|s| s.as_ref().map(|(l, v)| (l.clone(), v))).collect(),
+        derive_black: true,
+    };
+    let n_slots = layout.n_slots;
+    const BATCH: u64 = 256;
+    let mut legal = [0u64; 2];
+    let read_error = || {
+        own.take_error()
+            .or_else(|| sampled_subs.iter().flatten().find_map(|(_, s)| s.take_error()))
+            .map(|e| verifying(None, e))
+    };
+    for stm in [Color::White, Color::Black] {
+        let batches = n.div_ceil(BATCH) as usize;
+        pipeline::run(
+            batches,
+            threads.max(1),
+            Order::Sequence { window: 4 * threads.max(1) },
+            |b| Ok::<_, TableError>(b),
+            |b, _| {
+                let mut state = seed ^ (stm.index() as u64) << 62 ^ (b as u64).wrapping_mul(0xA076_1D64_78BD_642F);
+                let mut checked = 0u64;
+                for _ in (b as u64 * BATCH)..((b as u64 + 1) * BATCH).min(n) {
+                    let slot = splitmix(&mut state) % n_slots;
+                    let men = ctx.men_of_slot(slot);
+                    if !ctx.legal(&men, stm) {
+                        continue;
+                    }
+                    checked += 1;
+                    let outcome = match stm {
+                        Color::White => ctx.check_slot(stm, slot, &mut SideReport::default()),
+                        Color::Black => check_black_class(&ctx, &own, slot, &men),
+                    };
+                    // A damaged block is the cause of whatever mismatch it made.
+                    if let Some(e) = read_error() {
+                        return Err(e);
+                    }
+                    outcome?;
+                }
+                Ok(checked)
+            },
+            |_, checked| {
+                legal[stm.index()] += checked;
+                Ok(())
+            },
+        )?;
+    }
+    Ok(SampleReport { material: run.clone(), drawn: [n, n], legal, seed, secs: t.elapsed().as_secs_f64() })
+}
+
+/// A black-to-move position's stored class against the one its moves give.
+fn check_black_class(ctx: &Ctx<Sampled>, own: &Sampled, slot: u64, men: &super::Men) -> Result<(), TableError> {
+    let stored = own.class(Color::Black, slot).unwrap_or(class::NONE);
+    let (code, via) = ctx.derive_btm(men, &mut SideReport::default());
+    let expected = class_of_btm_code(code);
+    if stored != expected {
+        let pos = ctx.position(men, Color::Black).expect("legal position");
+        let class_name = |c: u8| match c {
+            class::NONE => "not lost",
+            class::WIN => "lost",
+            class::CURSED => "lost only without the 50-move rule",
+            _ => "lost in exactly 100 plies",
+        };
+        let via = via.map(|mv| format!(" (move {})", pos.play(mv).fen())).unwrap_or_default();
+        return Err(TableError::Wrong(format!(
+            "{} {} slot {slot}: {}: stored {}, but its moves make it {}{via}",
+            ctx.material,
+            side_name(Color::Black),
+            pos.fen(),
+            class_name(stored),
+            class_name(expected)
+        )));
+    }
+    Ok(())
+}
