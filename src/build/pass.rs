@@ -72,24 +72,27 @@ impl std::str::FromStr for StepMode {
 }
 
 /// What a step does with one chunk.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 enum ChunkWork {
     /// Its input gained nothing: the previous table of the chain, as it is.
     Unchanged,
-    /// From the previous step's new positions in the chunk.
-    Sparse,
+    /// From the previous step's new positions in the chunk, if there are at most `limit`
+    /// (`None`: however many); dense otherwise. The reader counts them.
+    Sparse { limit: Option<u64> },
     /// The dense kernels over the whole chunk.
+    #[default]
     Dense,
 }
 
-/// Auto mode takes a chunk sparse when the previous step's streams over its blocks are at
-/// most `1 / SPARSE_DENSITY[mover]` of its positions (a stream holds at least a byte per
-/// position, so the reader's list of them, 16 bytes per word, stays within one chunk
-/// buffer). White's sparse step only marks the predecessors of each new position (about 40
-/// writes); black's evaluates every move of each of those (about 40 x 40 random reads), so
-/// it pays only when the new positions are much sparser. Measured on KQRvKQR
-/// (`docs/BENCHMARKS.md`, "Sparse steps"): a black step with 1 new position in 1,900 took
-/// 11.3 s sparse against 7.5 s dense, a white one with 1 in 2,700 took 1.0 s against 8.9 s.
+/// Auto mode takes a chunk sparse when the previous step found at most `1 /
+/// SPARSE_DENSITY[mover]` of its positions (which also keeps the reader's list of them, 16
+/// bytes per word, within a chunk buffer). White's sparse step only marks the predecessors
+/// of each new position (about 40 writes); black's evaluates every move of each of those
+/// (about 40 x 40 random reads), so it pays only when the new positions are much sparser.
+/// Measured on KQRvKQR (`docs/BENCHMARKS.md`, "Sparse steps"): a black step with 1 new
+/// position in 1,900 took 11.3 s sparse against 7.5 s dense, a white one with 1 in 2,700
+/// took 1.0 s against 8.9 s. (The count comes from decoding the streams: their length says
+/// little, a sparse stream spends a byte per 255 positions skipped.)
 const SPARSE_DENSITY: [u64; 2] = [128, 4096];
 
 /// Where an eventual level's conversions look up positions won with or without the rule.
@@ -180,14 +183,18 @@ struct ChunkInput {
     pushes_eventual: PushBuffers,
     /// For a sparse chunk: the previous step's new positions in it, in word order.
     new_prev: Vec<Word>,
+    /// How the chunk is computed (a sparse chunk with too many new positions turns dense).
+    work: ChunkWork,
 }
 
+
 /// What a worker hands the writer for one chunk: the output tables (chunk-local words), the
-/// gap-encoded new positions of each block, and how many there are.
+/// gap-encoded new positions of each block, how many there are, and how it was computed.
 struct ChunkOutput {
     tables: Vec<Vec<u64>>,
     streams: Vec<Vec<u8>>,
     new_count: u64,
+    work: ChunkWork,
 }
 
 /// Where a pass stands: the chunks finished (by an earlier process too), the block
@@ -223,7 +230,6 @@ pub fn run_pass(ctx: &LevelContext, spec: &PassSpec) -> anyhow::Result<PassResul
     let io_words = (ctx.io_bytes / 8).max(1);
     let tables_read = (inputs.len() + combined.len()) as u64;
     let (work, new_prev) = chunk_work(ctx, spec.pass, chunks)?;
-    let work_of = |i: usize| work[todo[i]];
     // Rendezvous channels: a chunk buffer exists only where it is being read, computed or
     // written, which keeps the pass within `pass_slots` buffers.
     let outcome = pipeline::run(
@@ -232,17 +238,21 @@ pub fn run_pass(ctx: &LevelContext, spec: &PassSpec) -> anyhow::Result<PassResul
         Order::Completion,
         |i| {
             let ch = &chunks.list[todo[i]];
-            let mut input = ChunkInput::default();
-            match work_of(i) {
+            let mut input = ChunkInput { work: work[todo[i]], ..ChunkInput::default() };
+            if let ChunkWork::Sparse { limit } = input.work {
+                match read_new_positions(ch, new_prev.as_ref().expect("streams of the last step"), limit)? {
+                    Some(list) => input.new_prev = list,
+                    None => input.work = ChunkWork::Dense,
+                }
+            }
+            match input.work {
                 // Its output is the previous table of the chain, as it is.
                 ChunkWork::Unchanged => input.tables = read_inputs(ch, &combined[..1], words)?,
-                ChunkWork::Sparse => {
-                    input.new_prev = read_new_positions(ch, new_prev.as_ref().expect("streams of the last step"))?;
-                    // Black's moves are evaluated in `t(k-1)`; white's need only the new positions.
-                    if spec.pass.mover() == Color::Black {
-                        input.tables = read_inputs(ch, &inputs, words)?;
-                    }
+                // Black's moves are evaluated in `t(k-1)`; white's need only the new positions.
+                ChunkWork::Sparse { .. } if spec.pass.mover() == Color::Black => {
+                    input.tables = read_inputs(ch, &inputs, words)?
                 }
+                ChunkWork::Sparse { .. } => {}
                 ChunkWork::Dense => {
                     input.tables = read_inputs(ch, &inputs, words)?;
                     input.pushes = read_pushes(ctx, spec.pass, ch, &finals, words)?;
@@ -254,12 +264,12 @@ pub fn run_pass(ctx: &LevelContext, spec: &PassSpec) -> anyhow::Result<PassResul
         |i, input| {
             let ch = &chunks.list[todo[i]];
             let frame = || Frame::new(&ctx.layout, &chunks.scheme, ch.key, ch.slice);
-            let out = match work_of(i) {
+            let out = match input.work {
                 ChunkWork::Unchanged => {
                     let streams = vec![Vec::new(); ch.blocks.len()];
-                    return Ok(ChunkOutput { tables: input.tables, streams, new_count: 0 });
+                    return Ok(ChunkOutput { tables: input.tables, streams, new_count: 0, work: input.work });
                 }
-                ChunkWork::Sparse => {
+                ChunkWork::Sparse { .. } => {
                     let frame = frame();
                     let mut out = vec![0u64; words];
                     match spec.pass.mover() {
@@ -277,7 +287,9 @@ pub fn run_pass(ctx: &LevelContext, spec: &PassSpec) -> anyhow::Result<PassResul
                     compute_chunk(spec.pass, &frame(), ctx.caps, &targets, eventual.as_ref(), words, input.tables)
                 }
             };
-            finish_chunk(spec.pass, &ch.blocks, &combined, out, io_words)
+            let mut done = finish_chunk(spec.pass, &ch.blocks, &combined, out, io_words)?;
+            done.work = input.work;
+            Ok(done)
         },
         |i, out| {
             let ch = &chunks.list[todo[i]];
@@ -287,15 +299,15 @@ pub fn run_pass(ctx: &LevelContext, spec: &PassSpec) -> anyhow::Result<PassResul
             let chunk_bytes = ch.blocks.iter().map(|b| b.words as u64 * 8).sum::<u64>();
             r.new += out.new_count;
             r.bytes_read += chunk_bytes
-                * match work_of(i) {
+                * match out.work {
                     ChunkWork::Unchanged => 1,
-                    ChunkWork::Sparse if spec.pass.mover() == Color::White => combined.len() as u64,
+                    ChunkWork::Sparse { .. } if spec.pass.mover() == Color::White => combined.len() as u64,
                     _ => tables_read,
                 };
             r.bytes_written += chunk_bytes * outputs.len() as u64 + written.record + written.streams;
             r.stream_bytes += written.streams;
-            match work_of(i) {
-                ChunkWork::Sparse => r.sparse_chunks += 1,
+            match out.work {
+                ChunkWork::Sparse { .. } => r.sparse_chunks += 1,
                 ChunkWork::Unchanged => r.unchanged_chunks += 1,
                 ChunkWork::Dense => {}
             }
@@ -549,13 +561,12 @@ fn chunk_work(
                 _ if bytes == 0 => ChunkWork::Unchanged,
                 _ if bytes == u64::MAX => ChunkWork::Dense,
                 StepMode::Dense => ChunkWork::Dense,
-                StepMode::Sparse => ChunkWork::Sparse,
-                StepMode::Auto if bytes.saturating_mul(SPARSE_DENSITY[pass.mover().index()]) <= positions => ChunkWork::Sparse,
-                StepMode::Auto => ChunkWork::Dense,
+                StepMode::Sparse => ChunkWork::Sparse { limit: None },
+                StepMode::Auto => ChunkWork::Sparse { limit: Some(positions / SPARSE_DENSITY[pass.mover().index()]) },
             }
         })
         .collect();
-    let streams = match work.contains(&ChunkWork::Sparse) {
+    let streams = match work.iter().any(|w| matches!(w, ChunkWork::Sparse { .. })) {
         true => Some(PassStreams::open(&log, ctx.n_blocks())?),
         false => None,
     };
@@ -563,9 +574,10 @@ fn chunk_work(
 }
 
 /// The reader's part for a sparse chunk: the previous step's new positions in its blocks, as
-/// chunk-local words in increasing order.
-fn read_new_positions(ch: &Chunk, streams: &PassStreams) -> anyhow::Result<Vec<Word>> {
+/// chunk-local words in increasing order; `None` if there are more than `limit`.
+fn read_new_positions(ch: &Chunk, streams: &PassStreams, limit: Option<u64>) -> anyhow::Result<Option<Vec<Word>>> {
     let mut out: Vec<Word> = Vec::new();
+    let mut count = 0u64;
     for b in &ch.blocks {
         let bytes = streams.block(b.id)?;
         for pos in gap::decode(&bytes) {
@@ -576,6 +588,10 @@ fn read_new_positions(ch: &Chunk, streams: &PassStreams) -> anyhow::Result<Vec<W
                 streams.path.display(),
                 b.id
             );
+            count += 1;
+            if limit.is_some_and(|l| count > l) {
+                return Ok(None);
+            }
             let (w, bit) = (b.local_word + (pos / 64) as usize, 1u64 << (pos % 64));
             match out.last_mut() {
                 Some((last, bits)) if *last == w => *bits |= bit,
@@ -583,7 +599,7 @@ fn read_new_positions(ch: &Chunk, streams: &PassStreams) -> anyhow::Result<Vec<W
             }
         }
     }
-    Ok(out)
+    Ok(Some(out))
 }
 
 /// The reader's part: a chunk's blocks of every input table, checked.
@@ -648,7 +664,7 @@ fn finish_chunk(
             }
         }
     }
-    Ok(ChunkOutput { tables: out, streams, new_count })
+    Ok(ChunkOutput { tables: out, streams, new_count, work: ChunkWork::Dense })
 }
 
 /// [`combine`] over a block: `table` holds the pass's reached words and becomes the new
