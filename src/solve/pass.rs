@@ -8,7 +8,7 @@
 use super::captures::Captures;
 use super::frame::Frame;
 use super::init::PushTargets;
-use super::{init, kernels};
+use super::{init, kernels, sparse};
 use crate::chess::Color;
 use std::fmt;
 
@@ -314,18 +314,38 @@ pub fn compute_chunk(
 /// positions of step `k-1` (`new_prev`): odd `k`, those with a white quiet move into
 /// `E_(k-1)`; even `k`, those whose every black quiet move avoids `new_(k-1) & !E_(k-1)`.
 pub fn edge_chunk(frame: &Frame, e_prev: &[u64], new_prev: Option<&[u64]>, new_k: &[u64]) -> Vec<u64> {
-    // The sets are sparse: the kernels skip configurations with nothing to do.
+    let words = e_prev.len();
+    let nonzero = |t: &[u64]| t.iter().enumerate().filter(|(_, &b)| b != 0).map(|(w, &b)| (w, b)).collect::<Vec<_>>();
+    // The sets are sparse: from a few positions their predecessors are found one by one
+    // (`sparse`); from many, the kernels skip the configurations with nothing to do.
+    let few = |list: &[sparse::Word]| list.len() * SPARSE_EDGE < words;
     let mut edge = match new_prev {
         None => {
-            let mut out = vec![0u64; e_prev.len()];
-            kernels::white_moves_sparse(frame, e_prev, &mut out);
+            let mut out = vec![0u64; words];
+            let from = nonzero(e_prev);
+            if few(&from) {
+                sparse::white_reached(frame, &from, &mut out);
+            } else {
+                kernels::white_moves_sparse(frame, e_prev, &mut out);
+            }
             out
         }
         Some(new_prev) => {
             let avoid: Vec<u64> = new_prev.iter().zip(e_prev).map(|(&n, &e)| !(n & !e)).collect();
-            let mut out = vec![!0u64; e_prev.len()];
-            kernels::black_moves_at(frame, &avoid, &mut out, new_k);
-            out
+            let at = nonzero(new_k);
+            if few(&at) {
+                let mut out = vec![0u64; words];
+                let mut candidates = vec![0u64; words.div_ceil(64)];
+                for &(w, _) in &at {
+                    candidates[w / 64] |= 1 << (w % 64);
+                }
+                sparse::black_reached(frame, &avoid, &candidates, &mut out);
+                out
+            } else {
+                let mut out = vec![!0u64; words];
+                kernels::black_moves_at(frame, &avoid, &mut out, new_k);
+                out
+            }
         }
     };
     for (e, &n) in edge.iter_mut().zip(new_k) {
@@ -333,6 +353,10 @@ pub fn edge_chunk(frame: &Frame, e_prev: &[u64], new_prev: Option<&[u64]>, new_k
     }
     edge
 }
+
+/// The edge phase works from a set's positions one by one when it holds fewer than one word
+/// in this many of the chunk.
+const SPARSE_EDGE: usize = 64;
 
 /// Combines a kernel's word `out` of step `k` with the previous table of the chain (`old`)
 /// and `c` (step 1), `c∞` (step 103 of an eventual level) or `d`/`d∞` (even steps; odd steps
