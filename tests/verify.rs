@@ -250,7 +250,8 @@ fn sampled_verification_passes_good_tables_and_finds_damage() {
         let (code, stdout, stderr) = sample(tables(), sig, "7");
         assert_eq!(code, Some(0), "{stderr}");
         assert!(stdout.contains(&format!("{sig}: ok, sampled 4000 positions")), "{stdout}");
-        let counts = |out: &str| out.lines().map(|l| l.split(" checked in").next().unwrap().to_string()).collect::<Vec<_>>();
+        let counts =
+            |out: &str| out.lines().map(|l| l.split(" checked in").next().unwrap().to_string()).collect::<Vec<_>>();
         assert_eq!(counts(&stdout), counts(&sample(tables(), sig, "7").1), "the same seed, the same positions");
     }
     // Every wtm win of one distance block one code further (even codes never occur).
@@ -286,7 +287,10 @@ fn sampled_verification_passes_good_tables_and_finds_damage() {
     );
     let (code, _, stderr) = sample(copy.path(), "KQvKR", "7");
     assert_eq!(code, Some(2), "{stderr}");
-    assert!(stderr.contains("KQvKR btm slot") && stderr.contains("stored not lost, but its moves make it lost"), "{stderr}");
+    assert!(
+        stderr.contains("KQvKR btm slot") && stderr.contains("stored not lost, but its moves make it lost"),
+        "{stderr}"
+    );
     // A flipped byte near the end of the file (the last blocks).
     let copy = copy_tables();
     let path = table_path(copy.path(), &m("KRvKN"));

@@ -187,7 +187,6 @@ struct ChunkInput {
     work: ChunkWork,
 }
 
-
 /// What a worker hands the writer for one chunk: the output tables (chunk-local words), the
 /// gap-encoded new positions of each block, how many there are, and how it was computed.
 struct ChunkOutput {

@@ -2,8 +2,8 @@
 
 use std::io::Write;
 use tbstream::{
-    show_size, Category, Color, JobPlan, JobStatus, Longest, Pass, Probe, RunStatus, SignatureStats, ToMove,
-    VerifyReport, SampleReport, MAX_DISTANCE,
+    show_size, Category, Color, JobPlan, JobStatus, Longest, Pass, Probe, RunStatus, SampleReport, SignatureStats,
+    ToMove, VerifyReport, MAX_DISTANCE,
 };
 
 /// A plan report line per run (chunks, blocks, RAM, disk, I/O), then the totals.

@@ -13,10 +13,10 @@ use crate::chess::{Color, Material};
 use crate::index::Layout;
 use crate::pipeline::{self, Order};
 use crate::table::cache::BlockCache;
+use crate::table::compact::CODE_LOST_UNMEASURED;
 use crate::table::compact::{class, CompactTable};
 use crate::table::error::TableError;
 use crate::table::format::{CODE_CURSED, CODE_EDGE, CODE_ILLEGAL, CODE_NONE};
-use crate::table::compact::CODE_LOST_UNMEASURED;
 use std::path::Path;
 use std::sync::Mutex;
 use std::time::Instant;
@@ -154,10 +154,8 @@ pub fn sample_run(
         }
     }
     let own = Sampled::new(&table, &cache);
-    let sampled_subs: Vec<Option<(Layout, Sampled)>> = sub_tables
-        .iter()
-        .map(|(sub, t)| t.as_ref().map(|t| (Layout::new(sub), Sampled::new(t, &cache))))
-        .collect();
+    let sampled_subs: Vec<Option<(Layout, Sampled)>> =
+        sub_tables.iter().map(|(sub, t)| t.as_ref().map(|t| (Layout::new(sub), Sampled::new(t, &cache)))).collect();
     let ctx = Ctx {
         material: run,
         layout: layout.clone(),
@@ -179,7 +177,7 @@ pub fn sample_run(
             batches,
             threads.max(1),
             Order::Sequence { window: 4 * threads.max(1) },
-            |b| Ok::<_, TableError>(b),
+            Ok::<_, TableError>,
             |b, _| {
                 let mut state = seed ^ (stm.index() as u64) << 62 ^ (b as u64).wrapping_mul(0xA076_1D64_78BD_642F);
                 let mut checked = 0u64;
