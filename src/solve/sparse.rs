@@ -9,7 +9,7 @@
 //! into "nothing new", so the step's tables and streams come out bit for bit the same.
 
 use super::frame::{Config, Frame, INVALID};
-use super::kernels::king_steps;
+use super::kernels::{king_steps, KingStep};
 use crate::chess::attacks::{king_attacks, king_dilate, knight_attacks, DIRECTIONS};
 use crate::chess::square::{file_of, on_diagonal, rank_of, triangle_code};
 use crate::chess::{Role, Square, Symmetry};
@@ -155,34 +155,45 @@ pub fn black_reached(frame: &Frame, input: &[u64], candidates: &[u64], out: &mut
     let (steps, _) = king_steps();
     for w in marked(candidates) {
         let Some(cfg) = frame.config_at(w) else { continue };
-        let mut acc = !0u64;
+        // The king first, then man by man, until every white-king square has an escape.
+        let mut acc = black_king_and(frame, steps, &cfg, input);
         for k in frame.n_white..frame.n_pieces() {
+            if acc == 0 {
+                break;
+            }
             let (contrib, at) = (&frame.piece[k], cfg.sq[k] as usize);
             let base = cfg.base - contrib[at];
             // A white king on a square passed over would be in check: that bit is illegal.
             each_move(frame.roles[k], cfg.sq[k], cfg.occ, |to, _| acc &= input[word(base, contrib[to as usize])]);
         }
-        let here = frame.bk[cfg.bk_code as usize];
-        if frame.bk.len() == 64 {
-            let mut targets = king_attacks(cfg.bk) & !cfg.occ;
-            while targets != 0 {
-                let to = targets.trailing_zeros() as usize;
-                targets &= targets - 1;
-                if frame.bk[to] != INVALID {
-                    acc &= input[word(cfg.base - here, frame.bk[to])];
-                }
-            }
-        } else {
-            for step in &steps[cfg.bk_code as usize] {
-                if cfg.occ & (1 << step.to) != 0 {
-                    continue;
-                }
-                let base: u64 = (0..frame.n_pieces()).map(|k| frame.piece[k][step.sym.apply(cfg.sq[k]) as usize]).sum();
-                acc &= step.back.apply_bb(input[word(base, frame.bk[step.to_code as usize])]);
-            }
-        }
         out[w] = acc;
     }
+}
+
+/// The AND over the black king's quiet moves of `input` at a configuration.
+#[inline]
+fn black_king_and(frame: &Frame, steps: &[Vec<KingStep>; 10], cfg: &Config, input: &[u64]) -> u64 {
+    let mut acc = !0u64;
+    let here = frame.bk[cfg.bk_code as usize];
+    if frame.bk.len() == 64 {
+        let mut targets = king_attacks(cfg.bk) & !cfg.occ;
+        while targets != 0 {
+            let to = targets.trailing_zeros() as usize;
+            targets &= targets - 1;
+            if frame.bk[to] != INVALID {
+                acc &= input[word(cfg.base - here, frame.bk[to])];
+            }
+        }
+        return acc;
+    }
+    for step in &steps[cfg.bk_code as usize] {
+        if cfg.occ & (1 << step.to) != 0 {
+            continue;
+        }
+        let base: u64 = (0..frame.n_pieces()).map(|k| frame.piece[k][step.sym.apply(cfg.sq[k]) as usize]).sum();
+        acc &= step.back.apply_bb(input[word(base, frame.bk[step.to_code as usize])]);
+    }
+    acc
 }
 
 #[cfg(test)]
