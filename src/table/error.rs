@@ -36,9 +36,6 @@ pub enum TableError {
     /// the position (as a FEN), the stored and the expected value.
     #[error("{0}")]
     Wrong(String),
-    /// What this version cannot do yet, and what to do instead.
-    #[error("{0}")]
-    Unsupported(String),
     #[error(transparent)]
     Format(Box<FormatError>),
     #[error(transparent)]

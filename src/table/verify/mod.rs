@@ -183,7 +183,7 @@ macro_rules! wrong {
 }
 
 mod expand;
-mod pawns;
+pub(super) mod pawns;
 pub mod sample;
 
 use expand::{derive_btm, expand, Expanded};
@@ -212,7 +212,7 @@ fn bit(file: &TableFile, stm: Color, slot: u64) -> bool {
 /// What the checks read of a table: each slot's 6-bit value code (`format`'s codes) and
 /// its bitbase bit. An expanded table holds both; [`sample::Sampled`] reads a compact one
 /// where it stands.
-trait Values: Sync {
+pub(super) trait Values: Sync {
     fn value_code(&self, stm: Color, slot: u64) -> u8;
     fn bit(&self, stm: Color, slot: u64) -> bool;
 }
@@ -402,6 +402,18 @@ struct Ctx<'a, V: Values> {
 }
 
 impl<V: Values> Ctx<'_, V> {
+    /// Whether the position in `slot` is legal with `stm` to move.
+    fn legal_slot(&self, stm: Color, slot: u64) -> bool {
+        self.legal(&self.men_of_slot(slot), stm)
+    }
+
+    /// Black's expected code in `slot` (legal), the move that decides it, and the position.
+    fn black_expected(&self, slot: u64) -> (u8, Option<Move>, Position) {
+        let men = self.men_of_slot(slot);
+        let (code, via) = self.derive_btm(&men, &mut SideReport::default());
+        (code, via, self.position(&men, Color::Black).expect("legal position"))
+    }
+
     /// The run's own value code of a slot (black's derived with `derive_black`).
     fn own_code(&self, stm: Color, slot: u64) -> u8 {
         if stm == Color::White || !self.derive_black {

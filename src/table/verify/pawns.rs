@@ -25,8 +25,8 @@
 
 use super::expand::derive_btm;
 use super::{
-    bit, check_bit_and_count, check_derived, check_illegal, describe_code, lost_only_without_rule_after, side_name,
-    verify_side, CheckSlot, Checked, SideReport, Sources, BTM_MAX_CODE, WTM_MAX_CODE,
+    check_bit_and_count, check_derived, check_illegal, describe_code, lost_only_without_rule_after, side_name,
+    verify_side, CheckSlot, Checked, SideReport, Sources, Values, BTM_MAX_CODE, WTM_MAX_CODE,
 };
 use crate::chess::attacks::{attacks, king_attacks, pawn_attacks};
 use crate::chess::position::board_field;
@@ -35,7 +35,7 @@ use crate::chess::{Color, Material, Move, Piece, Position, Role, Square, MAX_PIE
 use crate::index::slices::MAX_PAWNS;
 use crate::index::{Layout, Pawns, Slices};
 use crate::table::compact::{CompactTable, LevelEntry};
-use crate::table::format::{is_beyond_rule, TableFile, CODE_CURSED, CODE_EDGE, CODE_NONE};
+use crate::table::format::{is_beyond_rule, TableFile, CODE_CURSED, CODE_EDGE, CODE_ILLEGAL, CODE_NONE};
 use crate::table::TableError;
 use std::cmp::Ordering;
 
@@ -376,22 +376,72 @@ fn kind(mv: &Move) -> Kind {
 }
 
 /// A sub-run's table and layout, `None` when white is left with nothing (no wins).
-type Sub<'a> = Option<(Layout, &'a TableFile)>;
+type Sub<'a, V> = Option<(Layout, &'a V)>;
 
 /// Everything the workers of one run with pawns read.
-struct PawnCtx<'a> {
+pub(super) struct PawnCtx<'a, V: Values> {
     material: &'a Material,
     layout: Layout,
-    file: &'a TableFile,
+    file: &'a V,
     /// The run's pieces in layout order.
     piece: [Piece; MAX_PIECES],
     /// Each slice's pawns, and whether its file pattern is its own mirror image.
     slices: Vec<(Pawns, bool)>,
     /// The successor runs by material key.
-    subs: Vec<(u32, Sub<'a>)>,
+    subs: Vec<(u32, Sub<'a, V>)>,
+    /// Whether the run's black-to-move codes are derived from white's where they are read
+    /// (a compact table stores only their classes).
+    derive_black: bool,
 }
 
-impl PawnCtx<'_> {
+impl<'a, V: Values> PawnCtx<'a, V> {
+    /// The checks of `run` over its own values `file` and its successor runs' `subs`.
+    pub(super) fn new(run: &'a Material, file: &'a V, subs: &[(Material, Option<&'a V>)], derive_black: bool) -> Self {
+        let layout = Layout::new(run);
+        let subs = subs.iter().map(|(m, t)| (material_key(m), t.map(|f| (Layout::new(m), f)))).collect();
+        let slices = layout.slices.as_ref().expect("a run with pawns");
+        let slices = (0..slices.len() as u32)
+            .map(|s| {
+                let p = slices.pawns(s);
+                (p, p.orientation() == Ordering::Equal)
+            })
+            .collect();
+        let mut piece = [Piece { color: Color::White, role: Role::King }; MAX_PIECES];
+        for (p, slot) in piece.iter_mut().zip(&layout.pieces) {
+            *p = Piece { color: slot.color, role: slot.role };
+        }
+        PawnCtx { material: run, layout, file, piece, slices, subs, derive_black }
+    }
+
+    /// The run's own value code of a slot (black's derived with `derive_black`).
+    fn own_code(&self, stm: Color, slot: u64) -> u8 {
+        if stm == Color::White || !self.derive_black {
+            return self.file.value_code(stm, slot);
+        }
+        let men = self.men_of_slot(slot);
+        if !men.legal(Color::Black) {
+            return CODE_ILLEGAL;
+        }
+        self.derive_btm(&men, slot, &mut SideReport::default()).0
+    }
+
+    /// The run, and where its own values come from.
+    pub(super) fn run(&self) -> (&'a Material, &'a V) {
+        (self.material, self.file)
+    }
+
+    /// Whether the position in `slot` is legal with `stm` to move.
+    pub(super) fn legal_slot(&self, stm: Color, slot: u64) -> bool {
+        self.men_of_slot(slot).legal(stm)
+    }
+
+    /// Black's expected code in `slot` (legal), the move that decides it, and the position.
+    pub(super) fn black_expected(&self, slot: u64) -> (u8, Option<Move>, Position) {
+        let men = self.men_of_slot(slot);
+        let (code, via) = self.derive_btm(&men, slot, &mut SideReport::default());
+        (code, via, men.position(Color::Black))
+    }
+
     fn slice_mask(&self) -> u64 {
         (1u64 << self.layout.total_bits) - 1
     }
@@ -424,13 +474,13 @@ impl PawnCtx<'_> {
         let Some((layout, file)) = sub else { return false };
         let found = layout.canonical_slot(men.bk, men.pieces(), men.wk, &men.pawns);
         let slot = found.expect("pawns on ranks 2 to 7").0;
-        bit(file, stm, slot) || (eventual && is_beyond_rule(stm, file.value_code(stm, slot)))
+        file.bit(stm, slot) || (eventual && is_beyond_rule(stm, file.value_code(stm, slot)))
     }
 
     /// The final bitbase bit of a slot of this table; with `eventual`, whether white wins it
     /// with or without the rule.
     fn own_bit(&self, stm: Color, slot: u64, eventual: bool) -> bool {
-        bit(self.file, stm, slot) || (eventual && is_beyond_rule(stm, self.file.value_code(stm, slot)))
+        self.file.bit(stm, slot) || (eventual && is_beyond_rule(stm, self.file.value_code(stm, slot)))
     }
 
     /// Whether white's double step `mv`, leading to `child` (slot `slot`), wins: black's
@@ -475,7 +525,7 @@ impl PawnCtx<'_> {
         men.for_each_move(Color::White, &mut |mv, child| {
             let wins = match kind(&mv) {
                 Kind::Quiet => {
-                    let c = self.file.value_code(Color::Black, self.quiet_slot(slot, child));
+                    let c = self.own_code(Color::Black, self.quiet_slot(slot, child));
                     // btm code c = distance 2(c-1), so the move wins in 2c-1 plies: wtm code c.
                     if (1..=WTM_MAX_CODE).contains(&c) && (best.0 == CODE_NONE || c < best.0) {
                         best = (c, Some(mv));
@@ -520,7 +570,7 @@ impl PawnCtx<'_> {
             moves += 1;
             let loses = match kind(&mv) {
                 Kind::Quiet => {
-                    let c = self.file.value_code(Color::White, self.quiet_slot(slot, child));
+                    let c = self.own_code(Color::White, self.quiet_slot(slot, child));
                     let won = (1..=WTM_MAX_CODE).contains(&c);
                     if won && (c > worst.0 || worst.1.is_none()) {
                         worst = (worst.0.max(c), Some(mv));
@@ -568,11 +618,11 @@ impl PawnCtx<'_> {
     }
 }
 
-impl CheckSlot for PawnCtx<'_> {
+impl<V: Values> CheckSlot for PawnCtx<'_, V> {
     fn check_slot(&self, stm: Color, slot: u64, rep: &mut SideReport) -> Result<(), TableError> {
         let men = self.men_of_slot(slot);
-        let stored = self.file.value_code(stm, slot);
-        let stored_bit = bit(self.file, stm, slot);
+        let stored = self.own_code(stm, slot);
+        let stored_bit = self.file.bit(stm, slot);
         let here = || format!("{} {} slot {slot}", self.material, side_name(stm));
         if !men.legal(stm) {
             return check_illegal(stm, stored, stored_bit, || format!("{}: {}", here(), men.describe(stm)), rep);
@@ -583,7 +633,7 @@ impl CheckSlot for PawnCtx<'_> {
             // Both orientations are stored: the mirror image must hold the same value.
             let image = men.mirrored();
             let other = self.own_slot(&image);
-            let code = self.file.value_code(stm, other);
+            let code = self.own_code(stm, other);
             if code != stored {
                 wrong!(
                     "{}: stored {}, but its mirror image at slot {other}, {}, holds {}",
@@ -644,20 +694,8 @@ pub(super) fn verify_sides(
 ) -> Result<Checked, TableError> {
     let layout = Layout::new(run);
     let records = check_slice_section(run, sources.table, &layout)?;
-    let file = &sources.own.file;
-    let subs = sources.subs.iter().map(|(m, t)| (material_key(m), t.map(|f| (Layout::new(m), f)))).collect();
-    let slices = layout.slices.as_ref().expect("a run with pawns");
-    let slices = (0..slices.len() as u32)
-        .map(|s| {
-            let p = slices.pawns(s);
-            (p, p.orientation() == Ordering::Equal)
-        })
-        .collect();
-    let mut piece = [Piece { color: Color::White, role: Role::King }; MAX_PIECES];
-    for (p, slot) in piece.iter_mut().zip(&layout.pieces) {
-        *p = Piece { color: slot.color, role: slot.role };
-    }
-    let ctx = PawnCtx { material: run, layout, file, piece, slices, subs };
+    let subs: Vec<(Material, Option<&TableFile>)> = sources.subs.iter().map(|(m, t)| (m.clone(), *t)).collect();
+    let ctx = PawnCtx::new(run, &sources.own.file, &subs, false);
     let levels = ctx.layout.levels();
     let n = ctx.layout.n_slots;
     let total = 3 * n;

@@ -1,13 +1,15 @@
 //! `verify --sample N`: random positions of a run re-derived from their successors, read
 //! where they stand in the compact tables (through a block cache) instead of expanding them.
 //!
-//! The rules are the full verifier's ([`super::Ctx`]): a white-to-move position's code must
+//! The rules are the full verifier's ([`super::Ctx`], [`super::pawns::PawnCtx`] with pawns,
+//! generic over where values come from): a white-to-move position's code must
 //! be the one its moves give, black's distances being derived from white's one ply deeper
 //! (as the format defines them), and a black-to-move position's class (not won, won, won only
 //! without the rule) must be the one its moves give. Every symmetric image of a sampled
 //! white-to-move position is checked too. Positions are drawn from a seeded generator, so a
 //! failure can be run again.
 
+use super::pawns::PawnCtx;
 use super::{open_compact, side_name, CheckSlot, Ctx, SideReport, Values};
 use crate::chess::{Color, Material};
 use crate::index::Layout;
@@ -109,9 +111,57 @@ fn splitmix(state: &mut u64) -> u64 {
     z ^ (z >> 31)
 }
 
-/// Checks `n` random positions of each side to move of a pawnless run in `tables_dir`
-/// (its sub-endgames' tables must be there too), with `threads` workers; `cache` bytes of
-/// decoded blocks. Returns the counts, or an error naming the first wrong position.
+/// The checks a sample runs, for runs with and without pawns.
+trait Sampler: Sync {
+    fn material(&self) -> &Material;
+    /// The run's stored black-to-move class of a legal slot.
+    fn stored_black_class(&self, slot: u64) -> u8;
+    fn legal_slot(&self, stm: Color, slot: u64) -> bool;
+    /// The full verifier's check of a white-to-move slot (and its symmetric images).
+    fn check_white(&self, slot: u64) -> Result<(), TableError>;
+    /// Black's expected code in a legal slot, the move that decides it, and the position.
+    fn black_expected(&self, slot: u64) -> (u8, Option<crate::chess::Move>, crate::chess::Position);
+}
+
+impl Sampler for Ctx<'_, Sampled<'_>> {
+    fn material(&self) -> &Material {
+        self.material
+    }
+    fn stored_black_class(&self, slot: u64) -> u8 {
+        self.file.class(Color::Black, slot).unwrap_or(class::NONE)
+    }
+    fn legal_slot(&self, stm: Color, slot: u64) -> bool {
+        Ctx::legal_slot(self, stm, slot)
+    }
+    fn check_white(&self, slot: u64) -> Result<(), TableError> {
+        self.check_slot(Color::White, slot, &mut SideReport::default())
+    }
+    fn black_expected(&self, slot: u64) -> (u8, Option<crate::chess::Move>, crate::chess::Position) {
+        Ctx::black_expected(self, slot)
+    }
+}
+
+impl Sampler for PawnCtx<'_, Sampled<'_>> {
+    fn material(&self) -> &Material {
+        self.run().0
+    }
+    fn stored_black_class(&self, slot: u64) -> u8 {
+        self.run().1.class(Color::Black, slot).unwrap_or(class::NONE)
+    }
+    fn legal_slot(&self, stm: Color, slot: u64) -> bool {
+        PawnCtx::legal_slot(self, stm, slot)
+    }
+    fn check_white(&self, slot: u64) -> Result<(), TableError> {
+        self.check_slot(Color::White, slot, &mut SideReport::default())
+    }
+    fn black_expected(&self, slot: u64) -> (u8, Option<crate::chess::Move>, crate::chess::Position) {
+        PawnCtx::black_expected(self, slot)
+    }
+}
+
+/// Checks `n` random positions of each side to move of a run in `tables_dir` (its
+/// sub-endgames' tables must be there too), with `threads` workers; `cache` bytes of decoded
+/// blocks. Returns the counts, or an error naming the first wrong position.
 pub fn sample_run(
     tables_dir: &Path,
     run: &Material,
@@ -124,11 +174,6 @@ pub fn sample_run(
     if run.white_bare() {
         return Err(TableError::BareWhite(run.clone()));
     }
-    if run.has_pawns() {
-        return Err(TableError::Unsupported(format!(
-            "{run}: verify --sample reads tables without pawns only so far; verify {run} without --sample checks it whole"
-        )));
-    }
     let verifying = |needed: Option<&Material>, e: TableError| TableError::Verifying {
         run: run.clone(),
         needed: needed.cloned(),
@@ -136,10 +181,9 @@ pub fn sample_run(
     };
     let cache = BlockCache::new(cache);
     let table = open_compact(tables_dir, run).map_err(|e| verifying(None, e))?;
+    // The successor runs: every capture's (and with pawns every promotion's).
     let mut sub_tables = Vec::new();
-    let layout = Layout::new(run);
-    for p in &layout.pieces {
-        let sub = if p.color == Color::Black { run.without_black(p.role) } else { run.without_white(p.role) };
+    for sub in run.successor_runs() {
         let opened = match sub.white_bare() {
             true => None,
             false => Some(open_compact(tables_dir, &sub).map_err(|e| verifying(Some(&sub), e))?),
@@ -154,27 +198,49 @@ pub fn sample_run(
         }
     }
     let own = Sampled::new(&table, &cache);
-    let sampled_subs: Vec<Option<(Layout, Sampled)>> =
-        sub_tables.iter().map(|(sub, t)| t.as_ref().map(|t| (Layout::new(sub), Sampled::new(t, &cache)))).collect();
-    let ctx = Ctx {
-        material: run,
-        layout: layout.clone(),
-        file: &own,
-        subs: sampled_subs.iter().map(|s| s.as_ref().map(|(l, v)| (l.clone(), v))).collect(),
-        derive_black: true,
-    };
-    let n_slots = layout.n_slots;
-    const BATCH: u64 = 256;
-    let mut legal = [0u64; 2];
+    let sampled_subs: Vec<(Material, Option<Sampled>)> =
+        sub_tables.iter().map(|(sub, t)| (sub.clone(), t.as_ref().map(|t| Sampled::new(t, &cache)))).collect();
     let read_error = || {
         own.take_error()
-            .or_else(|| sampled_subs.iter().flatten().find_map(|(_, s)| s.take_error()))
+            .or_else(|| sampled_subs.iter().find_map(|(_, s)| s.as_ref().and_then(|s| s.take_error())))
             .map(|e| verifying(None, e))
     };
+    let layout = Layout::new(run);
+    let legal = if run.has_pawns() {
+        let subs: Vec<(Material, Option<&Sampled>)> = sampled_subs.iter().map(|(m, s)| (m.clone(), s.as_ref())).collect();
+        let ctx = PawnCtx::new(run, &own, &subs, true);
+        sample_sides(&ctx, layout.n_slots, n, seed, threads, &read_error)?
+    } else {
+        // Sub-tables by captured piece (layout order).
+        let subs = layout
+            .pieces
+            .iter()
+            .map(|p| {
+                let sub = if p.color == Color::Black { run.without_black(p.role) } else { run.without_white(p.role) };
+                let found = sampled_subs.iter().find(|(m, _)| *m == sub).and_then(|(_, s)| s.as_ref());
+                found.map(|s| (Layout::new(&sub), s))
+            })
+            .collect();
+        let ctx = Ctx { material: run, layout: layout.clone(), file: &own, subs, derive_black: true };
+        sample_sides(&ctx, layout.n_slots, n, seed, threads, &read_error)?
+    };
+    Ok(SampleReport { material: run.clone(), drawn: [n, n], legal, seed, secs: t.elapsed().as_secs_f64() })
+}
+
+/// Draws `n` slots of each side to move and checks the legal ones; returns how many.
+fn sample_sides(
+    ctx: &impl Sampler,
+    n_slots: u64,
+    n: u64,
+    seed: u64,
+    threads: usize,
+    read_error: &(dyn Fn() -> Option<TableError> + Sync),
+) -> Result<[u64; 2], TableError> {
+    const BATCH: u64 = 256;
+    let mut legal = [0u64; 2];
     for stm in [Color::White, Color::Black] {
-        let batches = n.div_ceil(BATCH) as usize;
         pipeline::run(
-            batches,
+            n.div_ceil(BATCH) as usize,
             threads.max(1),
             Order::Sequence { window: 4 * threads.max(1) },
             Ok::<_, TableError>,
@@ -183,14 +249,13 @@ pub fn sample_run(
                 let mut checked = 0u64;
                 for _ in (b as u64 * BATCH)..((b as u64 + 1) * BATCH).min(n) {
                     let slot = splitmix(&mut state) % n_slots;
-                    let men = ctx.men_of_slot(slot);
-                    if !ctx.legal(&men, stm) {
+                    if !ctx.legal_slot(stm, slot) {
                         continue;
                     }
                     checked += 1;
                     let outcome = match stm {
-                        Color::White => ctx.check_slot(stm, slot, &mut SideReport::default()),
-                        Color::Black => check_black_class(&ctx, &own, slot, &men),
+                        Color::White => ctx.check_white(slot),
+                        Color::Black => check_black_class(ctx, slot),
                     };
                     // A damaged block is the cause of whatever mismatch it made.
                     if let Some(e) = read_error() {
@@ -206,16 +271,15 @@ pub fn sample_run(
             },
         )?;
     }
-    Ok(SampleReport { material: run.clone(), drawn: [n, n], legal, seed, secs: t.elapsed().as_secs_f64() })
+    Ok(legal)
 }
 
 /// A black-to-move position's stored class against the one its moves give.
-fn check_black_class(ctx: &Ctx<Sampled>, own: &Sampled, slot: u64, men: &super::Men) -> Result<(), TableError> {
-    let stored = own.class(Color::Black, slot).unwrap_or(class::NONE);
-    let (code, via) = ctx.derive_btm(men, &mut SideReport::default());
+fn check_black_class(ctx: &impl Sampler, slot: u64) -> Result<(), TableError> {
+    let stored = ctx.stored_black_class(slot);
+    let (code, via, pos) = ctx.black_expected(slot);
     let expected = class_of_btm_code(code);
     if stored != expected {
-        let pos = ctx.position(men, Color::Black).expect("legal position");
         let class_name = |c: u8| match c {
             class::NONE => "not lost",
             class::WIN => "lost",
@@ -225,7 +289,7 @@ fn check_black_class(ctx: &Ctx<Sampled>, own: &Sampled, slot: u64, men: &super::
         let via = via.map(|mv| format!(" (move {})", pos.play(mv).fen())).unwrap_or_default();
         return Err(TableError::Wrong(format!(
             "{} {} slot {slot}: {}: stored {}, but its moves make it {}{via}",
-            ctx.material,
+            ctx.material(),
             side_name(Color::Black),
             pos.fen(),
             class_name(stored),
