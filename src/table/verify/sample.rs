@@ -207,7 +207,8 @@ pub fn sample_run(
     };
     let layout = Layout::new(run);
     let legal = if run.has_pawns() {
-        let subs: Vec<(Material, Option<&Sampled>)> = sampled_subs.iter().map(|(m, s)| (m.clone(), s.as_ref())).collect();
+        let subs: Vec<(Material, Option<&Sampled>)> =
+            sampled_subs.iter().map(|(m, s)| (m.clone(), s.as_ref())).collect();
         let ctx = PawnCtx::new(run, &own, &subs, true);
         sample_sides(&ctx, layout.n_slots, n, seed, threads, &read_error)?
     } else {
