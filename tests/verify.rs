@@ -235,16 +235,9 @@ fn verify_command_passes_good_tables_and_names_the_wrong_position() {
 /// first), each with exit code 2; the same seed draws the same positions.
 #[test]
 fn sampled_verification_passes_good_tables_and_finds_damage() {
-    use tbstream::file::compact::{DTZ_BLOCK_BITS, WDL_BLOCK_BITS};
-    let bin = env!("CARGO_BIN_EXE_tbstream");
+    use tbstream::file::compact::WDL_BLOCK_BITS;
     let sample = |dir: &Path, sig: &str, seed: &str| {
-        let out = std::process::Command::new(bin)
-            .args(["verify", "--tables", dir.to_str().unwrap(), sig, "--sample", "4000", "--seed", seed])
-            .output()
-            .unwrap();
-        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-        assert!(!stderr.contains("panicked"), "{stderr}");
-        (out.status.code(), String::from_utf8_lossy(&out.stdout).into_owned(), stderr)
+        common::verify_sample(&["--tables", dir.to_str().unwrap(), sig, "--sample", "4000", "--seed", seed])
     };
     for sig in ["KQvKR", "KRvKN"] {
         let (code, stdout, stderr) = sample(tables(), sig, "7");
@@ -257,20 +250,10 @@ fn sampled_verification_passes_good_tables_and_finds_damage() {
     // Every wtm win of one distance block one code further (even codes never occur).
     let copy = copy_tables();
     let path = table_path(copy.path(), &m("KQvKR"));
-    let n_dtz = CompactTable::open(&path).unwrap().n_blocks(Part::WtmDtz);
-    common::rewrite_compact(
-        &path,
-        |part, i, bytes| {
-            if part == Part::WtmDtz && i == n_dtz / 2 {
-                bytes.iter_mut().filter(|c| (2..=49).contains(*c)).for_each(|c| *c += 1);
-            }
-        },
-        None,
-    );
+    common::lengthen_middle_distance_block(&path);
     let (code, _, stderr) = sample(copy.path(), "KQvKR", "7");
     assert_eq!(code, Some(2), "{stderr}");
     assert!(stderr.contains("KQvKR wtm slot") && stderr.contains(" w - - 0 1"), "{stderr}");
-    assert!(1 << DTZ_BLOCK_BITS < CompactTable::open(&path).unwrap().header.n_slots);
     // One block of black's classes: every loss made a draw.
     let copy = copy_tables();
     let path = table_path(copy.path(), &m("KQvKR"));

@@ -263,32 +263,15 @@ fn accepts_krpvkr() {
 /// changed distances (rewritten with valid checksums) is found.
 #[test]
 fn sampled_verification_of_pawn_tables() {
-    use tbstream::file::compact::Part;
     let sample = |dir: &Path, sigs: &[&str]| {
-        let out = std::process::Command::new(env!("CARGO_BIN_EXE_tbstream"))
-            .args(["verify", "--tables", dir.to_str().unwrap(), "--sample", "5000"])
-            .args(sigs)
-            .output()
-            .unwrap();
-        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-        assert!(!stderr.contains("panicked"), "{stderr}");
-        (out.status.code(), String::from_utf8_lossy(&out.stdout).into_owned(), stderr)
+        common::verify_sample(&[&["--tables", dir.to_str().unwrap(), "--sample", "5000"], sigs].concat())
     };
     let (code, stdout, stderr) = sample(tables(), &SIGNATURES);
     assert_eq!(code, Some(0), "{stderr}");
     assert!(stdout.contains("KRPvK: ok, sampled 5000") && stdout.contains("KPvKP: ok"), "{stdout}");
     let copy = copy_tables();
     let path = table_path(copy.path(), &m("KQvKP"));
-    let n = CompactTable::open(&path).unwrap().n_blocks(Part::WtmDtz);
-    common::rewrite_compact(
-        &path,
-        |part, i, bytes| {
-            if part == Part::WtmDtz && i == n / 2 {
-                bytes.iter_mut().filter(|c| (2..=49).contains(*c)).for_each(|c| *c += 1);
-            }
-        },
-        None,
-    );
+    common::lengthen_middle_distance_block(&path);
     let (code, _, stderr) = sample(copy.path(), &["KQvKP"]);
     assert_eq!(code, Some(2), "{stderr}");
     assert!(stderr.contains("KQvKP wtm slot") && stderr.contains(" w - - 0 1"), "{stderr}");

@@ -90,8 +90,8 @@ enum ChunkWork {
 /// of each new position (about 40 writes); black's evaluates every move of each of those
 /// (about 40 x 40 random reads), so it pays only when the new positions are much sparser.
 /// Measured on KQRvKQR (`docs/BENCHMARKS.md`, "Sparse steps"): a black step with 1 new
-/// position in 1,900 took 11.3 s sparse against 7.5 s dense, a white one with 1 in 2,700
-/// took 1.0 s against 8.9 s. (The count comes from decoding the streams: their length says
+/// position in 1,900 took 11.3 s sparse against 7.0 s dense, a white one with 1 in 2,700
+/// took 1.1 s against 3-4 s for dense white steps. (The count comes from decoding the streams: their length says
 /// little, a sparse stream spends a byte per 255 positions skipped.)
 const SPARSE_DENSITY: [u64; 2] = [128, 4096];
 

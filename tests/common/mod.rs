@@ -227,3 +227,30 @@ pub fn set_slot_class(path: &Path, stm: tbstream::Color, slot: u64, class: u8) {
         None,
     );
 }
+
+/// Runs `tbstream verify --sample` with `args` (table folder included); returns the exit
+/// code, stdout and stderr (never a panic).
+#[allow(dead_code)]
+pub fn verify_sample(args: &[&str]) -> (Option<i32>, String, String) {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_tbstream")).arg("verify").args(args).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    (out.status.code(), String::from_utf8_lossy(&out.stdout).into_owned(), stderr)
+}
+
+/// Makes every wtm win of the middle distance block of a compact table one code longer
+/// (the table rewritten with valid checksums): wrong values a sample is sure to meet.
+#[allow(dead_code)]
+pub fn lengthen_middle_distance_block(path: &Path) {
+    use tbstream::file::compact::{CompactTable, Part};
+    let middle = CompactTable::open(path).unwrap().n_blocks(Part::WtmDtz) / 2;
+    rewrite_compact(
+        path,
+        |part, i, bytes| {
+            if part == Part::WtmDtz && i == middle {
+                bytes.iter_mut().filter(|c| (2..=49).contains(*c)).for_each(|c| *c += 1);
+            }
+        },
+        None,
+    );
+}
