@@ -1712,6 +1712,23 @@ fn values(t: &DocTable, wtm: bool, slot: u64) -> Result<(u8, Option<u8>), String
     Ok((class, if wtm && class == 1 { Some(t.dtz_code(slot)?) } else { None }))
 }
 
+/// Checks that an image of a position (at `image_slot`) holds the position's `value`;
+/// `what` names the image in the error.
+fn image_agrees(
+    t: &DocTable,
+    wtm: bool,
+    image_slot: u64,
+    value: (u8, Option<u8>),
+    fen: &str,
+    what: &str,
+) -> Result<(), String> {
+    let other = values(t, wtm, image_slot)?;
+    if other != value {
+        return Err(format!("{fen}: {value:?}, {what} {other:?}"));
+    }
+    Ok(())
+}
+
 /// Every slot the document allows for `men` without pawns: identical men in either order
 /// (every group of identical men reversed; complete for pairs), and the transposed position
 /// when the black king stands on the a1-h8 diagonal.
@@ -1905,19 +1922,13 @@ fn slots_are_a_bijection_and_legality_is_the_documents() {
                 let value = values(t, wtm, slot)?;
                 // Step 1: with the black king on the a1-d4 diagonal, the transpose is stored too.
                 if men.bk % 8 == men.bk / 8 {
-                    let other = values(t, wtm, t.slot_of(&men.transposed())?)?;
-                    if other != value {
-                        return Err(format!("{fen}: {value:?}, its transpose {other:?}"));
-                    }
+                    image_agrees(t, wtm, t.slot_of(&men.transposed())?, value, &fen, "its transpose")?;
                     transposes += 1;
                 }
                 // Step 4: two identical pieces may be given in either order.
                 if identical_pair {
                     let swapped = Men { white: vec![men.white[1], men.white[0]], ..men.clone() };
-                    let other = values(t, wtm, t.slot_of(&swapped)?)?;
-                    if other != value {
-                        return Err(format!("{fen}: {value:?}, with the pieces swapped {other:?}"));
-                    }
+                    image_agrees(t, wtm, t.slot_of(&swapped)?, value, &fen, "with the pieces swapped")?;
                     swaps += 1;
                 }
             }
@@ -2435,10 +2446,7 @@ fn pawn_slots_are_a_bijection_and_legality_is_the_documents() {
                     continue;
                 }
                 let value = values(t, wtm, slot)?;
-                let other = values(t, wtm, t.slot_of(&men.mirrored())?)?;
-                if other != value {
-                    return Err(format!("{fen}: {value:?}, its mirror image {other:?}"));
-                }
+                image_agrees(t, wtm, t.slot_of(&men.mirrored())?, value, &fen, "its mirror image")?;
                 mirrors_checked += 1;
             }
             Ok(())

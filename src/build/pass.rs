@@ -536,8 +536,8 @@ fn chunk_work(
         Pass::Step(k) if k >= 3 && !new_extra(k) => k,
         _ => return Ok((vec![ChunkWork::Dense; chunks.list.len()], None)),
     };
-    // The previous step's records say how many bytes of new positions each block gained (a
-    // block no record covers counts as changed).
+    // The previous step's records say which blocks gained new positions (a block no record
+    // covers counts as changed).
     let log = ctx.folder.log(Pass::Step(k - 1));
     let scan = deltalog::scan(&log)?;
     if let Some(damage) = scan.damage {
@@ -566,7 +566,8 @@ fn chunk_work(
         })
         .collect();
     let streams = match work.iter().any(|w| matches!(w, ChunkWork::Sparse { .. })) {
-        true => Some(PassStreams::open(&log, ctx.n_blocks())?),
+        // The log read once: its records say what each chunk needs and index the streams.
+        true => Some(PassStreams::from_scan(&log, scan, ctx.n_blocks())?),
         false => None,
     };
     Ok((work, streams))

@@ -10,8 +10,8 @@
 
 use super::frame::{Config, Frame, INVALID};
 use super::kernels::{king_steps, KingStep};
-use crate::chess::attacks::{king_attacks, king_dilate, knight_attacks, DIRECTIONS};
-use crate::chess::square::{file_of, on_diagonal, rank_of, triangle_code};
+use crate::chess::attacks::{attacks, king_attacks, king_dilate, tables};
+use crate::chess::square::{on_diagonal, triangle_code};
 use crate::chess::{Role, Square, Symmetry};
 
 /// A word of positions: its chunk-local word index and its bits (white-king squares).
@@ -22,37 +22,16 @@ fn word(base: u64, contrib: u64) -> usize {
     ((base + contrib) >> 6) as usize
 }
 
-/// The next square from `sq` in direction `d` (an index into [`DIRECTIONS`]).
-#[inline]
-fn step(sq: Square, d: usize) -> Option<Square> {
-    let (df, dr) = DIRECTIONS[d];
-    let f = file_of(sq) as i8 + df;
-    let r = rank_of(sq) as i8 + dr;
-    ((0..8).contains(&f) && (0..8).contains(&r)).then(|| (r * 8 + f) as Square)
-}
-
 /// Calls `f(square, passed)` for every free square a man of `role` on `from` moves to (its
 /// moves are their own reverses), with the squares it passes over on the way.
 #[inline]
 fn each_move(role: Role, from: Square, occ: u64, mut f: impl FnMut(Square, u64)) {
-    if role == Role::Knight {
-        let mut targets = knight_attacks(from) & !occ;
-        while targets != 0 {
-            f(targets.trailing_zeros() as Square, 0);
-            targets &= targets - 1;
-        }
-        return;
-    }
-    for &d in role.directions() {
-        let (mut cur, mut passed) = (from, 0u64);
-        while let Some(to) = step(cur, d) {
-            if occ & (1 << to) != 0 {
-                break;
-            }
-            f(to, passed);
-            passed |= 1 << to;
-            cur = to;
-        }
+    let between = &tables().between[from as usize];
+    let mut targets = attacks(role, from, occ) & !occ;
+    while targets != 0 {
+        let to = targets.trailing_zeros() as usize;
+        targets &= targets - 1;
+        f(to as Square, between[to]);
     }
 }
 

@@ -265,7 +265,11 @@ impl PassStreams {
     /// Reads a finished pass's log: every record must be intact, its streams must match, and
     /// together they must cover all `n_blocks` blocks.
     pub fn open(log: &Path, n_blocks: usize) -> Result<PassStreams, StorageError> {
-        let scan = scan(log)?;
+        PassStreams::from_scan(log, scan(log)?, n_blocks)
+    }
+
+    /// [`PassStreams::open`] from a scan of the log already read.
+    pub fn from_scan(log: &Path, scan: Scan, n_blocks: usize) -> Result<PassStreams, StorageError> {
         if let Some(damage) = scan.damage {
             return Err(damage);
         }

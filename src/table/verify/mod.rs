@@ -402,18 +402,6 @@ struct Ctx<'a, V: Values> {
 }
 
 impl<V: Values> Ctx<'_, V> {
-    /// Whether the position in `slot` is legal with `stm` to move.
-    fn legal_slot(&self, stm: Color, slot: u64) -> bool {
-        self.legal(&self.men_of_slot(slot), stm)
-    }
-
-    /// Black's expected code in `slot` (legal), the move that decides it, and the position.
-    fn black_expected(&self, slot: u64) -> (u8, Option<Move>, Position) {
-        let men = self.men_of_slot(slot);
-        let (code, via) = self.derive_btm(&men, &mut SideReport::default());
-        (code, via, self.position(&men, Color::Black).expect("legal position"))
-    }
-
     /// The run's own value code of a slot (black's derived with `derive_black`).
     fn own_code(&self, stm: Color, slot: u64) -> u8 {
         if stm == Color::White || !self.derive_black {

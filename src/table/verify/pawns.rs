@@ -24,6 +24,7 @@
 //! [`crate::chess::attacks`]; it shares nothing with `solve`. Nothing allocates per slot.
 
 use super::expand::derive_btm;
+use super::sample::{Sampled, Sampler};
 use super::{
     check_bit_and_count, check_derived, check_illegal, describe_code, lost_only_without_rule_after, side_name,
     verify_side, CheckSlot, Checked, SideReport, Sources, Values, BTM_MAX_CODE, WTM_MAX_CODE,
@@ -34,7 +35,7 @@ use crate::chess::square::square_name;
 use crate::chess::{Color, Material, Move, Piece, Position, Role, Square, MAX_PIECES};
 use crate::index::slices::MAX_PAWNS;
 use crate::index::{Layout, Pawns, Slices};
-use crate::table::compact::{CompactTable, LevelEntry};
+use crate::table::compact::{class, CompactTable, LevelEntry};
 use crate::table::format::{is_beyond_rule, TableFile, CODE_CURSED, CODE_EDGE, CODE_ILLEGAL, CODE_NONE};
 use crate::table::TableError;
 use std::cmp::Ordering;
@@ -425,23 +426,6 @@ impl<'a, V: Values> PawnCtx<'a, V> {
         self.derive_btm(&men, slot, &mut SideReport::default()).0
     }
 
-    /// The run, and where its own values come from.
-    pub(super) fn run(&self) -> (&'a Material, &'a V) {
-        (self.material, self.file)
-    }
-
-    /// Whether the position in `slot` is legal with `stm` to move.
-    pub(super) fn legal_slot(&self, stm: Color, slot: u64) -> bool {
-        self.men_of_slot(slot).legal(stm)
-    }
-
-    /// Black's expected code in `slot` (legal), the move that decides it, and the position.
-    pub(super) fn black_expected(&self, slot: u64) -> (u8, Option<Move>, Position) {
-        let men = self.men_of_slot(slot);
-        let (code, via) = self.derive_btm(&men, slot, &mut SideReport::default());
-        (code, via, men.position(Color::Black))
-    }
-
     fn slice_mask(&self) -> u64 {
         (1u64 << self.layout.total_bits) - 1
     }
@@ -615,6 +599,23 @@ impl<'a, V: Values> PawnCtx<'a, V> {
         }
         // Every move wins for white within 2*worst - 1 plies: black loses in 2*worst, code worst + 1.
         (worst.0 + 1, worst.1)
+    }
+}
+
+impl Sampler for PawnCtx<'_, Sampled<'_>> {
+    fn material(&self) -> &Material {
+        self.material
+    }
+    fn stored_black_class(&self, slot: u64) -> u8 {
+        self.file.class(Color::Black, slot).unwrap_or(class::NONE)
+    }
+    fn legal_slot(&self, stm: Color, slot: u64) -> bool {
+        self.men_of_slot(slot).legal(stm)
+    }
+    fn black_expected(&self, slot: u64) -> (u8, Option<Move>, Position) {
+        let men = self.men_of_slot(slot);
+        let (code, via) = self.derive_btm(&men, slot, &mut SideReport::default());
+        (code, via, men.position(Color::Black))
     }
 }
 

@@ -11,7 +11,7 @@
 
 use super::pawns::PawnCtx;
 use super::{open_compact, side_name, CheckSlot, Ctx, SideReport, Values};
-use crate::chess::{Color, Material};
+use crate::chess::{Color, Material, Move, Position};
 use crate::index::Layout;
 use crate::pipeline::{self, Order};
 use crate::table::cache::BlockCache;
@@ -39,7 +39,7 @@ impl<'a> Sampled<'a> {
     }
 
     /// The slot's class, or `None` for an illegal position (not stored).
-    fn class(&self, stm: Color, slot: u64) -> Option<u8> {
+    pub(super) fn class(&self, stm: Color, slot: u64) -> Option<u8> {
         let (ill_w, ill_b) = crate::solve::illegal_word(&self.layout, slot >> 6);
         let illegal = if stm == Color::White { ill_w } else { ill_b };
         if illegal >> (slot & 63) & 1 != 0 {
@@ -111,16 +111,14 @@ fn splitmix(state: &mut u64) -> u64 {
     z ^ (z >> 31)
 }
 
-/// The checks a sample runs, for runs with and without pawns.
-trait Sampler: Sync {
+/// What a sample checks of a run, with and without pawns (each from its verifier's rules).
+pub(super) trait Sampler: CheckSlot {
     fn material(&self) -> &Material;
     /// The run's stored black-to-move class of a legal slot.
     fn stored_black_class(&self, slot: u64) -> u8;
     fn legal_slot(&self, stm: Color, slot: u64) -> bool;
-    /// The full verifier's check of a white-to-move slot (and its symmetric images).
-    fn check_white(&self, slot: u64) -> Result<(), TableError>;
     /// Black's expected code in a legal slot, the move that decides it, and the position.
-    fn black_expected(&self, slot: u64) -> (u8, Option<crate::chess::Move>, crate::chess::Position);
+    fn black_expected(&self, slot: u64) -> (u8, Option<Move>, Position);
 }
 
 impl Sampler for Ctx<'_, Sampled<'_>> {
@@ -131,31 +129,12 @@ impl Sampler for Ctx<'_, Sampled<'_>> {
         self.file.class(Color::Black, slot).unwrap_or(class::NONE)
     }
     fn legal_slot(&self, stm: Color, slot: u64) -> bool {
-        Ctx::legal_slot(self, stm, slot)
+        self.legal(&self.men_of_slot(slot), stm)
     }
-    fn check_white(&self, slot: u64) -> Result<(), TableError> {
-        self.check_slot(Color::White, slot, &mut SideReport::default())
-    }
-    fn black_expected(&self, slot: u64) -> (u8, Option<crate::chess::Move>, crate::chess::Position) {
-        Ctx::black_expected(self, slot)
-    }
-}
-
-impl Sampler for PawnCtx<'_, Sampled<'_>> {
-    fn material(&self) -> &Material {
-        self.run().0
-    }
-    fn stored_black_class(&self, slot: u64) -> u8 {
-        self.run().1.class(Color::Black, slot).unwrap_or(class::NONE)
-    }
-    fn legal_slot(&self, stm: Color, slot: u64) -> bool {
-        PawnCtx::legal_slot(self, stm, slot)
-    }
-    fn check_white(&self, slot: u64) -> Result<(), TableError> {
-        self.check_slot(Color::White, slot, &mut SideReport::default())
-    }
-    fn black_expected(&self, slot: u64) -> (u8, Option<crate::chess::Move>, crate::chess::Position) {
-        PawnCtx::black_expected(self, slot)
+    fn black_expected(&self, slot: u64) -> (u8, Option<Move>, Position) {
+        let men = self.men_of_slot(slot);
+        let (code, via) = self.derive_btm(&men, &mut SideReport::default());
+        (code, via, self.position(&men, Color::Black).expect("legal position"))
     }
 }
 
@@ -255,7 +234,7 @@ fn sample_sides(
                     }
                     checked += 1;
                     let outcome = match stm {
-                        Color::White => ctx.check_white(slot),
+                        Color::White => ctx.check_slot(Color::White, slot, &mut SideReport::default()),
                         Color::Black => check_black_class(ctx, slot),
                     };
                     // A damaged block is the cause of whatever mismatch it made.
