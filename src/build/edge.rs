@@ -9,30 +9,100 @@
 //!   move avoids the wtm positions that need their whole step).
 //!
 //! A position of `E_k` has a quiet move into `E_(k-1)`, and quiet moves stay inside the
-//! mover's chunk: only chunks holding some position of `E_(k-1)` are computed. The tables
-//! `edge-KKK` are sparse files; the sets are recomputed whole on resume (they are small).
+//! mover's chunk: only chunks holding some position of `E_(k-1)` are computed. The sets are
+//! small (a fraction of a percent of the positions, shrinking step by step), so they are held
+//! in memory, each block's positions gap-coded as the delta streams are, and recomputed whole
+//! on resume.
 
 use super::pass::LevelContext;
 use super::plan::Chunk;
 use crate::index::Block;
 use crate::pipeline::{self, Order};
+use crate::solve::sparse::{self, Word};
 use crate::solve::{edge_chunk, Frame, Pass, WorkTable, LAST_STEP};
-use crate::work::bits::{block_sum, BitFile};
 use crate::work::deltalog::PassStreams;
-use crate::work::gap::decode;
+use crate::work::gap::{decode, GapEncoder};
 use crate::work::manifest::PassDone;
 use anyhow::Context;
 
 /// The step whose wtm positions of `E_k` are wins of exactly 100 plies.
 pub const EDGE_STEP: u16 = LAST_STEP + 1;
 
-/// `E_101` of a level, if the level has a position there: its table and block checksums.
-/// `None` when step 101 added nothing or no btm position has only losing zeroing moves (then
-/// every `E_k` is empty).
+/// A small set of positions of one side to move, in memory: each storage block's positions
+/// gap-coded (block-relative, as in the delta streams).
+pub struct EdgeSet {
+    blocks: Vec<Vec<u8>>,
+    count: u64,
+}
+
+impl EdgeSet {
+    fn new(n_blocks: usize) -> EdgeSet {
+        EdgeSet { blocks: vec![Vec::new(); n_blocks], count: 0 }
+    }
+
+    fn holds_any(&self, blocks: &[Block]) -> bool {
+        blocks.iter().any(|b| !self.blocks[b.id].is_empty())
+    }
+
+    /// Adds a block's positions (`words`, the block's own words; the block must be empty).
+    fn set_block(&mut self, id: usize, words: impl Iterator<Item = Word>) {
+        let mut enc = GapEncoder::new();
+        for (w, bits) in words {
+            enc.push_word(w, bits);
+        }
+        self.count += enc.count();
+        self.blocks[id] = enc.finish();
+    }
+
+    /// Adds a chunk's positions: `words` are chunk-local, in increasing order.
+    fn set_chunk(&mut self, blocks: &[Block], words: &[Word]) {
+        for b in blocks {
+            let from = words.partition_point(|&(w, _)| w < b.local_word);
+            let to = words.partition_point(|&(w, _)| w < b.local_word + b.words);
+            if from < to {
+                self.set_block(b.id, words[from..to].iter().map(|&(w, bits)| (w - b.local_word, bits)));
+            }
+        }
+    }
+
+    /// Decodes `block`'s positions, calling `f(word, bit)` (block-relative word).
+    fn each(&self, id: usize, mut f: impl FnMut(usize, u64)) {
+        for pos in decode(&self.blocks[id]) {
+            let pos = pos.expect("edge sets are encoded here");
+            f((pos / 64) as usize, 1 << (pos % 64));
+        }
+    }
+
+    /// A chunk's positions as chunk-local words in increasing order.
+    fn chunk_words(&self, blocks: &[Block]) -> Vec<Word> {
+        let mut order: Vec<&Block> = blocks.iter().collect();
+        order.sort_by_key(|b| b.local_word);
+        let mut out: Vec<Word> = Vec::new();
+        for b in order {
+            self.each(b.id, |w, bit| match out.last_mut() {
+                Some((last, bits)) if *last == b.local_word + w => *bits |= bit,
+                _ => out.push((b.local_word + w, bit)),
+            });
+        }
+        out
+    }
+
+    /// Blocks `first..first + n` of `block_words` words each, as words.
+    pub fn read_range(&self, first: usize, n: usize, block_words: usize) -> Vec<u64> {
+        let mut out = vec![0u64; n * block_words];
+        for (i, id) in (first..first + n).enumerate() {
+            self.each(id, |w, bit| out[i * block_words + w] |= bit);
+        }
+        out
+    }
+}
+
+/// `E_101` of a level, if the level has a position there. `None` when step 101 added
+/// nothing or no btm position has only losing zeroing moves (then every `E_k` is empty).
 ///
 /// Testing knob: with `TBSTREAM_EDGE_DUMP=DIR` every level's edge is followed up to its last
 /// step (or 101), and each `E_k` is appended to `DIR/<RUN>.edge` as lines `k slot`.
-pub fn exact_100_wins(ctx: &LevelContext, passes: &[PassDone]) -> anyhow::Result<Option<(BitFile, Vec<u64>)>> {
+pub fn exact_100_wins(ctx: &LevelContext, passes: &[PassDone]) -> anyhow::Result<Option<EdgeSet>> {
     let dump = std::env::var_os("TBSTREAM_EDGE_DUMP").map(std::path::PathBuf::from);
     let step_101 = passes.iter().any(|p| p.pass == Pass::Step(EDGE_STEP) && p.new > 0);
     let last = if dump.is_some() {
@@ -43,13 +113,10 @@ pub fn exact_100_wins(ctx: &LevelContext, passes: &[PassDone]) -> anyhow::Result
     if !step_101 && dump.is_none() {
         return Ok(None);
     }
-    let zero = block_sum(&vec![0u64; ctx.block_words()]);
-    let mut prev = ctx.open_finished(WorkTable::ForcedZeroing)?;
-    let mut prev_table = WorkTable::ForcedZeroing;
-    let mut count = 0;
+    let mut prev = forced_zeroing(ctx)?;
     let mut k = 2;
     if let Some(dir) = &dump {
-        dump_edge(ctx, dir, k, &prev, zero)?;
+        dump_edge(ctx, dir, k, &prev)?;
     }
     // One progress unit per step (the phase stops early when a set is empty).
     let name = ctx.name();
@@ -57,27 +124,23 @@ pub fn exact_100_wins(ctx: &LevelContext, passes: &[PassDone]) -> anyhow::Result
     // Each step's log and streams are opened (and their checksums checked) once: step `k`
     // reads `new_k`, and step `k + 1` reads it again as `new_(k-1)` when `k + 1` is even.
     let mut streams_prev: Option<PassStreams> = None;
-    while k < last && prev.1.iter().any(|&s| s != zero) {
+    while k < last && prev.count > 0 {
         k += 1;
         ctx.progress.inc();
-        let table = WorkTable::Edge(k);
-        remove_edge(ctx, table);
         let new_k = PassStreams::open(&ctx.folder.log(Pass::Step(k)), ctx.n_blocks()).context("delta log damaged")?;
         let new_prev = if k.is_multiple_of(2) { streams_prev.as_ref() } else { None };
-        let (file, sums, n) = edge_step(ctx, k, &prev, ctx.open_table(table)?, new_prev, &new_k, zero)?;
-        remove_edge(ctx, prev_table);
-        (prev, prev_table, count, streams_prev) = ((file, sums), table, n, Some(new_k));
+        prev = edge_step(ctx, k, &prev, new_prev, &new_k)?;
+        streams_prev = Some(new_k);
         if let Some(dir) = &dump {
-            dump_edge(ctx, dir, k, &prev, zero)?;
+            dump_edge(ctx, dir, k, &prev)?;
         }
     }
+    let count = prev.count;
     ctx.progress.finish(&format!("followed to step {k}, {count} positions there"));
     if !step_101 {
-        remove_edge(ctx, prev_table);
         return Ok(None);
     }
     if k < EDGE_STEP || count == 0 {
-        remove_edge(ctx, prev_table);
         ctx.progress.log(&format!("{name}: no win of exactly 100 plies (the edge ends at step {k})"));
         return Ok(None);
     }
@@ -85,102 +148,200 @@ pub fn exact_100_wins(ctx: &LevelContext, passes: &[PassDone]) -> anyhow::Result
     Ok(Some(prev))
 }
 
+/// `E_2`: the `forced-zeroing` table's positions.
+fn forced_zeroing(ctx: &LevelContext) -> anyhow::Result<EdgeSet> {
+    let (file, sums) = ctx.open_finished(WorkTable::ForcedZeroing)?;
+    let words = ctx.block_words();
+    let zero = crate::work::bits::block_sum(&vec![0u64; words]);
+    let mut set = EdgeSet::new(ctx.n_blocks());
+    for (id, _) in sums.iter().enumerate().filter(|(_, &s)| s != zero) {
+        let block = file.read_range(id, 1, words, &sums)?;
+        set.set_block(id, block.iter().enumerate().filter(|(_, &b)| b != 0).map(|(w, &b)| (w, b)));
+    }
+    Ok(set)
+}
+
 /// Appends `E_k` to the dump file of the run as lines `k slot`.
-fn dump_edge(
-    ctx: &LevelContext,
-    dir: &std::path::Path,
-    k: u16,
-    edge: &(BitFile, Vec<u64>),
-    zero: u64,
-) -> anyhow::Result<()> {
+fn dump_edge(ctx: &LevelContext, dir: &std::path::Path, k: u16, edge: &EdgeSet) -> anyhow::Result<()> {
     use std::io::Write;
     let path = dir.join(format!("{}.edge", ctx.layout.material));
-    let mut out = std::fs::OpenOptions::new().create(true).append(true).open(&path)?;
-    let words = ctx.block_words();
-    for (b, _) in edge.1.iter().enumerate().filter(|(_, &s)| s != zero) {
-        for (w, &bits) in edge.0.read_range(b, 1, words, &edge.1)?.iter().enumerate() {
-            let mut bits = bits;
-            while bits != 0 {
-                let slot = ctx.level.first_slot + ((b * words + w) * 64) as u64 + bits.trailing_zeros() as u64;
-                writeln!(out, "{k} {slot}")?;
-                bits &= bits - 1;
-            }
+    let mut out = std::io::BufWriter::new(std::fs::OpenOptions::new().create(true).append(true).open(&path)?);
+    let block_positions = 64 * ctx.block_words() as u64;
+    for id in 0..ctx.n_blocks() {
+        let mut slots = Vec::new();
+        edge.each(id, |w, bit| {
+            slots.push(ctx.level.first_slot + id as u64 * block_positions + 64 * w as u64 + bit.trailing_zeros() as u64)
+        });
+        for slot in slots {
+            writeln!(out, "{k} {slot}")?;
         }
     }
+    out.flush()?;
     Ok(())
 }
 
-/// Deletes an `edge-KKK` table (never the `forced-zeroing` table, which a resume checks).
-fn remove_edge(ctx: &LevelContext, table: WorkTable) {
-    if let WorkTable::Edge(_) = table {
-        std::fs::remove_file(ctx.folder.bits(table)).ok();
-    }
-}
-
-/// Computes `E_k` into `out` from `E_(k-1)` (`prev`), the new positions of step `k` and, for
-/// even `k`, those of step `k-1`: returns the table, its block checksums and its size.
+/// Computes `E_k` from `E_(k-1)` (`prev`), the new positions of step `k` and, for even `k`,
+/// those of step `k-1`.
 fn edge_step(
     ctx: &LevelContext,
     k: u16,
-    prev: &(BitFile, Vec<u64>),
-    out: BitFile,
+    prev: &EdgeSet,
     new_prev: Option<&PassStreams>,
     new_k: &PassStreams,
-    zero: u64,
-) -> anyhow::Result<(BitFile, Vec<u64>, u64)> {
+) -> anyhow::Result<EdgeSet> {
     let pass = Pass::Step(k);
     let chunks = ctx.plan.chunks_of(pass);
     let words = chunks.buffer_words;
-    let n_blocks = ctx.n_blocks();
     anyhow::ensure!(
         new_prev.is_some() == k.is_multiple_of(2),
         "step {k}: the previous step's streams are for even steps"
     );
-    let todo: Vec<&Chunk> = chunks.list.iter().filter(|ch| ch.blocks.iter().any(|b| prev.1[b.id] != zero)).collect();
-    let mut sums = vec![zero; n_blocks];
-    let mut count = 0u64;
-    // Workers as in the step pass (a few more buffers each: the sets are decoded per chunk).
+    let todo: Vec<&Chunk> = chunks.list.iter().filter(|ch| prev.holds_any(&ch.blocks)).collect();
+    let mut next = EdgeSet::new(ctx.n_blocks());
     pipeline::run(
         todo.len(),
         ctx.plan.pass_threads(pass, &ctx.budget).max(1),
         Order::Completion,
-        |i| -> anyhow::Result<Vec<u64>> {
-            let mut e_prev = vec![0u64; words];
-            prev.0.read_blocks(&todo[i].blocks, &mut e_prev, &prev.1)?;
-            Ok(e_prev)
-        },
+        |i| Ok::<_, anyhow::Error>(prev.chunk_words(&todo[i].blocks)),
         |i, e_prev| {
             let ch = todo[i];
             let frame = Frame::new(&ctx.layout, &chunks.scheme, ch.key, ch.slice);
-            let prev_words = match new_prev {
-                Some(p) => Some(decode_streams(p, &ch.blocks, words)?),
-                None => None,
-            };
-            let new_words = decode_streams(new_k, &ch.blocks, words)?;
-            Ok(edge_chunk(&frame, &e_prev, prev_words.as_deref(), &new_words))
+            edge_of_chunk(&frame, &ch.blocks, words, &e_prev, new_prev, new_k)
         },
-        |i, edge: Vec<u64>| {
-            let ch = todo[i];
-            count += edge.iter().map(|w| w.count_ones() as u64).sum::<u64>();
-            for (b, sum) in ch.blocks.iter().zip(out.write_blocks(&ch.blocks, &edge)?) {
-                sums[b.id] = sum;
-            }
+        |i, edge: Vec<Word>| {
+            next.set_chunk(&todo[i].blocks, &edge);
             Ok(())
         },
     )?;
-    Ok((out, sums, count))
+    Ok(next)
+}
+
+/// The edge phase follows a set's positions one by one when it holds fewer than one word in
+/// this many of the chunk, otherwise the kernels sweep the chunk.
+const SPARSE_EDGE: usize = 64;
+
+/// `E_k` in one chunk as its nonzero words in increasing order, from `E_(k-1)` there
+/// (`e_prev`), step `k`'s streams and, for even `k`, step `k-1`'s. From a few positions: odd
+/// `k`, white's quiet predecessors of `E_(k-1)` that are new at step `k`; even `k`, black's
+/// that are new at step `k`, each evaluated over all its quiet moves. Only the blocks that
+/// hold such a word have their streams decoded (and for even `k` the chunk's `new_(k-1)`
+/// where one does).
+fn edge_of_chunk(
+    frame: &Frame,
+    blocks: &[Block],
+    words: usize,
+    e_prev: &[Word],
+    new_prev: Option<&PassStreams>,
+    new_k: &PassStreams,
+) -> anyhow::Result<Vec<Word>> {
+    if e_prev.len() * SPARSE_EDGE >= words {
+        let mut dense = vec![0u64; words];
+        for &(w, bits) in e_prev {
+            dense[w] = bits;
+        }
+        let prev_words = match new_prev {
+            Some(p) => Some(decode_streams(p, blocks, words)?),
+            None => None,
+        };
+        let new_words = decode_streams(new_k, blocks, words)?;
+        let edge = edge_chunk(frame, &dense, prev_words.as_deref(), &new_words);
+        return Ok(edge.iter().enumerate().filter(|(_, &b)| b != 0).map(|(w, &b)| (w, b)).collect());
+    }
+    let Some(new_prev) = new_prev else {
+        let reached = sparse::white_reached_words(frame, e_prev);
+        return new_at(new_k, blocks, &reached);
+    };
+    let candidates = sparse::black_candidates(frame, e_prev, words);
+    let at = new_at(new_k, blocks, &sparse::marked(&candidates).map(|w| (w, !0)).collect::<Vec<_>>())?;
+    if at.is_empty() {
+        return Ok(at);
+    }
+    // Black's quiet moves must all avoid `L_(k-1) = new_(k-1) & !E_(k-1)`.
+    let mut avoid = decode_streams(new_prev, blocks, words)?;
+    for &(w, bits) in e_prev {
+        avoid[w] &= !bits;
+    }
+    for a in &mut avoid {
+        *a = !*a;
+    }
+    let mut marked = vec![0u64; words.div_ceil(64)];
+    for &(w, _) in &at {
+        marked[w / 64] |= 1 << (w % 64);
+    }
+    let mut out = vec![0u64; words];
+    sparse::black_reached(frame, &avoid, &marked, &mut out);
+    Ok(at.iter().map(|&(w, bits)| (w, out[w] & bits)).filter(|&(_, bits)| bits != 0).collect())
+}
+
+/// `list` (chunk-local words in increasing order) AND the new positions of `streams`, decoding
+/// only the streams of the blocks that `list` touches.
+fn new_at(streams: &PassStreams, blocks: &[Block], list: &[Word]) -> anyhow::Result<Vec<Word>> {
+    let mut out = Vec::new();
+    let mut in_block = Vec::new();
+    for b in blocks {
+        let from = list.partition_point(|&(w, _)| w < b.local_word);
+        let to = list.partition_point(|&(w, _)| w < b.local_word + b.words);
+        if from == to {
+            continue;
+        }
+        in_block.clear();
+        decode_block(streams, b, |w, bit| match in_block.last_mut() {
+            Some((last, bits)) if *last == w => *bits |= bit,
+            _ => in_block.push((w, bit)),
+        })?;
+        let mut j = 0;
+        for &(w, bits) in &list[from..to] {
+            while j < in_block.len() && in_block[j].0 < w {
+                j += 1;
+            }
+            if j < in_block.len() && in_block[j].0 == w && in_block[j].1 & bits != 0 {
+                out.push((w, in_block[j].1 & bits));
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Calls `f(local word, bit)` for each new position of a block in `streams`, in order.
+fn decode_block(streams: &PassStreams, b: &Block, mut f: impl FnMut(usize, u64)) -> anyhow::Result<()> {
+    let bytes = streams.block(b.id)?;
+    for pos in decode(&bytes) {
+        let pos = pos.with_context(|| format!("{} block {}", streams.path.display(), b.id))?;
+        anyhow::ensure!((pos / 64) < b.words as u64, "stream position outside its block");
+        f(b.local_word + (pos / 64) as usize, 1 << (pos % 64));
+    }
+    Ok(())
 }
 
 /// The new positions of a pass over a chunk's blocks, as chunk-local words.
 fn decode_streams(streams: &PassStreams, blocks: &[Block], words: usize) -> anyhow::Result<Vec<u64>> {
     let mut out = vec![0u64; words];
     for b in blocks {
-        let bytes = streams.block(b.id)?;
-        for pos in decode(&bytes) {
-            let pos = pos.with_context(|| format!("{} block {}", streams.path.display(), b.id))?;
-            anyhow::ensure!((pos / 64) < b.words as u64, "stream position outside its block");
-            out[b.local_word + (pos / 64) as usize] |= 1 << (pos % 64);
-        }
+        decode_block(streams, b, |w, bit| out[w] |= bit)?;
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A chunk's words go into their blocks and come back, in chunk order and as a range of
+    /// storage blocks, whatever the order of the chunk's blocks in storage.
+    #[test]
+    fn edge_sets_keep_their_positions() {
+        // Three blocks of 4 words: chunk-local 0..4 is block 2, 4..8 block 0, 8..12 absent.
+        let blocks = vec![
+            Block { id: 2, local_word: 0, slot_word: 8, words: 4 },
+            Block { id: 0, local_word: 4, slot_word: 0, words: 4 },
+        ];
+        let words: Vec<Word> = vec![(0, 1), (3, 1 << 63 | 5), (4, 0x80), (7, !0)];
+        let mut set = EdgeSet::new(3);
+        assert!(!set.holds_any(&blocks));
+        set.set_chunk(&blocks, &words);
+        assert_eq!(set.count, 1 + 3 + 1 + 64);
+        assert!(set.holds_any(&blocks) && !set.holds_any(&[Block { id: 1, local_word: 0, slot_word: 4, words: 4 }]));
+        assert_eq!(set.chunk_words(&blocks), words);
+        assert_eq!(set.read_range(0, 3, 4), vec![0x80, 0, 0, !0, 0, 0, 0, 0, 1, 0, 0, 1 << 63 | 5]);
+    }
 }

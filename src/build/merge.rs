@@ -2,14 +2,13 @@
 //! the 6-bit values; with the last tables of both chains they form the final table file,
 //! written sequentially.
 
-use super::edge::EDGE_STEP;
+use super::edge::{EdgeSet, EDGE_STEP};
 use super::pass::LevelContext;
 use crate::chess::Color;
 use crate::index::Level;
 use crate::pipeline::{self, Order};
 use crate::solve::{Pass, WorkTable, LAST_STEP};
 use crate::table::format::{step_code, PartialTable, Section, CODE_EXACT_100, CODE_ILLEGAL};
-use crate::work::bits::BitFile;
 use crate::work::deltalog::PassStreams;
 use crate::work::gap::decode;
 use crate::work::manifest::PassDone;
@@ -75,7 +74,7 @@ pub fn write_level(
     ctx: &LevelContext,
     passes: &[PassDone],
     partial: &PartialTable,
-    edge: Option<&(BitFile, Vec<u64>)>,
+    edge: Option<&EdgeSet>,
 ) -> anyhow::Result<Merged> {
     let bb = ctx.plan.block_bits;
     let n_blocks = ctx.n_blocks();
@@ -100,8 +99,8 @@ pub fn write_level(
             let n = group.min(n_blocks - first);
             let mut words = file.read_range(first, n, block_words, &sums)?;
             merged.bytes_read += words.len() as u64 * 8;
-            if let (Section::WtmBitbase, Some((edge, edge_sums))) = (section, edge) {
-                for (w, e) in words.iter_mut().zip(edge.read_range(first, n, block_words, edge_sums)?) {
+            if let (Section::WtmBitbase, Some(edge)) = (section, edge) {
+                for (w, e) in words.iter_mut().zip(edge.read_range(first, n, block_words)) {
                     *w |= e;
                 }
             }
@@ -133,10 +132,7 @@ pub fn write_level(
                 let first = g * group;
                 let n = group.min(n_blocks - first);
                 let illegal = illegal.read_range(first, n, block_words, &illegal_sums)?;
-                let edge = match edge.filter(|_| stm == Color::White) {
-                    Some((file, sums)) => Some(file.read_range(first, n, block_words, sums)?),
-                    None => None,
-                };
+                let edge = edge.filter(|_| stm == Color::White).map(|e| e.read_range(first, n, block_words));
                 values_of_group(&index, &illegal, edge.as_deref(), first, n, block_words)
             },
             |_, (bytes, r)| {

@@ -8,7 +8,7 @@
 use super::captures::Captures;
 use super::frame::Frame;
 use super::init::PushTargets;
-use super::{init, kernels, sparse};
+use super::{init, kernels};
 use crate::chess::Color;
 use std::fmt;
 
@@ -142,9 +142,6 @@ pub enum WorkTable {
     WinningCaptureEventual,
     /// `d∞`: `d` with the conversions that lose for black with or without the rule.
     CapturesLoseEventual,
-    /// `E_k` (`k` from 3 to 101): positions new at step `k` that need `k-1` plies (see
-    /// `docs/CURSED.md`); written by the edge phase after the chains, sparse.
-    Edge(u16),
     /// A solved level's positions won for white with or without the rule (its final bitbase
     /// and its cursed positions), for the levels below when the level has cursed positions.
     FinalEventual(Color),
@@ -162,7 +159,6 @@ impl WorkTable {
             WorkTable::Chain(k) => format!("t{k:03}"),
             WorkTable::Final(Color::White) => "final-wtm".to_string(),
             WorkTable::Final(Color::Black) => "final-btm".to_string(),
-            WorkTable::Edge(k) => format!("edge-{k:03}"),
             WorkTable::WinningCaptureEventual => "c-inf".to_string(),
             WorkTable::CapturesLoseEventual => "d-inf".to_string(),
             WorkTable::FinalEventual(Color::White) => "final-wtm-inf".to_string(),
@@ -309,43 +305,25 @@ pub fn compute_chunk(
     }
 }
 
-/// `E_k` over a chunk (`docs/CURSED.md` part 2): the new positions of step `k` (`new_k`) that
-/// need one ply less than the step, from `E_(k-1)` (`e_prev`) and, for even `k`, the new
-/// positions of step `k-1` (`new_prev`): odd `k`, those with a white quiet move into
-/// `E_(k-1)`; even `k`, those whose every black quiet move avoids `new_(k-1) & !E_(k-1)`.
+/// `E_k` in one chunk (`docs/CURSED.md` part 2) by the kernels, for a set `E_(k-1)` of many
+/// positions there (`e_prev`; `build::edge` follows a few positions one by one): the new
+/// positions of step `k` (`new_k`) that need one ply less than the step, given, for even `k`,
+/// the new positions of step `k-1` (`new_prev`). Odd `k`: those with a white quiet move into
+/// `E_(k-1)`; even `k`: those whose every black quiet move avoids `new_(k-1) & !E_(k-1)`. The
+/// kernels skip the configurations with nothing to do (the sets are sparse).
 pub fn edge_chunk(frame: &Frame, e_prev: &[u64], new_prev: Option<&[u64]>, new_k: &[u64]) -> Vec<u64> {
     let words = e_prev.len();
-    let nonzero = |t: &[u64]| t.iter().enumerate().filter(|(_, &b)| b != 0).map(|(w, &b)| (w, b)).collect::<Vec<_>>();
-    // The sets are sparse: from a few positions their predecessors are found one by one
-    // (`sparse`); from many, the kernels skip the configurations with nothing to do.
-    let few = |list: &[sparse::Word]| list.len() * SPARSE_EDGE < words;
     let mut edge = match new_prev {
         None => {
             let mut out = vec![0u64; words];
-            let from = nonzero(e_prev);
-            if few(&from) {
-                sparse::white_reached(frame, &from, &mut out);
-            } else {
-                kernels::white_moves_sparse(frame, e_prev, &mut out);
-            }
+            kernels::white_moves_sparse(frame, e_prev, &mut out);
             out
         }
         Some(new_prev) => {
             let avoid: Vec<u64> = new_prev.iter().zip(e_prev).map(|(&n, &e)| !(n & !e)).collect();
-            let at = nonzero(new_k);
-            if few(&at) {
-                let mut out = vec![0u64; words];
-                let mut candidates = vec![0u64; words.div_ceil(64)];
-                for &(w, _) in &at {
-                    candidates[w / 64] |= 1 << (w % 64);
-                }
-                sparse::black_reached(frame, &avoid, &candidates, &mut out);
-                out
-            } else {
-                let mut out = vec![!0u64; words];
-                kernels::black_moves_at(frame, &avoid, &mut out, new_k);
-                out
-            }
+            let mut out = vec![!0u64; words];
+            kernels::black_moves_at(frame, &avoid, &mut out, new_k);
+            out
         }
     };
     for (e, &n) in edge.iter_mut().zip(new_k) {
@@ -353,10 +331,6 @@ pub fn edge_chunk(frame: &Frame, e_prev: &[u64], new_prev: Option<&[u64]>, new_k
     }
     edge
 }
-
-/// The edge phase works from a set's positions one by one when it holds fewer than one word
-/// in this many of the chunk.
-const SPARSE_EDGE: usize = 64;
 
 /// Combines a kernel's word `out` of step `k` with the previous table of the chain (`old`)
 /// and `c` (step 1), `c∞` (step 103 of an eventual level) or `d`/`d∞` (even steps; odd steps

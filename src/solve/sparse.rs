@@ -39,15 +39,37 @@ fn each_move(role: Role, from: Square, occ: u64, mut f: impl FnMut(Square, u64))
 /// `out` every wtm position with a white quiet move into them, as the dense white kernel
 /// would from a table holding only `new_prev`.
 pub fn white_reached(frame: &Frame, new_prev: &[Word], out: &mut [u64]) {
+    white_reached_each(frame, new_prev, |w, bits| out[w] |= bits);
+}
+
+/// [`white_reached`] as a list of words in increasing order (for a few positions, where a
+/// chunk-sized buffer would cost more than the moves).
+pub fn white_reached_words(frame: &Frame, new_prev: &[Word]) -> Vec<Word> {
+    let mut list = Vec::new();
+    white_reached_each(frame, new_prev, |w, bits| list.push((w, bits)));
+    list.sort_unstable_by_key(|&(w, _)| w);
+    let mut out: Vec<Word> = Vec::with_capacity(list.len());
+    for (w, bits) in list {
+        match out.last_mut() {
+            Some((last, acc)) if *last == w => *acc |= bits,
+            _ => out.push((w, bits)),
+        }
+    }
+    out.retain(|&(_, bits)| bits != 0);
+    out
+}
+
+/// Calls `f(word, bits)` for the wtm positions with a white quiet move into `new_prev`.
+fn white_reached_each(frame: &Frame, new_prev: &[Word], mut f: impl FnMut(usize, u64)) {
     for &(w, bits) in new_prev {
-        out[w] |= king_dilate(bits);
+        f(w, king_dilate(bits));
         let Some(cfg) = frame.config_at(w) else { continue };
         for k in 0..frame.n_white {
             let (contrib, at) = (&frame.piece[k], cfg.sq[k] as usize);
             let base = cfg.base - contrib[at];
             // The white king standing on a square the man passes over blocks it there only.
             each_move(frame.roles[k], cfg.sq[k], cfg.occ, |from, passed| {
-                out[word(base, contrib[from as usize])] |= bits & !passed;
+                f(word(base, contrib[from as usize]), bits & !passed);
             });
         }
     }
