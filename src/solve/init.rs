@@ -97,6 +97,29 @@ pub fn white_attack_mask(
     m
 }
 
+/// [`white_attack_mask`] with no man skipped and the white pieces' attack sets on the board
+/// as it is (`att`, computed once per configuration).
+#[inline]
+fn white_attack_mask_of(white: &[Role], sq: &[Square], att: &[u64], target: Square, white_pawns: u64) -> u64 {
+    let mut m = king_attacks(target) | all_if(pawn_attack_set(Color::White, white_pawns) & (1 << target) != 0);
+    for ((&role, &from), &a) in white.iter().zip(sq).zip(att) {
+        if a & (1 << target) != 0 {
+            m |= if role.is_slider() { !between(from, target) } else { !0 };
+        }
+    }
+    m
+}
+
+/// The attack sets of the men `range` of a configuration on its board.
+#[inline]
+fn attack_sets(frame: &Frame, cfg: &Config, range: std::ops::Range<usize>) -> [u64; MAX_PIECES] {
+    let mut att = [0u64; MAX_PIECES];
+    for k in range {
+        att[k] = attacks(frame.roles[k], cfg.sq[k], cfg.occ);
+    }
+    att
+}
+
 /// Squares attacked by black (the white king may not stand there with black to move).
 #[inline]
 fn black_attacks(frame: &Frame, cfg: &Config) -> u64 {
@@ -205,7 +228,8 @@ pub fn init_white(frame: &Frame, caps: &Captures, pushes: &PushTargets, illegal:
     let wp = pawn_bb(&frame.pawns, Color::White);
     frame.for_each_config(None, false, &mut |cfg| {
         let w = word(cfg);
-        illegal[w] = cfg.occ | white_attack_mask(frame.white_roles(), &cfg.sq, cfg.bk, None, cfg.occ, wp);
+        let att = attack_sets(frame, cfg, 0..frame.n_white);
+        illegal[w] = cfg.occ | white_attack_mask_of(frame.white_roles(), &cfg.sq, &att, cfg.bk, wp);
         let mut won = 0u64;
         for j in frame.n_white..frame.n_pieces() {
             let x = cfg.sq[j];
@@ -213,7 +237,7 @@ pub fn init_white(frame: &Frame, caps: &Captures, pushes: &PushTargets, illegal:
             for i in 0..frame.n_white {
                 let role = frame.roles[i];
                 let from = cfg.sq[i];
-                if attacks(role, from, cfg.occ) & (1 << x) == 0 {
+                if att[i] & (1 << x) == 0 {
                     continue;
                 }
                 let (sqs, n) = after_capture(frame, cfg, j, Some(i), x);
@@ -434,8 +458,13 @@ pub fn init_black(frame: &Frame, caps: &Captures, pushes: &PushTargets, d: &mut 
     let mut seen = vec![false; d.len()];
     frame.for_each_config(None, false, &mut |cfg| {
         let w = word(cfg);
-        let legal = !(cfg.occ | black_attacks(frame, cfg));
-        let in_check = white_attack_mask(frame.white_roles(), &cfg.sq, cfg.bk, None, cfg.occ, wp);
+        let att = attack_sets(frame, cfg, 0..frame.n_pieces());
+        let black_att = att[frame.n_white..frame.n_pieces()].iter().fold(
+            king_attacks(cfg.bk) | pawn_attack_set(Color::Black, pawn_bb(&frame.pawns, Color::Black)),
+            |a, &b| a | b,
+        );
+        let legal = !(cfg.occ | black_att);
+        let in_check = white_attack_mask_of(frame.white_roles(), &cfg.sq, &att, cfg.bk, wp);
         let mut captures_lose = !0u64;
         let mut legal_capture = 0u64;
         for i in 0..frame.n_white {
@@ -451,7 +480,7 @@ pub fn init_black(frame: &Frame, caps: &Captures, pushes: &PushTargets, d: &mut 
             // A black piece captures.
             for j in frame.n_white..frame.n_pieces() {
                 let from = cfg.sq[j];
-                if attacks(frame.roles[j], from, cfg.occ) & (1 << x) == 0 {
+                if att[j] & (1 << x) == 0 {
                     continue;
                 }
                 let occ = cfg.occ & !(1 << from);
