@@ -234,10 +234,10 @@ pub fn init_white(frame: &Frame, caps: &Captures, pushes: &PushTargets, illegal:
         for j in frame.n_white..frame.n_pieces() {
             let x = cfg.sq[j];
             let sub = &caps.by_piece[j];
-            for i in 0..frame.n_white {
+            for (i, &a) in att.iter().enumerate().take(frame.n_white) {
                 let role = frame.roles[i];
                 let from = cfg.sq[i];
-                if att[i] & (1 << x) == 0 {
+                if a & (1 << x) == 0 {
                     continue;
                 }
                 let (sqs, n) = after_capture(frame, cfg, j, Some(i), x);
@@ -478,9 +478,9 @@ pub fn init_black(frame: &Frame, caps: &Captures, pushes: &PushTargets, d: &mut 
                 captures_lose &= sub.word(Color::White, x, &sqs[..n], &frame.pawns, occ);
             }
             // A black piece captures.
-            for j in frame.n_white..frame.n_pieces() {
+            for (j, &a) in att.iter().enumerate().take(frame.n_pieces()).skip(frame.n_white) {
                 let from = cfg.sq[j];
-                if att[j] & (1 << x) == 0 {
+                if a & (1 << x) == 0 {
                     continue;
                 }
                 let occ = cfg.occ & !(1 << from);
