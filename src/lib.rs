@@ -31,8 +31,9 @@ mod work;
 
 pub use build::status::{job_status, JobStatus, RunStatus};
 pub use build::{
-    compact_folder, generate, is_built, load_bitbase, plan_job, runs_of, show_size, Budget, Compacted, DiskNeed,
-    GenOptions, JobPlan, RunOutcome, RunPlan, RunReport, StepMode,
+    compact_folder, generate, is_built, load_bitbase, plan_job, project_pawnless, runs_of, show_size, Budget,
+    Compacted, DiskNeed, GenOptions, JobPlan, Machine, Projection, RunOutcome, RunPlan, RunReport, StepMode,
+    TimeEstimate,
 };
 pub use chess::square::TRIANGLE;
 pub use chess::{Color, FenError, Material, MaterialError, Move, Piece, Position, Role, Square, Symmetry, MAX_MEN};

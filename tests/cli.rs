@@ -371,6 +371,39 @@ fn gen_plan_and_probe_take_pawns() {
     assert_eq!((v["wdl"].as_i64(), v["dtz"].as_i64()), (Some(0), Some(0)), "{v}");
 }
 
+/// `plan` estimates each run's time by stage, and projects a 7-men pawnless endgame (beyond
+/// this build) on a machine given by its threads, RAM and disk; bad machine figures are refused.
+#[test]
+fn plan_estimates_time_and_projects_seven_men() {
+    let dir = tempfile::tempdir().unwrap();
+    let out_dir = path_str(dir.path());
+    let out = run(&["plan", "KQRvKQR", "--out", out_dir, "--threads", "2", "--ram", "24GiB"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let line = out.stdout.lines().find(|l| l.starts_with("KQRvKQR:")).unwrap();
+    assert!(line.contains(", time ~") && line.contains("compaction"), "{line}");
+    assert!(!line.contains("bound by the disk"), "{line}");
+    // Twice the threads, half the time.
+    let time =
+        |out: &str| out.lines().find(|l| l.starts_with("total:")).unwrap().split("time ~").nth(1).unwrap().to_string();
+    let four = run(&["plan", "KQRvKQR", "--out", out_dir, "--threads", "4", "--ram", "24GiB"]);
+    let (t2, t4) = (time(&out.stdout), time(&four.stdout));
+    let minutes = |t: &str| t.split(' ').next().unwrap().parse::<f64>().unwrap();
+    assert!((minutes(&t2) / minutes(&t4) - 2.0).abs() < 0.05, "{t2} / {t4}");
+    let seven = |extra: &[&str]| {
+        let mut args = vec!["plan", "KQRBvKQR", "--out", out_dir];
+        args.extend_from_slice(extra);
+        run(&args)
+    };
+    let here = seven(&["--threads", "2", "--ram", "24GiB"]);
+    assert_eq!(here.code, 0, "{}", here.stderr);
+    assert!(here.stdout.contains("KQRBvKQR (7 men") && here.stdout.contains("687194767360 positions/side"));
+    assert!(here.stdout.contains("bound by the disk"), "{}", here.stdout);
+    let big = seven(&["--threads", "32", "--ram", "4TiB", "--disk-read", "3000", "--disk-write", "2000"]);
+    assert!(big.stdout.contains("32 threads") && !big.stdout.contains("bound by the disk"), "{}", big.stdout);
+    assert_error(&seven(&["--disk-read", "0"]), "a disk of no speed");
+    assert_error(&seven(&["--ram", "lots"]), "RAM that is no size");
+}
+
 #[test]
 fn gen_rejects_bad_signatures_cleanly() {
     let cases = [

@@ -2,6 +2,7 @@
 //! first, skipping finished ones and resuming an interrupted job from its work folder.
 
 use super::disk::{check_disk, check_writable, disk_needs, DiskNeed};
+use super::estimate::{estimate_run, Machine, TimeEstimate};
 use super::pass::StepMode;
 use super::plan::{run_needs, show_size, Budget, Plan, RunNeeds};
 use super::run::{solve_run, sub_endgames_note, RunReport};
@@ -364,6 +365,8 @@ pub struct RunPlan {
     pub slices: Option<(usize, usize)>,
     /// White and black chunks over all levels.
     pub chunks: (usize, usize),
+    /// Its estimated time on the machine planned for.
+    pub time: TimeEstimate,
 }
 
 /// The plan of a whole job.
@@ -374,10 +377,13 @@ pub struct JobPlan {
     pub work_peak: u64,
     /// What the runs still to build need on each file system (the figures `gen` checks).
     pub disk: Vec<DiskNeed>,
+    /// The machine the times are estimated for.
+    pub machine: Machine,
 }
 
-/// Chunks, blocks, RAM, disk and I/O of every run a job needs, and the free space.
-pub fn plan_job(signatures: &[Material], opts: &GenOptions) -> anyhow::Result<JobPlan> {
+/// Chunks, blocks, RAM, disk, I/O and time of every run a job needs on `machine`, and the
+/// free space.
+pub fn plan_job(signatures: &[Material], opts: &GenOptions, machine: &Machine) -> anyhow::Result<JobPlan> {
     let mut runs = Vec::new();
     for m in runs_of(signatures) {
         let layout = Layout::new(&m);
@@ -404,7 +410,8 @@ pub fn plan_job(signatures: &[Material], opts: &GenOptions) -> anyhow::Result<Jo
             Err(_) => (0, 0),
         };
         let built = is_built(&opts.out, &m);
-        runs.push(RunPlan { built, n_slots: layout.n_slots, needs, plan, slices, chunks, material: m });
+        let time = estimate_run(&layout, machine);
+        runs.push(RunPlan { built, n_slots: layout.n_slots, needs, plan, slices, chunks, time, material: m });
     }
     let todo: Vec<&Material> = runs.iter().filter(|r| !r.built).map(|r| &r.material).collect();
     Ok(JobPlan {
@@ -412,5 +419,6 @@ pub fn plan_job(signatures: &[Material], opts: &GenOptions) -> anyhow::Result<Jo
         work_peak: runs.iter().map(|r| r.needs.work_peak).max().unwrap_or(0),
         disk: disk_needs(&todo, opts),
         runs,
+        machine: *machine,
     })
 }

@@ -3,6 +3,7 @@
 //! kill; and the merge into the final table.
 //!
 //! - [`plan`]: chunks and blocks for a RAM budget, disk and I/O estimates;
+//! - [`estimate`]: a run's time from rates measured per position;
 //! - [`pass`]: one pass over all chunks of its side (resume scan, pipeline, commit);
 //! - [`run`]: one run from its manifest to its published table;
 //! - [`repair`]: the checks of an interrupted run's files, and block rebuilds;
@@ -16,6 +17,7 @@
 pub mod compact;
 mod disk;
 mod edge;
+pub mod estimate;
 pub mod job;
 mod merge;
 pub mod pass;
@@ -26,6 +28,7 @@ pub mod status;
 
 pub use compact::{compact_folder, Compacted};
 pub use disk::DiskNeed;
+pub use estimate::{project_pawnless, Machine, Projection, TimeEstimate};
 pub use job::{generate, is_built, load_bitbase, plan_job, runs_of, GenOptions, JobPlan, RunOutcome, RunPlan};
 pub use pass::StepMode;
 pub use plan::{show_size, Budget};

@@ -284,17 +284,25 @@ pub struct RunNeeds {
 pub fn run_needs(layout: &Layout) -> RunNeeds {
     let level_slots = layout.levels().iter().map(|l| l.n_slots).max().unwrap_or(0);
     let table_bytes = level_slots / 8;
-    let deltas = level_slots * 2 * 10 / 8;
     let eventual = layout.material.men() >= 5;
-    let tables = if eventual { 11 } else { 9 };
     let finals_above = match (layout.has_pawns(), eventual) {
         (false, _) => 0,
         (true, false) => 4 * table_bytes,
         (true, true) => 8 * table_bytes,
     };
     let slice_section = layout.slices.as_ref().map_or(0, |s| 4 * s.len() as u64 + 48 * s.levels.len() as u64);
-    let assembled_bytes =
-        4096 * (5 + layout.has_pawns() as u64) + slice_section + 2 * layout.n_slots / 8 + 2 * layout.n_slots * 6 / 8;
+    let header = 4096 * (5 + layout.has_pawns() as u64) + slice_section;
+    needs_of(level_slots, layout.n_slots, eventual, finals_above, header)
+}
+
+/// [`run_needs`] from a run's counts: positions in its largest level and in all, whether it
+/// may be eventual, the bytes of the final bitbases above it it reads, and the assembled
+/// table's header and slice sections.
+pub fn needs_of(level_slots: u64, n_slots: u64, eventual: bool, finals_above: u64, header: u64) -> RunNeeds {
+    let table_bytes = level_slots / 8;
+    let deltas = level_slots * 2 * 10 / 8;
+    let tables = if eventual { 11 } else { 9 };
+    let assembled_bytes = header + 2 * n_slots / 8 + 2 * n_slots * 6 / 8;
     RunNeeds {
         table_bytes,
         work_peak: tables * table_bytes + deltas + finals_above + assembled_bytes,

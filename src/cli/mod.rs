@@ -11,7 +11,7 @@ use clap::{Args, Parser, Subcommand};
 use progress::Console;
 use std::io::{BufRead, Write};
 use std::path::PathBuf;
-use tbstream::{generate, plan_job, Budget, GenOptions, Material, Position, StepMode, Tablebase};
+use tbstream::{generate, plan_job, Budget, GenOptions, Machine, Material, Position, StepMode, Tablebase};
 
 /// Endgame tablebase generator after Urban Koistinen's scheme.
 #[derive(Parser)]
@@ -74,13 +74,22 @@ enum Command {
         #[arg(long, default_value = "tables/.work")]
         work: PathBuf,
     },
-    /// Estimate chunks, RAM, disk and I/O of a job before running it.
+    /// Estimate chunks, RAM, disk, I/O and time of a job before running it.
     Plan {
         /// Endgames such as KQRvKR.
         #[arg(required = true)]
         signatures: Vec<String>,
         #[command(flatten)]
         job: JobArgs,
+        /// RAM of the machine the time is estimated for (default: this one's).
+        #[arg(long)]
+        ram: Option<String>,
+        /// Streaming read speed of its disk in MB/s (default: the reference machine's).
+        #[arg(long, value_name = "MB/s")]
+        disk_read: Option<f64>,
+        /// Streaming write speed of its disk in MB/s (default: the reference machine's).
+        #[arg(long, value_name = "MB/s")]
+        disk_write: Option<f64>,
     },
     /// Re-derive every stored value from its successors with an independent move generator.
     Verify {
@@ -158,7 +167,10 @@ pub fn run() -> i32 {
     let result = match cli.command {
         Command::Gen { signatures, job } => job.options().and_then(|o| run_gen(signatures, o)),
         Command::Status { work } => run_status(work),
-        Command::Plan { signatures, job } => job.options().and_then(|o| run_plan(signatures, o)),
+        Command::Plan { signatures, job, ram, disk_read, disk_write } => job
+            .options()
+            .and_then(|o| machine(&o, ram, disk_read, disk_write).map(|m| (o, m)))
+            .and_then(|(o, m)| run_plan(signatures, o, m)),
         Command::Verify { signatures, sample: Some(n), seed, cache, read } => parse_size(&cache)
             .map_err(|e| anyhow::anyhow!("--cache: {e}"))
             .and_then(|cache| Ok((cache, thread_count(read.threads)?)))
@@ -261,10 +273,36 @@ fn run_compact(dir: PathBuf, work: Option<PathBuf>, level: i32, threads: usize) 
     Ok(0)
 }
 
-fn run_plan(signatures: Vec<String>, opts: GenOptions) -> anyhow::Result<i32> {
-    let materials = parse_materials(signatures)?;
-    for line in report::plan_lines(&plan_job(&materials, &opts)?) {
-        println!("{line}");
+/// The machine `plan` estimates times for: this one, with what the flags change.
+fn machine(opts: &GenOptions, ram: Option<String>, read: Option<f64>, write: Option<f64>) -> anyhow::Result<Machine> {
+    let mut m = Machine::this(opts.budget.threads);
+    if let Some(ram) = ram {
+        m.ram = parse_size(&ram).map_err(|e| anyhow::anyhow!("--ram: {e}"))?;
+    }
+    for (flag, speed, field) in [("--disk-read", read, &mut m.disk_read), ("--disk-write", write, &mut m.disk_write)] {
+        if let Some(mbps) = speed {
+            anyhow::ensure!(mbps.is_finite() && mbps > 0.0, "{flag} must be a positive speed in MB/s");
+            *field = mbps * 1e6;
+        }
+    }
+    Ok(m)
+}
+
+fn run_plan(signatures: Vec<String>, opts: GenOptions, machine: Machine) -> anyhow::Result<i32> {
+    // Pawnless endgames of 7 men are beyond this build: projected only.
+    let (seven, signatures): (Vec<String>, Vec<String>) = signatures.into_iter().partition(|s| {
+        let letters = s.chars().filter(|c| c.is_ascii_alphabetic() && *c != 'v' && *c != 'V').collect::<String>();
+        letters.len() == 7 && letters.chars().all(|c| "KQRBNkqrbn".contains(c))
+    });
+    if !signatures.is_empty() {
+        let materials = parse_materials(signatures)?;
+        for line in report::plan_lines(&plan_job(&materials, &opts, &machine)?) {
+            println!("{line}");
+        }
+    }
+    for sig in seven {
+        let p = tbstream::project_pawnless(7, &machine);
+        println!("{}", report::projection_line(&sig, &p, &machine, opts.budget.mem));
     }
     Ok(0)
 }

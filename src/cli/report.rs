@@ -2,11 +2,11 @@
 
 use std::io::Write;
 use tbstream::{
-    show_size, Category, Color, JobPlan, JobStatus, Longest, Pass, Probe, RunStatus, SampleReport, SignatureStats,
-    ToMove, VerifyReport, MAX_DISTANCE,
+    show_size, Category, Color, JobPlan, JobStatus, Longest, Machine, Pass, Probe, Projection, RunStatus, SampleReport,
+    SignatureStats, TimeEstimate, ToMove, VerifyReport, MAX_DISTANCE,
 };
 
-/// A plan report line per run (chunks, blocks, RAM, disk, I/O), then the totals.
+/// A plan report line per run (chunks, blocks, RAM, disk, I/O, time), then the totals.
 pub fn plan_lines(plan: &JobPlan) -> Vec<String> {
     let mut lines: Vec<String> = plan
         .runs
@@ -14,7 +14,7 @@ pub fn plan_lines(plan: &JobPlan) -> Vec<String> {
         .map(|r| match &r.plan {
             Ok((p, mem)) => format!(
                 "{}: {}{} positions/side{}, {} white + {} black chunks, blocks of {}, RAM ~{}, work peak {}, final ~{}, \
-                 I/O ~{} per step (up to 101 steps{}, more where wins need more than 100 plies)",
+                 I/O ~{} per step (up to 101 steps{}, more where wins need more than 100 plies), time ~{}",
                 r.material,
                 if r.built { "[built] " } else { "" },
                 r.n_slots,
@@ -27,14 +27,25 @@ pub fn plan_lines(plan: &JobPlan) -> Vec<String> {
                 show_size(r.needs.final_bytes),
                 show_size(r.needs.pass_io),
                 if r.slices.is_some() { " per level" } else { "" },
+                show_time(&r.time),
             ),
             Err(e) => format!("{}: {e}", r.material),
         })
         .collect();
+    let todo: Vec<&TimeEstimate> = plan.runs.iter().filter(|r| !r.built).map(|r| &r.time).collect();
+    let m = &plan.machine;
     lines.push(format!(
-        "total: final tables ~{}, work folder peak {}",
+        "total: final tables ~{}, work folder peak {}, time ~{} for the {} run(s) to build \
+         ({} threads, {} RAM, disk {:.0}/{:.0} MB/s read/write{})",
         show_size(plan.final_bytes),
-        show_size(plan.work_peak)
+        show_size(plan.work_peak),
+        show_duration(todo.iter().map(|t| t.total()).sum()),
+        todo.len(),
+        m.threads,
+        show_size(m.ram),
+        m.disk_read / 1e6,
+        m.disk_write / 1e6,
+        if todo.iter().any(|t| t.disk_bound) { "; bound by the disk" } else { "" },
     ));
     for d in &plan.disk {
         lines.push(format!(
@@ -282,4 +293,50 @@ pub fn stats_json(s: &SignatureStats) -> serde_json::Value {
             "edge_exact": r.edge_exact,
         })).collect::<Vec<_>>(),
     })
+}
+
+/// The line of a projected 7-men pawnless endgame: one of its runs (the colour swap costs
+/// the same).
+pub fn projection_line(signature: &str, p: &Projection, m: &Machine, mem: u64) -> String {
+    format!(
+        "{signature} ({} men, beyond this build; projected from the 6-men rates): {} positions/side, bit table {}, \
+         work peak {}, final ~{}, RAM {} (--mem) plus the 6-men bitbases it probes, time per run ~{} \
+         ({} threads, {} RAM, disk {:.0}/{:.0} MB/s read/write)",
+        p.men,
+        p.positions,
+        show_size(p.needs.table_bytes),
+        show_size(p.needs.work_peak),
+        show_size(p.needs.final_bytes),
+        show_size(mem),
+        show_time(&p.time),
+        m.threads,
+        show_size(m.ram),
+        m.disk_read / 1e6,
+        m.disk_write / 1e6,
+    )
+}
+
+/// A run's estimated time: the total and its stages.
+fn show_time(t: &TimeEstimate) -> String {
+    format!(
+        "{} (init {}, white {}, black {}, merge {}, compaction {}{})",
+        show_duration(t.total()),
+        show_duration(t.init),
+        show_duration(t.white),
+        show_duration(t.black),
+        show_duration(t.merge),
+        show_duration(t.compact),
+        if t.disk_bound { ", bound by the disk" } else { "" }
+    )
+}
+
+/// Seconds as `850 ms`, `42 s`, `12 min` or `3.4 h`, `2.1 days`.
+fn show_duration(secs: f64) -> String {
+    match secs {
+        s if s < 1.0 => format!("{:.0} ms", s * 1000.0),
+        s if s < 100.0 => format!("{s:.0} s"),
+        s if s < 6000.0 => format!("{:.1} min", s / 60.0),
+        s if s < 172_800.0 => format!("{:.1} h", s / 3600.0),
+        s => format!("{:.1} days", s / 86400.0),
+    }
 }
