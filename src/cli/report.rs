@@ -330,10 +330,11 @@ fn show_time(t: &TimeEstimate) -> String {
     )
 }
 
-/// Seconds as `850 ms`, `42 s`, `12 min` or `3.4 h`, `2.1 days`.
+/// Seconds as `850 ms`, `4.2 s`, `42 s`, `12.5 min`, `3.4 h` or `2.1 days`.
 fn show_duration(secs: f64) -> String {
     match secs {
         s if s < 1.0 => format!("{:.0} ms", s * 1000.0),
+        s if s < 10.0 => format!("{s:.1} s"),
         s if s < 100.0 => format!("{s:.0} s"),
         s if s < 6000.0 => format!("{:.1} min", s / 60.0),
         s if s < 172_800.0 => format!("{:.1} h", s / 3600.0),
