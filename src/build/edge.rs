@@ -79,10 +79,7 @@ impl EdgeSet {
         order.sort_by_key(|b| b.local_word);
         let mut out: Vec<Word> = Vec::new();
         for b in order {
-            self.each(b.id, |w, bit| match out.last_mut() {
-                Some((last, bits)) if *last == b.local_word + w => *bits |= bit,
-                _ => out.push((b.local_word + w, bit)),
-            });
+            self.each(b.id, |w, bit| sparse::push_bits(&mut out, b.local_word + w, bit));
         }
         out
     }
@@ -285,10 +282,7 @@ fn new_at(streams: &PassStreams, blocks: &[Block], list: &[Word]) -> anyhow::Res
             continue;
         }
         in_block.clear();
-        decode_block(streams, b, |w, bit| match in_block.last_mut() {
-            Some((last, bits)) if *last == w => *bits |= bit,
-            _ => in_block.push((w, bit)),
-        })?;
+        decode_block(streams, b, |w, bit| sparse::push_bits(&mut in_block, w, bit))?;
         let mut j = 0;
         for &(w, bits) in &list[from..to] {
             while j < in_block.len() && in_block[j].0 < w {

@@ -50,13 +50,19 @@ pub fn white_reached_words(frame: &Frame, new_prev: &[Word]) -> Vec<Word> {
     list.sort_unstable_by_key(|&(w, _)| w);
     let mut out: Vec<Word> = Vec::with_capacity(list.len());
     for (w, bits) in list {
-        match out.last_mut() {
-            Some((last, acc)) if *last == w => *acc |= bits,
-            _ => out.push((w, bits)),
-        }
+        push_bits(&mut out, w, bits);
     }
     out.retain(|&(_, bits)| bits != 0);
     out
+}
+
+/// Appends `bits` of word `w` to a list of words in increasing order (`w` at least its last).
+#[inline]
+pub fn push_bits(list: &mut Vec<Word>, w: usize, bits: u64) {
+    match list.last_mut() {
+        Some((last, acc)) if *last == w => *acc |= bits,
+        _ => list.push((w, bits)),
+    }
 }
 
 /// Calls `f(word, bits)` for the wtm positions with a white quiet move into `new_prev`.
