@@ -122,21 +122,11 @@ fn estimate(men: usize, positions: u64, level_slots: u64, machine: &Machine) -> 
     let table = positions / 8.0;
     let io = |read: f64, written: f64| table * (read / machine.disk_read + written / machine.disk_write);
     let steps = ASSUMED_STEPS / 2.0;
-    let mut bound = false;
-    let mut pick = |c: f64, d: f64| {
-        bound |= d > c;
-        c.max(d)
-    };
-    let mut t = TimeEstimate {
-        init: pick(cpu.init, io(1.0, 8.0)),
-        white: pick(cpu.white, io(2.0 * steps, steps)),
-        black: pick(cpu.black, io(3.0 * steps, steps)),
-        merge: pick(cpu.merge, io(4.0, 14.0)),
-        compact: pick(cpu.compact, io(14.0, 1.0)),
-        disk_bound: false,
-    };
-    t.disk_bound = bound;
-    t
+    let disk = [io(1.0, 8.0), io(2.0 * steps, steps), io(3.0 * steps, steps), io(4.0, 14.0), io(14.0, 1.0)];
+    let stages = [cpu.init, cpu.white, cpu.black, cpu.merge, cpu.compact];
+    let [init, white, black, merge, compact] = std::array::from_fn(|i| stages[i].max(disk[i]));
+    let disk_bound = stages.iter().zip(&disk).any(|(c, d)| d > c);
+    TimeEstimate { init, white, black, merge, compact, disk_bound }
 }
 
 /// A pawnless run beyond the men this build indexes (7 men), projected: its positions per

@@ -290,10 +290,9 @@ fn machine(opts: &GenOptions, ram: Option<String>, read: Option<f64>, write: Opt
 
 fn run_plan(signatures: Vec<String>, opts: GenOptions, machine: Machine) -> anyhow::Result<i32> {
     // Pawnless endgames of 7 men are beyond this build: projected only.
-    let (seven, signatures): (Vec<String>, Vec<String>) = signatures.into_iter().partition(|s| {
-        let letters = s.chars().filter(|c| c.is_ascii_alphabetic() && *c != 'v' && *c != 'V').collect::<String>();
-        letters.len() == 7 && letters.chars().all(|c| "KQRBNkqrbn".contains(c))
-    });
+    let (seven, signatures): (Vec<String>, Vec<String>) = signatures
+        .into_iter()
+        .partition(|s| matches!(Material::parse(s), Err(tbstream::MaterialError::Count(_, 7))) && !s.contains('P'));
     if !signatures.is_empty() {
         let materials = parse_materials(signatures)?;
         for line in report::plan_lines(&plan_job(&materials, &opts, &machine)?) {

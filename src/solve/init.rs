@@ -88,17 +88,17 @@ pub fn white_attack_mask(
     occ: u64,
     white_pawns: u64,
 ) -> u64 {
-    let mut m = king_attacks(target) | all_if(pawn_attack_set(Color::White, white_pawns) & (1 << target) != 0);
+    let mut att = [0u64; MAX_PIECES];
     for (k, (&role, &from)) in white.iter().zip(sq).enumerate() {
-        if skip != Some(k) && attacks(role, from, occ) & (1 << target) != 0 {
-            m |= if role.is_slider() { !between(from, target) } else { !0 };
+        if skip != Some(k) {
+            att[k] = attacks(role, from, occ);
         }
     }
-    m
+    white_attack_mask_of(white, sq, &att, target, white_pawns)
 }
 
-/// [`white_attack_mask`] with no man skipped and the white pieces' attack sets on the board
-/// as it is (`att`, computed once per configuration).
+/// [`white_attack_mask`] from the white pieces' attack sets (`att`; a skipped man's empty),
+/// when a configuration computes them once for several uses.
 #[inline]
 fn white_attack_mask_of(white: &[Role], sq: &[Square], att: &[u64], target: Square, white_pawns: u64) -> u64 {
     let mut m = king_attacks(target) | all_if(pawn_attack_set(Color::White, white_pawns) & (1 << target) != 0);
@@ -131,11 +131,14 @@ fn black_attacks(frame: &Frame, cfg: &Config) -> u64 {
 /// pawns, with the board occupied by `occ`.
 #[inline]
 fn black_attack_set(roles: &[Role], sq: &[Square], bk: Square, occ: u64, black_pawns: u64) -> u64 {
-    let mut a = king_attacks(bk) | pawn_attack_set(Color::Black, black_pawns);
-    for (&role, &from) in roles.iter().zip(sq) {
-        a |= attacks(role, from, occ);
-    }
-    a
+    black_attack_union(bk, black_pawns, roles.iter().zip(sq).map(|(&role, &from)| attacks(role, from, occ)))
+}
+
+/// Squares attacked by the black king on `bk`, black's pawns and black's pieces, whose attack
+/// sets are `pieces`.
+#[inline]
+fn black_attack_union(bk: Square, black_pawns: u64, pieces: impl Iterator<Item = u64>) -> u64 {
+    pieces.fold(king_attacks(bk) | pawn_attack_set(Color::Black, black_pawns), |a, b| a | b)
 }
 
 /// The illegal positions of one storage word (the 64 white-king squares of one configuration
@@ -459,10 +462,8 @@ pub fn init_black(frame: &Frame, caps: &Captures, pushes: &PushTargets, d: &mut 
     frame.for_each_config(None, false, &mut |cfg| {
         let w = word(cfg);
         let att = attack_sets(frame, cfg, 0..frame.n_pieces());
-        let black_att = att[frame.n_white..frame.n_pieces()].iter().fold(
-            king_attacks(cfg.bk) | pawn_attack_set(Color::Black, pawn_bb(&frame.pawns, Color::Black)),
-            |a, &b| a | b,
-        );
+        let black_pieces = att[frame.n_white..frame.n_pieces()].iter().copied();
+        let black_att = black_attack_union(cfg.bk, pawn_bb(&frame.pawns, Color::Black), black_pieces);
         let legal = !(cfg.occ | black_att);
         let in_check = white_attack_mask_of(frame.white_roles(), &cfg.sq, &att, cfg.bk, wp);
         let mut captures_lose = !0u64;
