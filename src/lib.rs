@@ -44,7 +44,9 @@ pub use solve::Pass;
 pub use table::probe::{men_in_layout_order, Category, Probe, Run, Tablebase, Wdl};
 pub use table::stats::{longest_win, signature_stats, Longest, RunSummary, SignatureStats, ToMove, MAX_DISTANCE};
 pub use table::verify::sample::{sample_run, SampleReport};
-pub use table::verify::{verify_run, verify_signature, SideReport, VerifyReport};
+pub use table::verify::{
+    verify_run, verify_run_with, verify_signature, Method as VerifyMethod, SideReport, VerifyReport,
+};
 pub use table::TableError;
 pub use work::StorageError;
 

@@ -12,11 +12,11 @@ use tbstream::Role;
 use tbstream::SilentProgress;
 use tbstream::TRIANGLE;
 use tbstream::{generate, GenOptions};
-use tbstream::{verify_run, verify_signature};
+use tbstream::{verify_run, verify_run_with, verify_signature, VerifyMethod};
 use tbstream::{Color, Material};
 use tbstream::{Piece, Position};
 
-const SIGNATURES: [&str; 4] = ["KQvK", "KRvK", "KQvKR", "KRvKN"];
+const SIGNATURES: [&str; 5] = ["KQvK", "KRvK", "KQvKR", "KRvKN", "KBBvK"];
 
 fn m(s: &str) -> Material {
     Material::parse(s).unwrap()
@@ -112,6 +112,23 @@ fn accepts_freshly_built_tables() {
     let longest = |run: &str| verify_run(dir, &m(run), 2, |_, _| {}).unwrap().wtm.longest;
     assert_eq!(longest("KQvK"), Some(19));
     assert_eq!(longest("KRvK"), Some(31));
+}
+
+/// The two derivations, a word of 64 positions at a time and position by position on
+/// expanded tables, find the same counts on every run (like men included: KBBvK).
+#[test]
+fn word_and_position_verifiers_agree() {
+    let dir = tables();
+    for sig in SIGNATURES {
+        for run in m(sig).runs_of_signature() {
+            let by =
+                |method| verify_run_with(dir, &run, 2, method, |_, _| {}).unwrap_or_else(|e| panic!("{run}: {e:#}"));
+            let (words, positions) = (by(VerifyMethod::Words), by(VerifyMethod::Positions));
+            assert_eq!(words.wtm, positions.wtm, "{run} wtm");
+            assert_eq!(words.btm, positions.btm, "{run} btm");
+            assert_eq!(words.sub_runs, positions.sub_runs, "{run}");
+        }
+    }
 }
 
 /// A changed wtm distance (the table rewritten with valid checksums) is reported with a FEN

@@ -185,6 +185,7 @@ macro_rules! wrong {
 mod expand;
 pub(super) mod pawns;
 pub mod sample;
+mod words;
 
 use expand::{derive_btm, expand, Expanded};
 
@@ -691,6 +692,27 @@ pub fn verify_run(
     tables_dir: &Path,
     run: &Material,
     threads: usize,
+    progress: impl FnMut(u64, u64),
+) -> Result<VerifyReport, TableError> {
+    verify_run_with(tables_dir, run, threads, Method::Words, progress)
+}
+
+/// How pawnless runs are checked: a word of 64 positions at a time ([`words`], the
+/// default), or position by position on expanded tables (slower, kept as a second
+/// independent derivation that tests compare with the first). Runs with pawns are always
+/// checked position by position.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Method {
+    Words,
+    Positions,
+}
+
+/// [`verify_run`] with the method of pawnless runs chosen.
+pub fn verify_run_with(
+    tables_dir: &Path,
+    run: &Material,
+    threads: usize,
+    method: Method,
     mut progress: impl FnMut(u64, u64),
 ) -> Result<VerifyReport, TableError> {
     let t = Instant::now();
@@ -705,27 +727,33 @@ pub fn verify_run(
         cause: Box::new(e),
     };
     let table = open_compact(tables_dir, run).map_err(|e| verifying(None, e))?;
-    let own = expand(&table, tables_dir, threads).map_err(|e| verifying(None, e))?;
-    let mut subs: BTreeMap<Material, Option<Expanded>> = BTreeMap::new();
-    for sub in run.successor_runs() {
-        let expanded = if sub.white_bare() {
-            None
-        } else {
-            let sub_table = open_compact(tables_dir, &sub).map_err(|e| verifying(Some(&sub), e))?;
-            Some(expand(&sub_table, tables_dir, threads).map_err(|e| verifying(Some(&sub), e))?)
-        };
-        subs.insert(sub, expanded);
-    }
-    let subs: BTreeMap<Material, SubTable> =
-        subs.iter().map(|(m, e)| (m.clone(), e.as_ref().map(|e| &e.file))).collect();
-    let sources = Sources { table: &table, own: &own, subs: &subs };
-    let checked = if run.has_pawns() {
-        pawns::verify_sides(run, &sources, threads, &mut progress)?
+    let (checked, summary) = if !run.has_pawns() && method == Method::Words {
+        words::verify_words(run, &table, tables_dir, threads, &mut progress).map_err(|e| match e {
+            e @ TableError::Verifying { .. } | e @ TableError::Wrong(_) => e,
+            e => verifying(None, e),
+        })?
     } else {
-        verify_pawnless(run, &sources, threads, &mut progress)?
+        let own = expand(&table, tables_dir, threads).map_err(|e| verifying(None, e))?;
+        let mut subs: BTreeMap<Material, Option<Expanded>> = BTreeMap::new();
+        for sub in run.successor_runs() {
+            let expanded = if sub.white_bare() {
+                None
+            } else {
+                let sub_table = open_compact(tables_dir, &sub).map_err(|e| verifying(Some(&sub), e))?;
+                Some(expand(&sub_table, tables_dir, threads).map_err(|e| verifying(Some(&sub), e))?)
+            };
+            subs.insert(sub, expanded);
+        }
+        let subs: BTreeMap<Material, SubTable> =
+            subs.iter().map(|(m, e)| (m.clone(), e.as_ref().map(|e| &e.file))).collect();
+        let sources = Sources { table: &table, own: &own, subs: &subs };
+        let checked = if run.has_pawns() {
+            pawns::verify_sides(run, &sources, threads, &mut progress)?
+        } else {
+            verify_pawnless(run, &sources, threads, &mut progress)?
+        };
+        (checked, super::stats::btm_summary(&own.file, threads)?)
     };
-    let file = &own.file;
-    let summary = super::stats::btm_summary(file, threads)?;
     if summary != table.summary() {
         wrong!(
             "{run}: the table's summary of black-to-move distances ({:?}, longest at slot {:?}) is not the one its values give ({:?}, {:?})",
@@ -735,12 +763,13 @@ pub fn verify_run(
             summary.longest_slot
         );
     }
+    let meta = &table.header.meta;
     let longest = checked.wtm.longest.max(checked.btm.longest).unwrap_or(0);
-    if file.header.last_step != longest {
-        wrong!("{run}: header's last step is {}, but the longest stored distance is {longest}", file.header.last_step);
+    if meta.last_step != longest {
+        wrong!("{run}: header's last step is {}, but the longest stored distance is {longest}", meta.last_step);
     }
     for (side, rep) in [(Color::White, &checked.wtm), (Color::Black, &checked.btm)] {
-        let beyond = file.header.longest_cursed[side.index()];
+        let beyond = meta.longest_cursed[side.index()];
         if (rep.cursed > 0) != (beyond > 100) {
             wrong!(
                 "{run}: {} has {} cursed positions, but the header's longest cursed step is {beyond}",
@@ -752,8 +781,8 @@ pub fn verify_run(
     Ok(VerifyReport {
         material: run.clone(),
         path,
-        n_slots: file.header.n_slots,
-        last_step: file.header.last_step,
+        n_slots: table.header.n_slots,
+        last_step: meta.last_step,
         wtm: checked.wtm,
         btm: checked.btm,
         sub_runs: checked.sub_runs,
