@@ -31,7 +31,7 @@ mod work;
 
 pub use build::status::{job_status, JobStatus, RunStatus};
 pub use build::{
-    compact_folder, generate, is_built, load_bitbase, plan_job, project_pawnless, runs_of, show_size, Budget,
+    available_ram, compact_folder, generate, is_built, load_bitbase, plan_job, project_pawnless, runs_of, show_size, Budget,
     Compacted, DiskNeed, GenOptions, JobPlan, Machine, Projection, RunOutcome, RunPlan, RunReport, StepMode,
     TimeEstimate,
 };
@@ -45,7 +45,7 @@ pub use table::probe::{men_in_layout_order, Category, Probe, Run, Tablebase, Wdl
 pub use table::stats::{longest_win, signature_stats, Longest, RunSummary, SignatureStats, ToMove, MAX_DISTANCE};
 pub use table::verify::sample::{sample_run, SampleReport};
 pub use table::verify::{
-    verify_run, verify_run_with, verify_signature, Method as VerifyMethod, SideReport, VerifyReport,
+    memory_needed as verify_memory, verify_run, verify_run_with, verify_signature, Method as VerifyMethod, SideReport, VerifyReport,
 };
 pub use table::TableError;
 pub use work::StorageError;

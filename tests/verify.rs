@@ -244,6 +244,21 @@ fn verify_command_passes_good_tables_and_names_the_wrong_position() {
     assert!(stderr.contains("KQvKR.tbs") && stderr.contains("truncated"), "{stderr}");
     let (code, _, stderr) = verify(copy.path(), "KQXvK");
     assert_eq!(code, Some(2), "{stderr}");
+
+    // A RAM budget below what the check takes (KQvKR: about 1.45 bytes per position, 3.8
+    // MiB with its sub-endgames) is refused before anything is read; above it, it passes.
+    let with_mem = |mem: &str| {
+        let out = std::process::Command::new(bin)
+            .args(["verify", "--tables", tables().to_str().unwrap(), "KQvKR", "--threads", "2", "--mem", mem])
+            .output()
+            .unwrap();
+        (out.status.code(), String::from_utf8_lossy(&out.stderr).into_owned())
+    };
+    let (code, stderr) = with_mem("2MiB");
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(stderr.contains("verifying KQvKR takes") && stderr.contains("--sample"), "{stderr}");
+    let (code, stderr) = with_mem("8MiB");
+    assert_eq!(code, Some(0), "{stderr}");
 }
 
 /// `verify --sample` reads the compact tables where they stand: it passes good tables, finds

@@ -53,14 +53,19 @@ impl Machine {
     /// This machine with `threads` threads: its RAM, and the disk speeds of the reference
     /// machine (`dd` with direct I/O, `docs/BENCHMARKS.md`) unless told otherwise.
     pub fn this(threads: usize) -> Machine {
-        Machine { threads, ram: physical_ram().unwrap_or(8 << 30), disk_read: 600e6, disk_write: 1000e6 }
+        Machine { threads, ram: meminfo("MemTotal").unwrap_or(8 << 30), disk_read: 600e6, disk_write: 1000e6 }
     }
 }
 
-/// Bytes of RAM, from `/proc/meminfo`.
-fn physical_ram() -> Option<u64> {
+/// Bytes of RAM the kernel could give a process now (`MemAvailable`), if it says.
+pub fn available_ram() -> Option<u64> {
+    meminfo("MemAvailable")
+}
+
+/// A size in bytes from `/proc/meminfo` (`key` such as `MemTotal`).
+fn meminfo(key: &str) -> Option<u64> {
     let info = std::fs::read_to_string("/proc/meminfo").ok()?;
-    let line = info.lines().find(|l| l.starts_with("MemTotal:"))?;
+    let line = info.lines().find(|l| l.strip_prefix(key).is_some_and(|r| r.starts_with(':')))?;
     let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
     Some(kib << 10)
 }

@@ -28,7 +28,7 @@ pub mod status;
 
 pub use compact::{compact_folder, Compacted};
 pub use disk::DiskNeed;
-pub use estimate::{project_pawnless, Machine, Projection, TimeEstimate};
+pub use estimate::{available_ram, project_pawnless, Machine, Projection, TimeEstimate};
 pub use job::{generate, is_built, load_bitbase, plan_job, runs_of, GenOptions, JobPlan, RunOutcome, RunPlan};
 pub use pass::StepMode;
 pub use plan::{show_size, Budget};

@@ -107,6 +107,10 @@ enum Command {
         /// Budget of the cache of decoded table blocks with --sample.
         #[arg(long, default_value = "512MiB")]
         cache: String,
+        /// RAM the full check may take (default: what the machine has available); a run
+        /// that needs more is refused before anything is read.
+        #[arg(long)]
+        mem: Option<String>,
         #[command(flatten)]
         read: ReadArgs,
     },
@@ -171,13 +175,13 @@ pub fn run() -> i32 {
             .options()
             .and_then(|o| machine(&o, ram, disk_read, disk_write).map(|m| (o, m)))
             .and_then(|(o, m)| run_plan(signatures, o, m)),
-        Command::Verify { signatures, sample: Some(n), seed, cache, read } => parse_size(&cache)
+        Command::Verify { signatures, sample: Some(n), seed, cache, read, .. } => parse_size(&cache)
             .map_err(|e| anyhow::anyhow!("--cache: {e}"))
             .and_then(|cache| Ok((cache, thread_count(read.threads)?)))
             .and_then(|(cache, t)| run_verify_sample(read.tables, signatures, n, seed, cache, t)),
-        Command::Verify { signatures, sample: None, read, .. } => {
-            thread_count(read.threads).and_then(|t| run_verify(read.tables, signatures, t))
-        }
+        Command::Verify { signatures, sample: None, read, mem, .. } => thread_count(read.threads)
+            .and_then(|t| Ok((t, mem.map(|m| parse_size(&m)).transpose().map_err(|e| anyhow::anyhow!("--mem: {e}"))?)))
+            .and_then(|(t, mem)| run_verify(read.tables, signatures, t, mem)),
         Command::Stats { signature, plot, json, read } => {
             thread_count(read.threads).and_then(|t| run_stats(read.tables, &signature, plot, json, t))
         }
@@ -313,10 +317,23 @@ fn run_status(work: PathBuf) -> anyhow::Result<i32> {
     Ok(0)
 }
 
-fn run_verify(tables: PathBuf, signatures: Vec<String>, threads: usize) -> anyhow::Result<i32> {
+fn run_verify(tables: PathBuf, signatures: Vec<String>, threads: usize, mem: Option<u64>) -> anyhow::Result<i32> {
     use tbstream::Progress;
     let materials = signatures.iter().map(|s| Material::parse(s)).collect::<Result<Vec<_>, _>>()?;
     anyhow::ensure!(tables.is_dir(), "table folder {} does not exist", tables.display());
+    // Refused up front rather than killed by the kernel halfway.
+    let budget = mem.or_else(tbstream::available_ram);
+    for run in materials.iter().flat_map(|m| m.runs_of_signature()) {
+        if let (Some(need), Some(budget)) = (tbstream::verify_memory(&run), budget) {
+            anyhow::ensure!(
+                need <= budget,
+                "verifying {run} takes {} of RAM, more than {} ({}); `verify --sample N` checks N random positions in a few hundred MiB",
+                tbstream::show_size(need),
+                tbstream::show_size(budget),
+                if mem.is_some() { "--mem" } else { "available on this machine" }
+            );
+        }
+    }
     let progress = Console::auto();
     for m in &materials {
         let mut current: Option<Material> = None;

@@ -870,6 +870,23 @@ fn check_wtm_batch(
     Ok((rep, btm_rep))
 }
 
+/// Bytes of RAM [`verify_words`] takes for a pawnless run: a byte per position for white's
+/// codes, a quarter for black's stored classes, a tenth for black's derived codes, and a byte
+/// per position of the sub-endgames that captures lead to (KQRvKQR: 14.1 GiB).
+pub(super) fn memory_needed(run: &Material) -> u64 {
+    let layout = Layout::new(run);
+    let n = layout.n_slots;
+    let mut subs: Vec<(Material, Color)> = layout
+        .pieces
+        .iter()
+        .map(|p| (capture_of(run, p.color, p.role), p.color))
+        .filter(|(m, _)| !m.white_bare())
+        .collect();
+    subs.sort_by_key(|(m, c)| (m.clone(), c.index()));
+    subs.dedup();
+    n + n / 4 + n / 10 + subs.iter().map(|(m, _)| Layout::new(m).n_slots).sum::<u64>()
+}
+
 /// Checks every slot of a pawnless run, both sides to move, a word at a time; returns the
 /// counts and black's distance summary (to compare with the stored one).
 pub(super) fn verify_words(
