@@ -133,7 +133,8 @@ fn killed_runs_resume_to_identical_output() {
             resumed += 1;
         }
         if d.path().join("KRvKQ.tbs").exists() {
-            if interrupted >= 5 {
+            // Enough kills, enough of them inside a pass (a busy machine shifts the moments).
+            if interrupted >= 5 && resumed >= 3 {
                 break;
             }
             // Finished before enough kills: build it again, killing some more.
@@ -194,6 +195,8 @@ fn damaged_files_are_reported_and_recomputed() {
     // (file to damage, text the resume must report)
     let cases = [
         ("t031.bits", "t031.bits: checksum mismatch in block"),
+        // The table step 32 updates in place (t030's file until then).
+        ("t032.bits", "t032.bits: checksum mismatch in block"),
         ("pass-032.log", "pass-032.log: checksum mismatch in record"),
         ("pass-010.log", "pass-010.log: checksum mismatch in record"),
         ("pass-011.streams", "pass-011.streams: checksum mismatch in the streams"),
@@ -213,7 +216,7 @@ fn damaged_files_are_reported_and_recomputed() {
     }
     // A table a later pass needs, deleted; the job manifest, damaged.
     for (file, message) in
-        [("KQvKR/level-00/t030.bits", "t030.bits is missing; rebuilding it"), ("job.json", "writing it anew")]
+        [("KQvKR/level-00/t031.bits", "t031.bits is missing; rebuilding it"), ("job.json", "writing it anew")]
     {
         let d = interrupted_run();
         let path = d.path().join(".work").join(file);

@@ -16,9 +16,10 @@ use crate::pipeline::{self, Order};
 use crate::progress::Progress;
 use crate::solve::sparse::{self, Word};
 use crate::solve::{
-    combine, compute_chunk, Captures, Eventual, Frame, Pass, PassSpec, PushTargets, WorkTable, EVENTUAL_CAPTURE_STEP,
+    combine, compute_chunk, obsolete_after, Captures, Eventual, Frame, Pass, PassSpec, PushTargets, WorkTable,
+    EVENTUAL_CAPTURE_STEP,
 };
-use crate::work::bits::{load_sums, BitFile};
+use crate::work::bits::{block_sum, load_sums, BitFile};
 use crate::work::deltalog::{self, BlockEntry, ChunkRecord, DeltaLog, PassStreams, StreamWriter};
 use crate::work::gap::{self, GapEncoder};
 use crate::work::LevelFolder;
@@ -113,6 +114,19 @@ impl LevelContext<'_> {
     /// The pass's tables at this level.
     pub fn spec(&self, pass: Pass) -> PassSpec {
         PassSpec::of(pass, self.is_eventual())
+    }
+
+    /// The table a step updates in place ([`InPlace`]): `t(k-2)`, the previous table of its
+    /// chain, from step 2 on wherever no later pass reads it (not in steps 101 and 102, which
+    /// keep `t99` and `t100` for the merge).
+    pub fn in_place_source(&self, pass: Pass) -> Option<WorkTable> {
+        let Pass::Step(k) = pass else { return None };
+        let previous = WorkTable::chain(k as i32 - 2);
+        let spec = self.spec(pass);
+        (k >= 2
+            && spec.combine.first() == Some(&previous)
+            && obsolete_after(pass, self.is_eventual()).contains(&previous))
+        .then_some(previous)
     }
 
     /// An eventual level's conversion sources for a chunk, given the push words read for it
@@ -210,13 +224,23 @@ struct PassState {
 /// Runs (or resumes) one pass over all chunks of its side.
 pub fn run_pass(ctx: &LevelContext, spec: &PassSpec) -> anyhow::Result<PassResult> {
     let chunks: &Chunks = ctx.plan.chunks_of(spec.pass);
+    let in_place = ctx.in_place_source(spec.pass).map(|source| InPlace::start(ctx, spec, source)).transpose()?;
     let inputs = spec.inputs.iter().map(|&t| ctx.open_finished(t)).collect::<anyhow::Result<Vec<_>>>()?;
-    let combined = spec.combine.iter().map(|&t| ctx.open_finished(t)).collect::<anyhow::Result<Vec<_>>>()?;
+    let combined = spec
+        .combine
+        .iter()
+        .enumerate()
+        .map(|(i, &t)| match &in_place {
+            // The previous table is the output's file until each chunk is committed.
+            Some(ip) if i == 0 => Ok((ctx.open_table(spec.outputs[0])?, ip.base.clone())),
+            _ => ctx.open_finished(t),
+        })
+        .collect::<anyhow::Result<Vec<_>>>()?;
     let outputs = spec.outputs.iter().map(|&t| ctx.open_table(t)).collect::<anyhow::Result<Vec<_>>>()?;
     let finals = open_finals(ctx, spec.pass, false)?;
     let finals_eventual = open_finals(ctx, spec.pass, true)?;
     let started = Instant::now();
-    let mut state = resume_scan(ctx, spec, chunks, &outputs)?;
+    let mut state = resume_scan(ctx, spec, chunks, &outputs, in_place.as_ref())?;
     let mut log = DeltaLog::open(&ctx.folder.log(spec.pass), state.log_len)?;
     let mut streams = StreamWriter::open(&ctx.folder.streams(spec.pass), state.streams_len)?;
     let todo: Vec<usize> = (0..chunks.list.len()).filter(|&i| !state.done[i]).collect();
@@ -245,6 +269,8 @@ pub fn run_pass(ctx: &LevelContext, spec: &PassSpec) -> anyhow::Result<PassResul
                 }
             }
             match input.work {
+                // Updated in place, it stays as it is.
+                ChunkWork::Unchanged if in_place.is_some() => {}
                 // Its output is the previous table of the chain, as it is.
                 ChunkWork::Unchanged => input.tables = read_inputs(ch, &combined[..1], words)?,
                 // Black's moves are evaluated in `t(k-1)`; white's need only the new positions.
@@ -292,18 +318,22 @@ pub fn run_pass(ctx: &LevelContext, spec: &PassSpec) -> anyhow::Result<PassResul
         },
         |i, out| {
             let ch = &chunks.list[todo[i]];
-            let written = commit_chunk(todo[i], ch, &out, &outputs, &mut state.sums, &mut log, &mut streams)?;
+            let written = match &in_place {
+                Some(ip) => commit_in_place(todo[i], ch, &out, &outputs[0], ip, &mut state.sums, &mut log, &mut streams)?,
+                None => commit_chunk(todo[i], ch, &out, &outputs, &mut state.sums, &mut log, &mut streams)?,
+            };
             test_stop_hook()?;
             let r = &mut state.result;
             let chunk_bytes = ch.blocks.iter().map(|b| b.words as u64 * 8).sum::<u64>();
             r.new += out.new_count;
             r.bytes_read += chunk_bytes
                 * match out.work {
+                    ChunkWork::Unchanged if in_place.is_some() => 0,
                     ChunkWork::Unchanged => 1,
                     ChunkWork::Sparse { .. } if spec.pass.mover() == Color::White => combined.len() as u64,
                     _ => tables_read,
                 };
-            r.bytes_written += chunk_bytes * outputs.len() as u64 + written.record + written.streams;
+            r.bytes_written += written.blocks + written.record + written.streams;
             r.stream_bytes += written.streams;
             match out.work {
                 ChunkWork::Sparse { .. } => r.sparse_chunks += 1,
@@ -338,13 +368,22 @@ pub fn run_pass(ctx: &LevelContext, spec: &PassSpec) -> anyhow::Result<PassResul
 
 /// The resume scan: the chunks an interrupted process finished, i.e. the log's records whose
 /// blocks and streams still match, up to the first that does not (recomputed from there).
-fn resume_scan(ctx: &LevelContext, spec: &PassSpec, chunks: &Chunks, outputs: &[BitFile]) -> anyhow::Result<PassState> {
+fn resume_scan(
+    ctx: &LevelContext,
+    spec: &PassSpec,
+    chunks: &Chunks,
+    outputs: &[BitFile],
+    in_place: Option<&InPlace>,
+) -> anyhow::Result<PassState> {
     let n_blocks = ctx.n_blocks();
     let streams_file = ctx.folder.streams(spec.pass);
     let scan = deltalog::scan(&ctx.folder.log(spec.pass))?;
     let mut state = PassState {
         done: vec![false; chunks.list.len()],
-        sums: vec![vec![0u64; n_blocks]; outputs.len()],
+        sums: match in_place {
+            Some(ip) => vec![ip.base.clone()],
+            None => vec![vec![0u64; n_blocks]; outputs.len()],
+        },
         result: PassResult {
             new: 0,
             sums: Vec::new(),
@@ -359,7 +398,11 @@ fn resume_scan(ctx: &LevelContext, spec: &PassSpec, chunks: &Chunks, outputs: &[
     };
     let mut damage = scan.damage.as_ref().map(|d| d.to_string());
     for rec in &scan.records {
-        match check_record(chunks, outputs, &mut state.sums, rec, &streams_file) {
+        let checked = match in_place {
+            Some(ip) => ip.roll_forward(ctx, spec.pass, chunks, &outputs[0], &mut state.sums, rec, &streams_file),
+            None => check_record(chunks, outputs, &mut state.sums, rec, &streams_file),
+        };
+        match checked {
             Ok(()) => {
                 state.done[rec.chunk as usize] = true;
                 state.result.new += rec.new_count;
@@ -372,6 +415,9 @@ fn resume_scan(ctx: &LevelContext, spec: &PassSpec, chunks: &Chunks, outputs: &[
                 break;
             }
         }
+    }
+    if let Some(ip) = in_place.filter(|ip| ip.resumed) {
+        ip.check_the_rest(ctx, spec.pass, chunks, &outputs[0], &state.done)?;
     }
     let material = &ctx.layout.material;
     let pass = spec.pass.number();
@@ -397,13 +443,7 @@ fn check_record(
     rec: &ChunkRecord,
     streams: &std::path::Path,
 ) -> anyhow::Result<()> {
-    let ch = chunks.list.get(rec.chunk as usize).context("record names an unknown chunk")?;
-    anyhow::ensure!(
-        ch.blocks.len() == rec.blocks.len()
-            && ch.blocks.iter().zip(&rec.blocks).all(|(b, e)| b.id == e.id as usize && e.sums.len() == outputs.len()),
-        "record of chunk {} does not match the plan",
-        rec.chunk
-    );
+    let ch = chunk_of_record(chunks, rec, outputs.len())?;
     let mut buf = vec![0u64; chunks.buffer_words];
     for (o, file) in outputs.iter().enumerate() {
         for (b, e) in ch.blocks.iter().zip(&rec.blocks) {
@@ -413,6 +453,148 @@ fn check_record(
     }
     let file = std::fs::File::open(streams).with_context(|| format!("opening {}", streams.display()))?;
     Ok(deltalog::check_streams(&file, streams, rec)?)
+}
+
+/// The chunk a record names, if the record matches it (the same blocks, a checksum for each
+/// of `n_outputs` tables).
+fn chunk_of_record<'c>(chunks: &'c Chunks, rec: &ChunkRecord, n_outputs: usize) -> anyhow::Result<&'c Chunk> {
+    let ch = chunks.list.get(rec.chunk as usize).context("record names an unknown chunk")?;
+    anyhow::ensure!(
+        ch.blocks.len() == rec.blocks.len()
+            && ch.blocks.iter().zip(&rec.blocks).all(|(b, e)| b.id == e.id as usize && e.sums.len() == n_outputs),
+        "record of chunk {} does not match the plan",
+        rec.chunk
+    );
+    Ok(ch)
+}
+
+/// A step that updates the previous table of its chain in place: `t(k-2)`'s file becomes
+/// `t(k)`'s when the step starts, and each chunk's new positions go to the log (streams,
+/// then the record with the checksums its blocks will have) before they are OR-ed into its
+/// blocks. So a chunk with a record is rolled forward on resume (OR is idempotent) and a
+/// chunk without one still holds `t(k-2)`; a damaged block is rebuilt from the logs of the
+/// passes before. Only the blocks that gain positions are written: late steps, which find
+/// a few positions in a few chunks, no longer copy whole tables.
+pub(super) struct InPlace {
+    source: WorkTable,
+    /// `t(k-2)`'s block checksums: those of every block no record covers.
+    base: Vec<u64>,
+    /// Whether an earlier process had started the step.
+    resumed: bool,
+}
+
+impl InPlace {
+    /// Takes over `source`'s file as the step's output, or finds it taken over by an
+    /// earlier process.
+    fn start(ctx: &LevelContext, spec: &PassSpec, source: WorkTable) -> anyhow::Result<InPlace> {
+        let (from, to) = (ctx.folder.bits(source), ctx.folder.bits(spec.outputs[0]));
+        let base = load_sums(&ctx.folder.sums(source), ctx.n_blocks())?;
+        let resumed = !from.exists();
+        if resumed {
+            anyhow::ensure!(to.exists(), "{} is missing (step {} updates it in place)", to.display(), spec.pass);
+        } else {
+            // Not started: whatever bears the step's names is stale (a recycled table).
+            for stale in [to.clone(), ctx.folder.log(spec.pass), ctx.folder.streams(spec.pass)] {
+                match std::fs::remove_file(&stale) {
+                    Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                        return Err(e).with_context(|| format!("removing {}", stale.display()))
+                    }
+                    _ => {}
+                }
+            }
+            std::fs::rename(&from, &to).with_context(|| format!("renaming {} to {}", from.display(), to.display()))?;
+        }
+        Ok(InPlace { source, base, resumed })
+    }
+
+    /// Resume: OR-s a record's new positions into its chunk's blocks (again) and checks
+    /// them against the record; a block that does not match is rebuilt from the logs.
+    #[allow(clippy::too_many_arguments)]
+    fn roll_forward(
+        &self,
+        ctx: &LevelContext,
+        pass: Pass,
+        chunks: &Chunks,
+        file: &BitFile,
+        sums: &mut [Vec<u64>],
+        rec: &ChunkRecord,
+        streams_path: &std::path::Path,
+    ) -> anyhow::Result<()> {
+        let ch = chunk_of_record(chunks, rec, 1)?;
+        let streams_file =
+            std::fs::File::open(streams_path).with_context(|| format!("opening {}", streams_path.display()))?;
+        let streams = deltalog::read_streams(&streams_file, streams_path, rec)?;
+        for ((b, e), stream) in ch.blocks.iter().zip(&rec.blocks).zip(&streams) {
+            let one = [Block { local_word: 0, ..*b }];
+            let mut words = vec![0u64; b.words];
+            file.read_blocks_unchecked(&one, &mut words)?;
+            or_positions(&mut words, stream)?;
+            if block_sum(&words) != e.sums[0] {
+                let damage = crate::work::StorageError::ChecksumMismatch {
+                    path: file.path.clone(),
+                    block: b.id,
+                    offset: b.slot_word as u64 * 8,
+                };
+                ctx.progress.log(&format!("{}: {damage}; rebuilding the block", ctx.layout.material));
+                words = super::repair::rebuild_chain_block(ctx, self.source, b.id, pass)?;
+                or_positions(&mut words, stream)?;
+                anyhow::ensure!(
+                    block_sum(&words) == e.sums[0],
+                    "rebuilt block {} of {} does not match its record",
+                    b.id,
+                    file.path.display()
+                );
+            }
+            if !stream.is_empty() || self.base[b.id] != e.sums[0] {
+                file.write_blocks(&one, &words)?;
+            }
+            sums[0][b.id] = e.sums[0];
+        }
+        Ok(())
+    }
+
+    /// Resume: checks the blocks of the chunks not finished against `t(k-2)`'s checksums,
+    /// rebuilding a damaged one from the logs.
+    fn check_the_rest(
+        &self,
+        ctx: &LevelContext,
+        pass: Pass,
+        chunks: &Chunks,
+        file: &BitFile,
+        done: &[bool],
+    ) -> anyhow::Result<()> {
+        for ch in chunks.list.iter().zip(done).filter(|(_, &d)| !d).map(|(ch, _)| ch) {
+            for b in &ch.blocks {
+                let one = [Block { local_word: 0, ..*b }];
+                let mut words = vec![0u64; b.words];
+                match file.read_blocks(&one, &mut words, &self.base) {
+                    Ok(()) => continue,
+                    Err(e @ crate::work::StorageError::ChecksumMismatch { .. }) => {
+                        ctx.progress.log(&format!("{}: {e}; rebuilding the block", ctx.layout.material))
+                    }
+                    Err(e) => return Err(e.into()),
+                }
+                let words = super::repair::rebuild_chain_block(ctx, self.source, b.id, pass)?;
+                anyhow::ensure!(
+                    block_sum(&words) == self.base[b.id],
+                    "rebuilt block {} of {} does not match its checksum",
+                    b.id,
+                    file.path.display()
+                );
+                file.write_blocks(&one, &words)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Sets the positions of a gap-coded stream in a block's words.
+fn or_positions(words: &mut [u64], stream: &[u8]) -> anyhow::Result<()> {
+    for pos in gap::decode(stream) {
+        let pos = pos?;
+        *words.get_mut((pos / 64) as usize).context("stream position outside its block")? |= 1 << (pos % 64);
+    }
+    Ok(())
 }
 
 /// A solved level's final bitbase, open for reading.
@@ -723,8 +905,9 @@ fn rebased(blocks: &[Block]) -> Vec<Block> {
         .collect()
 }
 
-/// Bytes the writer wrote for a chunk besides its table blocks.
+/// Bytes the writer wrote for a chunk: table blocks, record, streams.
 struct Written {
+    blocks: u64,
     record: u64,
     streams: u64,
 }
@@ -749,6 +932,56 @@ fn commit_chunk(
             sums[o][b.id] = sum;
         }
     }
+    let (record, streams) = log_chunk(list_index, done, entries, log, streams)?;
+    let blocks = ch.blocks.iter().map(|b| b.words as u64 * 8).sum::<u64>() * outputs.len() as u64;
+    Ok(Written { blocks, record, streams })
+}
+
+/// The writer's part for a step updating its table in place ([`InPlace`]): the chunk's
+/// streams and record first, with the checksums its blocks will have, then only the blocks
+/// that gained positions (the others hold them already).
+#[allow(clippy::too_many_arguments)]
+fn commit_in_place(
+    list_index: usize,
+    ch: &Chunk,
+    done: &ChunkOutput,
+    file: &BitFile,
+    ip: &InPlace,
+    sums: &mut [Vec<u64>],
+    log: &mut DeltaLog,
+    streams: &mut StreamWriter,
+) -> anyhow::Result<Written> {
+    let changed: Vec<Block> =
+        ch.blocks.iter().zip(&done.streams).filter(|(_, s)| !s.is_empty()).map(|(b, _)| *b).collect();
+    let entries: Vec<BlockEntry> = ch
+        .blocks
+        .iter()
+        .zip(&done.streams)
+        .map(|(b, s)| {
+            let sum = match s.is_empty() {
+                true => ip.base[b.id],
+                false => block_sum(&done.tables[0][b.local_word..b.local_word + b.words]),
+            };
+            sums[0][b.id] = sum;
+            BlockEntry { id: b.id as u32, stream_len: 0, sums: vec![sum] }
+        })
+        .collect();
+    let (record, streams) = log_chunk(list_index, done, entries, log, streams)?;
+    if !changed.is_empty() {
+        file.write_blocks(&changed, &done.tables[0])?;
+    }
+    Ok(Written { blocks: changed.iter().map(|b| b.words as u64 * 8).sum(), record, streams })
+}
+
+/// Writes a chunk's streams, then its record (with `entries`' checksums) to the log;
+/// returns the bytes of each.
+fn log_chunk(
+    list_index: usize,
+    done: &ChunkOutput,
+    mut entries: Vec<BlockEntry>,
+    log: &mut DeltaLog,
+    streams: &mut StreamWriter,
+) -> anyhow::Result<(u64, u64)> {
     let first_stream = streams.pos();
     let mut hasher = xxhash_rust::xxh3::Xxh3::new();
     for (bytes, entry) in done.streams.iter().zip(entries.iter_mut()) {
@@ -761,7 +994,7 @@ fn commit_chunk(
     let record =
         deltalog::encode(list_index as u32, done.new_count, &entries, (first_stream, streams_len, hasher.digest()));
     log.append(&record)?;
-    Ok(Written { record: record.len() as u64, streams: streams_len })
+    Ok((record.len() as u64, streams_len))
 }
 
 /// For tests: `TBSTREAM_STOP_AFTER_CHUNKS=n` makes the process stop with an error after

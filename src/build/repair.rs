@@ -40,6 +40,10 @@ pub fn check_and_repair(ctx: &LevelContext, passes: &[PassDone]) -> anyhow::Resu
     let mut streams = Vec::new();
     let mut repaired = 0;
     let Some(last) = passes.last().map(|p| p.pass) else { return Ok(0) };
+    // A step under way in place owns its source table: the step's resume checks it.
+    let owned = ctx.in_place_source(last.next()).filter(|&src| {
+        !ctx.folder.bits(src).exists() && ctx.folder.bits(ctx.spec(last.next()).outputs[0]).exists()
+    });
     for done in passes {
         let ps = PassStreams::open(&ctx.folder.log(done.pass), n_blocks)?;
         let sums = ps.sums.clone();
@@ -49,7 +53,7 @@ pub fn check_and_repair(ctx: &LevelContext, passes: &[PassDone]) -> anyhow::Resu
                 continue; // deleted (or about to be): no later pass reads it
             }
             let bits = ctx.folder.bits(table);
-            if !bits.exists() {
+            if !bits.exists() && owned != Some(table) {
                 // Opened below as a table of zeros: every block fails its checksum and is rebuilt.
                 ctx.progress.log(&format!("{}: {} is missing; rebuilding it", ctx.layout.material, bits.display()));
             }
@@ -61,6 +65,9 @@ pub fn check_and_repair(ctx: &LevelContext, passes: &[PassDone]) -> anyhow::Resu
                     sums_file.display()
                 ));
                 save_sums(&sums_file, &sums[o])?;
+            }
+            if owned == Some(table) {
+                continue;
             }
             let file = ctx.open_table(table)?;
             for block in 0..n_blocks {
@@ -85,6 +92,18 @@ pub fn check_and_repair(ctx: &LevelContext, passes: &[PassDone]) -> anyhow::Resu
         }
     }
     Ok(repaired)
+}
+
+/// Rebuilds one block of chain table `table` from the streams of the passes before `pass`
+/// (for a step that updates its source in place and finds a block of it damaged).
+pub fn rebuild_chain_block(ctx: &LevelContext, table: WorkTable, block: usize, pass: Pass) -> anyhow::Result<Vec<u64>> {
+    let mut streams = Vec::new();
+    let mut p = Pass::InitWhite;
+    while p < pass {
+        streams.push(FinishedPass { pass: p, streams: PassStreams::open(&ctx.folder.log(p), ctx.n_blocks())? });
+        p = p.next();
+    }
+    rebuild_block(ctx, table, block, &streams)
 }
 
 /// Rebuilds one block of a finished table: chain tables from the streams of their passes,

@@ -167,7 +167,7 @@ impl WorkTable {
     }
 
     /// The chain table written by a pass: the illegal wtm positions stand for `t(-1)`.
-    fn chain(k: i32) -> WorkTable {
+    pub fn chain(k: i32) -> WorkTable {
         if k < 0 {
             WorkTable::IllegalWtm
         } else {

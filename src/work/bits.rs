@@ -57,6 +57,16 @@ impl BitFile {
     /// Reads the blocks of a chunk into its local buffer, merging storage-contiguous blocks
     /// into reads of at most the I/O size, and checks each block against `sums`.
     pub fn read_blocks(&self, blocks: &[Block], local: &mut [u64], sums: &[u64]) -> Result<(), StorageError> {
+        self.read_blocks_checked(blocks, local, Some(sums))
+    }
+
+    /// Reads blocks as [`BitFile::read_blocks`] does, without checking them (a table being
+    /// updated in place, whose checksums the caller knows only after).
+    pub fn read_blocks_unchecked(&self, blocks: &[Block], local: &mut [u64]) -> Result<(), StorageError> {
+        self.read_blocks_checked(blocks, local, None)
+    }
+
+    fn read_blocks_checked(&self, blocks: &[Block], local: &mut [u64], sums: Option<&[u64]>) -> Result<(), StorageError> {
         let mut bytes = Vec::new();
         let mut i = 0;
         while i < blocks.len() {
@@ -91,8 +101,8 @@ impl BitFile {
                     off += b.words * 8;
                 }
             }
-            for b in &blocks[i..j] {
-                if block_sum(&local[b.local_word..b.local_word + b.words]) != sums[b.id] {
+            for b in blocks[i..j].iter() {
+                if sums.is_some_and(|s| block_sum(&local[b.local_word..b.local_word + b.words]) != s[b.id]) {
                     return Err(StorageError::ChecksumMismatch {
                         path: self.path.clone(),
                         block: b.id,

@@ -239,6 +239,11 @@ impl StreamWriter {
 
 /// Checks that a record's streams are intact in the stream file.
 pub fn check_streams(file: &File, path: &Path, rec: &ChunkRecord) -> Result<(), StorageError> {
+    read_streams(file, path, rec).map(drop)
+}
+
+/// A record's streams, one per block in the record's order, checked against its checksum.
+pub fn read_streams(file: &File, path: &Path, rec: &ChunkRecord) -> Result<Vec<Vec<u8>>, StorageError> {
     let bytes = read_at(file, path, rec.streams_offset, rec.streams_len as usize)?;
     if xxh3_64(&bytes) != rec.streams_sum {
         return Err(StorageError::StreamsMismatch {
@@ -247,7 +252,17 @@ pub fn check_streams(file: &File, path: &Path, rec: &ChunkRecord) -> Result<(), 
             offset: rec.streams_offset,
         });
     }
-    Ok(())
+    let mut at = 0;
+    Ok(rec
+        .blocks
+        .iter()
+        .map(|e| {
+            let end = (at + e.stream_len as usize).min(bytes.len());
+            let out = bytes[at..end].to_vec();
+            at = end;
+            out
+        })
+        .collect())
 }
 
 /// The streams of a finished pass, indexed by block: where each block's gap-coded new
