@@ -31,8 +31,8 @@ mod work;
 
 pub use build::status::{job_status, JobStatus, RunStatus};
 pub use build::{
-    available_ram, compact_folder, generate, is_built, load_bitbase, plan_job, project_pawnless, runs_of, show_size, Budget,
-    Compacted, DiskNeed, GenOptions, JobPlan, Machine, Projection, RunOutcome, RunPlan, RunReport, StepMode,
+    available_ram, compact_folder, generate, is_built, load_bitbase, plan_job, project_pawnless, runs_of, show_size,
+    Budget, Compacted, DiskNeed, GenOptions, JobPlan, Machine, Projection, RunOutcome, RunPlan, RunReport, StepMode,
     TimeEstimate,
 };
 pub use chess::square::TRIANGLE;
@@ -45,7 +45,8 @@ pub use table::probe::{men_in_layout_order, Category, Probe, Run, Tablebase, Wdl
 pub use table::stats::{longest_win, signature_stats, Longest, RunSummary, SignatureStats, ToMove, MAX_DISTANCE};
 pub use table::verify::sample::{sample_run, SampleReport};
 pub use table::verify::{
-    memory_needed as verify_memory, verify_run, verify_run_with, verify_signature, Method as VerifyMethod, SideReport, VerifyReport,
+    memory_needed as verify_memory, verify_run, verify_run_with, verify_signature, Method as VerifyMethod, SideReport,
+    VerifyReport,
 };
 pub use table::TableError;
 pub use work::StorageError;

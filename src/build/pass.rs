@@ -319,7 +319,9 @@ pub fn run_pass(ctx: &LevelContext, spec: &PassSpec) -> anyhow::Result<PassResul
         |i, out| {
             let ch = &chunks.list[todo[i]];
             let written = match &in_place {
-                Some(ip) => commit_in_place(todo[i], ch, &out, &outputs[0], ip, &mut state.sums, &mut log, &mut streams)?,
+                Some(ip) => {
+                    commit_in_place(todo[i], ch, &out, &outputs[0], ip, &mut state.sums, &mut log, &mut streams)?
+                }
                 None => commit_chunk(todo[i], ch, &out, &outputs, &mut state.sums, &mut log, &mut streams)?,
             };
             test_stop_hook()?;

@@ -41,9 +41,9 @@ pub fn check_and_repair(ctx: &LevelContext, passes: &[PassDone]) -> anyhow::Resu
     let mut repaired = 0;
     let Some(last) = passes.last().map(|p| p.pass) else { return Ok(0) };
     // A step under way in place owns its source table: the step's resume checks it.
-    let owned = ctx.in_place_source(last.next()).filter(|&src| {
-        !ctx.folder.bits(src).exists() && ctx.folder.bits(ctx.spec(last.next()).outputs[0]).exists()
-    });
+    let owned = ctx
+        .in_place_source(last.next())
+        .filter(|&src| !ctx.folder.bits(src).exists() && ctx.folder.bits(ctx.spec(last.next()).outputs[0]).exists());
     for done in passes {
         let ps = PassStreams::open(&ctx.folder.log(done.pass), n_blocks)?;
         let sums = ps.sums.clone();

@@ -332,6 +332,8 @@ fn show_time(t: &TimeEstimate) -> String {
 
 /// Seconds as `850 ms`, `4.2 s`, `42 s`, `12.5 min`, `3.4 h` or `2.1 days`.
 fn show_duration(secs: f64) -> String {
+    // Nothing left to build sums to -0.0, shown as 0.
+    let secs = if secs > 0.0 { secs } else { 0.0 };
     match secs {
         s if s < 1.0 => format!("{:.0} ms", s * 1000.0),
         s if s < 10.0 => format!("{s:.1} s"),

@@ -66,7 +66,12 @@ impl BitFile {
         self.read_blocks_checked(blocks, local, None)
     }
 
-    fn read_blocks_checked(&self, blocks: &[Block], local: &mut [u64], sums: Option<&[u64]>) -> Result<(), StorageError> {
+    fn read_blocks_checked(
+        &self,
+        blocks: &[Block],
+        local: &mut [u64],
+        sums: Option<&[u64]>,
+    ) -> Result<(), StorageError> {
         let mut bytes = Vec::new();
         let mut i = 0;
         while i < blocks.len() {
