@@ -60,19 +60,23 @@ secs=$(echo "$(date +%s.%N) - $start" | bc)
 echo "uninterrupted build of the endgame's own runs: ${secs}s"
 compare
 remove_runs
-while [ -n "${KILL_FROM:-}" ] && [ "$done_kills" -lt "$kills" ]; do
-  delay=$(python3 -c "import random; print(round(random.uniform(${KILL_FROM}, ${KILL_TO:-$secs}), 3))")
+# Starts a build and SIGKILLs it after $1 seconds; returns 1 if it finished first.
+build_and_kill() {
   "$bin" gen "$sig" --out "$test" --mem "$mem" >"$root/log" 2>&1 &
-  pid=$!
-  sleep "$delay"
+  local pid=$!
+  sleep "$1"
   if kill -9 "$pid" 2>/dev/null; then
     wait "$pid" 2>/dev/null || true
     done_kills=$((done_kills + 1))
-    echo "kill $done_kills at ${delay}s: $(grep -E 'step|init|merge' "$root/log" | tail -1 | cut -c1-60)"
-  else
-    wait "$pid" || { echo "a run failed:"; tail -3 "$root/log"; exit 1; }
-    echo "run finished before the kill at ${delay}s"
+    echo "kill $done_kills at ${1}s: $(grep -E 'step|init|merge' "$root/log" | tail -1 | cut -c1-60)"
+    return 0
   fi
+  wait "$pid" || { echo "a run failed:"; tail -3 "$root/log"; exit 1; }
+  return 1
+}
+while [ -n "${KILL_FROM:-}" ] && [ "$done_kills" -lt "$kills" ]; do
+  delay=$(python3 -c "import random; print(round(random.uniform(${KILL_FROM}, ${KILL_TO:-$secs}), 3))")
+  build_and_kill "$delay" || echo "run finished before the kill at ${delay}s"
   "$bin" gen "$sig" --out "$test" --mem "$mem" >"$root/log" 2>&1
   if grep -q "resuming after" "$root/log"; then
     resumes=$((resumes + 1))
@@ -83,17 +87,9 @@ while [ -n "${KILL_FROM:-}" ] && [ "$done_kills" -lt "$kills" ]; do
 done
 while [ "$done_kills" -lt "$kills" ]; do
   delay=$(python3 -c "import random; print(round(random.uniform(0.05, $secs), 3))")
-  "$bin" gen "$sig" --out "$test" --mem "$mem" >"$root/log" 2>&1 &
-  pid=$!
-  sleep "$delay"
-  if kill -9 "$pid" 2>/dev/null; then
-    wait "$pid" 2>/dev/null || true
-    done_kills=$((done_kills + 1))
-    grep -q "resuming after" "$root/log" && resumes=$((resumes + 1))
-    echo "kill $done_kills at ${delay}s: $(grep -E 'step|init|merge' "$root/log" | tail -1 | cut -c1-60)"
-  else
-    wait "$pid" || { echo "a run failed:"; tail -3 "$root/log"; exit 1; }
-    grep -q "resuming after" "$root/log" && resumes=$((resumes + 1))
+  if build_and_kill "$delay"; then finished_first=0; else finished_first=1; fi
+  grep -q "resuming after" "$root/log" && resumes=$((resumes + 1))
+  if [ "$finished_first" -eq 1 ]; then
     echo "run finished before the kill at ${delay}s; comparing, then building the endgame's runs again"
     compare
     remove_runs

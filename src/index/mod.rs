@@ -246,6 +246,16 @@ impl Layout {
         }
     }
 
+    /// Per piece (in `pieces` order), whether the next piece is identical (same colour and
+    /// role): such men are stored in both orders.
+    pub fn same_as_next(&self) -> Vec<bool> {
+        self.pieces
+            .windows(2)
+            .map(|w| w[0].color == w[1].color && w[0].role == w[1].role)
+            .chain(std::iter::once(false))
+            .collect()
+    }
+
     /// Whether the run has pawns (and slices).
     pub fn has_pawns(&self) -> bool {
         self.slices.is_some()

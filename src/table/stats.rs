@@ -244,12 +244,7 @@ struct RunScanner<'a> {
 impl<'a> RunScanner<'a> {
     fn new(material: &Material, source: CodeSource<'a>, count_stalemates: bool) -> RunScanner<'a> {
         let layout = Layout::new(material);
-        let same_as_next = layout
-            .pieces
-            .windows(2)
-            .map(|w| w[0].color == w[1].color && w[0].role == w[1].role)
-            .chain(std::iter::once(false))
-            .collect();
+        let same_as_next = layout.same_as_next();
         RunScanner { layout, source, same_as_next, count_stalemates, distances_only: false }
     }
 

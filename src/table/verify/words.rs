@@ -223,12 +223,7 @@ impl<'a> Run<'a> {
         let local_contrib = (0..layout.pieces.len())
             .map(|k| std::array::from_fn(|sq| extract(layout.piece_contrib(k, sq as Square), rest_mask)))
             .collect();
-        let same_as_next = layout
-            .pieces
-            .windows(2)
-            .map(|w| w[0].color == w[1].color && w[0].role == w[1].role)
-            .chain(std::iter::once(false))
-            .collect();
+        let same_as_next = layout.same_as_next();
         Run { material, layout, wtm, subs, perms: permutations(), rest_mask, local_contrib, same_as_next }
     }
 
@@ -401,7 +396,8 @@ impl<'a> Run<'a> {
                 Some(j) => self.fold_capture_btm(&mut acc, lanes, j, code, &moved, perm),
             }
         }
-        // The other pieces' moves: the black king stays, so do the lanes.
+        // The other pieces' moves: the black king stays, so do the lanes. (This loop and
+        // white's in `derive_wtm` look alike; one generic over the side ran 13-20% slower.)
         for i in (0..n).filter(|&k| !self.is_white(k)) {
             let s = c.sq[i];
             let mut targets = attacks(self.role(i), s, c.occ) & !(c.black | 1 << c.bk);
