@@ -27,3 +27,17 @@ impl Progress for SilentProgress {
     fn inc(&self) {}
     fn finish(&self, _: &str) {}
 }
+
+/// Passes on a progress's log lines only: for a stage that runs beside another one (a
+/// compaction while the next run is solved), whose bar would fight the other's.
+pub struct LogOnly<'a>(pub &'a dyn Progress);
+
+impl Progress for LogOnly<'_> {
+    fn log(&self, msg: &str) {
+        self.0.log(msg)
+    }
+    fn start(&self, _: String, _: u64, _: &str) {}
+    fn set(&self, _: u64) {}
+    fn inc(&self) {}
+    fn finish(&self, _: &str) {}
+}

@@ -1,14 +1,14 @@
 //! The job: every run a set of signatures needs (their closure under captures), smallest
 //! first, skipping finished ones and resuming an interrupted job from its work folder.
 
-use super::disk::{check_disk, check_writable, disk_needs, DiskNeed};
+use super::disk::{check_disk, check_writable, disk_needs, free_space, DiskNeed};
 use super::estimate::{estimate_run, Machine, TimeEstimate};
 use super::pass::StepMode;
 use super::plan::{run_needs, show_size, Budget, Plan, RunNeeds};
-use super::run::{solve_run, sub_endgames_note, RunReport};
+use super::run::{solve_run, sub_endgames_note, RunReport, Solved};
 use crate::chess::{Color, Material};
 use crate::index::Layout;
-use crate::progress::Progress;
+use crate::progress::{LogOnly, Progress};
 use crate::solve::{BitWords, Bitbase, Captures, Pass};
 use crate::table::compact::{CompactTable, DEFAULT_LEVEL};
 use crate::table::format::{table_path, FormatError};
@@ -173,12 +173,42 @@ pub fn generate(
         manifest::save(&job_path, &this_job)?;
     }
     let mut loaded: HashMap<Material, Arc<Bitbase>> = HashMap::new();
-    let mut outcomes = Vec::new();
-    for m in runs {
-        let outcome = build_run(&m, opts, &mut loaded, &checked, progress)?;
-        checked.insert(m.clone());
-        outcomes.push((m, outcome));
-    }
+    let mut outcomes: Vec<(usize, Material, RunOutcome)> = Vec::new();
+    std::thread::scope(|scope| -> anyhow::Result<()> {
+        // One compaction at a time may go on while the next run is solved (`overlaps`).
+        let mut compacting: Option<(usize, std::thread::ScopedJoinHandle<'_, anyhow::Result<RunOutcome>>)> = None;
+        let wait = |compacting: &mut Option<(usize, std::thread::ScopedJoinHandle<'_, _>)>,
+                    outcomes: &mut Vec<(usize, Material, RunOutcome)>|
+         -> anyhow::Result<()> {
+            if let Some((i, handle)) = compacting.take() {
+                let outcome = handle.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))?;
+                outcomes.push((i, runs[i].clone(), outcome));
+            }
+            Ok(())
+        };
+        for (i, m) in runs.iter().enumerate() {
+            if compacting.as_ref().is_some_and(|(p, _)| m.successor_runs().contains(&runs[*p])) {
+                wait(&mut compacting, &mut outcomes)?;
+            }
+            match build_run(m, opts, &mut loaded, &checked, progress)? {
+                RunStep::Done(outcome) => outcomes.push((i, m.clone(), outcome)),
+                RunStep::Solved(solved, lock) => {
+                    wait(&mut compacting, &mut outcomes)?;
+                    match runs.get(i + 1) {
+                        Some(next) if overlaps(&solved, m, next, opts) => {
+                            let quiet = LogOnly(progress);
+                            compacting = Some((i, scope.spawn(move || finish_run(m, *solved, lock, &quiet))));
+                        }
+                        _ => outcomes.push((i, m.clone(), finish_run(m, *solved, lock, progress)?)),
+                    }
+                }
+            }
+            checked.insert(m.clone());
+        }
+        wait(&mut compacting, &mut outcomes)
+    })?;
+    outcomes.sort_by_key(|(i, _, _)| *i);
+    let outcomes: Vec<(Material, RunOutcome)> = outcomes.into_iter().map(|(_, m, o)| (m, o)).collect();
     if job_path.exists() {
         std::fs::remove_file(&job_path).with_context(|| format!("removing {}", job_path.display()))?;
     }
@@ -219,13 +249,38 @@ fn claim_work_folder(
 
 /// Builds one run unless its table is already in the output folder, loading the
 /// sub-endgames' bitbases its captures need (kept in `loaded` for the next runs).
+/// What [`build_run`] leaves: a table that was there already, or a run solved whose table is
+/// still to be compacted and published, with the lock that keeps other jobs off it.
+enum RunStep {
+    Done(RunOutcome),
+    Solved(Box<Solved>, Lock),
+}
+
+/// Whether `solved`'s compaction may run while `next` is solved: `next` does not read its
+/// table, and the disk holds `next`'s work peak with the compact table still to be written.
+/// (The two share the cores, which the passes of a run leave partly idle: KQRvKR's job
+/// 4.5 s -> see docs/BENCHMARKS.md.)
+fn overlaps(solved: &Solved, m: &Material, next: &Material, opts: &GenOptions) -> bool {
+    let need = run_needs(&Layout::new(next)).work_peak + solved.final_bytes();
+    let fits = |dir: &Path| free_space(dir).is_some_and(|free| free >= need + need / 4);
+    !next.successor_runs().contains(m) && fits(&opts.work_dir()) && fits(&opts.out)
+}
+
+/// Compacts and publishes a solved run's table, then lets go of its lock.
+fn finish_run(m: &Material, solved: Solved, lock: Lock, progress: &dyn Progress) -> anyhow::Result<RunOutcome> {
+    let report = solved.finish(progress)?;
+    drop(lock);
+    progress.log(&built_line(m, &report));
+    Ok(RunOutcome::Built(report))
+}
+
 fn build_run(
     m: &Material,
     opts: &GenOptions,
     loaded: &mut HashMap<Material, Arc<Bitbase>>,
     checked: &HashSet<Material>,
     progress: &dyn Progress,
-) -> anyhow::Result<RunOutcome> {
+) -> anyhow::Result<RunStep> {
     let path = table_path(&opts.out, m);
     let run_work = opts.work_dir().join(m.to_string());
     if path.exists() {
@@ -240,7 +295,7 @@ fn build_run(
                     std::fs::remove_dir_all(&run_work).with_context(|| format!("removing {}", run_work.display()))?;
                 }
                 progress.log(&format!("{m}: already built ({})", path.display()));
-                return Ok(RunOutcome::Existing(path));
+                return Ok(RunStep::Done(RunOutcome::Existing(path)));
             }
             Err(e) => {
                 progress.log(&format!("{m}: existing table is damaged, rebuilding: {:#}", anyhow::Error::from(e)))
@@ -250,10 +305,10 @@ fn build_run(
     // One builder at a time for a table (another job with another work folder may build
     // the same run into this output folder); it may have finished it meanwhile.
     let lock_path = opts.out.join(format!(".{m}.tbs.lock"));
-    let _lock = Lock::acquire(&lock_path, &format!("table {}", path.display()))?;
+    let lock = Lock::acquire(&lock_path, &format!("table {}", path.display()))?;
     if is_built(&opts.out, m) {
         progress.log(&format!("{m}: already built ({})", path.display()));
-        return Ok(RunOutcome::Existing(path));
+        return Ok(RunStep::Done(RunOutcome::Existing(path)));
     }
     // Only this run's sub-endgames stay in RAM; when they would take more than half the
     // budget they are mapped from their files instead.
@@ -298,7 +353,7 @@ fn build_run(
         })?)
     };
     let held = caps_bytes(caps_eventual.iter().chain([&caps]));
-    let report = solve_run(
+    let solved = solve_run(
         m,
         &caps,
         caps_eventual.as_ref(),
@@ -310,8 +365,7 @@ fn build_run(
         opts.steps,
         progress,
     )?;
-    progress.log(&built_line(m, &report));
-    Ok(RunOutcome::Built(report))
+    Ok(RunStep::Solved(Box::new(solved), lock))
 }
 
 /// The log line of a built run: time per stage, chunks, blocks, bytes moved, streams.

@@ -84,7 +84,39 @@ pub fn sub_endgames_note(budget: &Budget, subs: u64) -> String {
     format!("--mem {}, of which the sub-endgames' bitbases take {}", show_size(budget.mem), show_size(subs))
 }
 
-/// Computes (or resumes) one white-wins run and publishes its table into `out_dir`.
+/// A run whose levels are solved: its table assembled in the work folder, to be compacted
+/// and published ([`Solved::finish`]), which may go on while the next run is solved.
+pub struct Solved {
+    partial: PartialTable,
+    manifest: RunManifest,
+    layout: Layout,
+    folder: RunFolder,
+    out_dir: PathBuf,
+    work_dir: PathBuf,
+    settings: TableSettings,
+    report: RunReport,
+}
+
+impl Solved {
+    /// Bytes the compact table will take in the output folder, estimated.
+    pub fn final_bytes(&self) -> u64 {
+        super::plan::run_needs(&self.layout).final_bytes
+    }
+
+    /// Compacts the assembled table (resuming an interrupted compaction), publishes it and
+    /// removes the run's work folder.
+    pub fn finish(self, progress: &dyn Progress) -> anyhow::Result<RunReport> {
+        let t = Instant::now();
+        let Solved { partial, manifest, layout, folder, out_dir, work_dir, settings, report } = self;
+        let path = finish_table(partial, &manifest, &layout, &out_dir, &folder, &settings, progress)?;
+        let compact_secs = t.elapsed().as_secs_f64();
+        std::fs::remove_dir_all(&work_dir).with_context(|| format!("removing {}", work_dir.display()))?;
+        Ok(RunReport { path, compact_secs, ..report })
+    }
+}
+
+/// Computes (or resumes) the levels of one white-wins run; [`Solved::finish`] then publishes
+/// its table into `out_dir`.
 /// `caps_bytes` is the RAM the sub-endgames' bitbases in `caps` hold (out of the budget).
 /// `caps_eventual` holds the conversions' eventual bitbases when some sub-endgame has cursed
 /// positions.
@@ -100,7 +132,7 @@ pub fn solve_run(
     level: i32,
     steps: StepMode,
     progress: &dyn Progress,
-) -> anyhow::Result<RunReport> {
+) -> anyhow::Result<Solved> {
     let layout = Layout::new(material);
     let folder = RunFolder::new(work_dir);
     std::fs::create_dir_all(work_dir).with_context(|| format!("creating {}", work_dir.display()))?;
@@ -153,12 +185,16 @@ pub fn solve_run(
         }
     }
     let report = run_report(&manifest, &layout, &folder)?;
-    let t = Instant::now();
-    let settings = TableSettings { level, threads: budget.threads };
-    let path = finish_table(partial, &manifest, &layout, out_dir, &folder, &settings, progress)?;
-    let compact_secs = t.elapsed().as_secs_f64();
-    std::fs::remove_dir_all(work_dir).with_context(|| format!("removing {}", work_dir.display()))?;
-    Ok(RunReport { path, compact_secs, ..report })
+    Ok(Solved {
+        partial,
+        manifest,
+        layout,
+        folder,
+        out_dir: out_dir.to_path_buf(),
+        work_dir: work_dir.to_path_buf(),
+        settings: TableSettings { level, threads: budget.threads },
+        report,
+    })
 }
 
 /// Opens the run's manifest and table being assembled, and checks the solved levels: from
