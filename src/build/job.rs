@@ -172,43 +172,7 @@ pub fn generate(
     if !todo.is_empty() {
         manifest::save(&job_path, &this_job)?;
     }
-    let mut loaded: HashMap<Material, Arc<Bitbase>> = HashMap::new();
-    let mut outcomes: Vec<(usize, Material, RunOutcome)> = Vec::new();
-    std::thread::scope(|scope| -> anyhow::Result<()> {
-        // One compaction at a time may go on while the next run is solved (`overlaps`).
-        let mut compacting: Option<(usize, std::thread::ScopedJoinHandle<'_, anyhow::Result<RunOutcome>>)> = None;
-        let wait = |compacting: &mut Option<(usize, std::thread::ScopedJoinHandle<'_, _>)>,
-                    outcomes: &mut Vec<(usize, Material, RunOutcome)>|
-         -> anyhow::Result<()> {
-            if let Some((i, handle)) = compacting.take() {
-                let outcome = handle.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))?;
-                outcomes.push((i, runs[i].clone(), outcome));
-            }
-            Ok(())
-        };
-        for (i, m) in runs.iter().enumerate() {
-            if compacting.as_ref().is_some_and(|(p, _)| m.successor_runs().contains(&runs[*p])) {
-                wait(&mut compacting, &mut outcomes)?;
-            }
-            match build_run(m, opts, &mut loaded, &checked, progress)? {
-                RunStep::Done(outcome) => outcomes.push((i, m.clone(), outcome)),
-                RunStep::Solved(solved, lock) => {
-                    wait(&mut compacting, &mut outcomes)?;
-                    match runs.get(i + 1) {
-                        Some(next) if overlaps(&solved, m, next, opts) => {
-                            let quiet = LogOnly(progress);
-                            compacting = Some((i, scope.spawn(move || finish_run(m, *solved, lock, &quiet))));
-                        }
-                        _ => outcomes.push((i, m.clone(), finish_run(m, *solved, lock, progress)?)),
-                    }
-                }
-            }
-            checked.insert(m.clone());
-        }
-        wait(&mut compacting, &mut outcomes)
-    })?;
-    outcomes.sort_by_key(|(i, _, _)| *i);
-    let outcomes: Vec<(Material, RunOutcome)> = outcomes.into_iter().map(|(_, m, o)| (m, o)).collect();
+    let outcomes = build_runs(&runs, opts, &mut checked, progress)?;
     if job_path.exists() {
         std::fs::remove_file(&job_path).with_context(|| format!("removing {}", job_path.display()))?;
     }
@@ -249,6 +213,51 @@ fn claim_work_folder(
 
 /// Builds one run unless its table is already in the output folder, loading the
 /// sub-endgames' bitbases its captures need (kept in `loaded` for the next runs).
+/// Builds the runs in order (each one's sub-endgames come before it). One compaction at a
+/// time may go on while the next run is solved ([`overlaps`]); a run that reads the table
+/// being compacted waits for it.
+fn build_runs(
+    runs: &[Material],
+    opts: &GenOptions,
+    checked: &mut HashSet<Material>,
+    progress: &dyn Progress,
+) -> anyhow::Result<Vec<(Material, RunOutcome)>> {
+    type Compacting<'s> = Option<(usize, std::thread::ScopedJoinHandle<'s, anyhow::Result<RunOutcome>>)>;
+    let mut loaded: HashMap<Material, Arc<Bitbase>> = HashMap::new();
+    let mut outcomes: Vec<(usize, RunOutcome)> = Vec::new();
+    let wait = |compacting: &mut Compacting, outcomes: &mut Vec<(usize, RunOutcome)>| -> anyhow::Result<()> {
+        if let Some((i, handle)) = compacting.take() {
+            outcomes.push((i, handle.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))?));
+        }
+        Ok(())
+    };
+    std::thread::scope(|scope| -> anyhow::Result<()> {
+        let mut compacting: Compacting = None;
+        for (i, m) in runs.iter().enumerate() {
+            if compacting.as_ref().is_some_and(|(p, _)| m.successor_runs().contains(&runs[*p])) {
+                wait(&mut compacting, &mut outcomes)?;
+            }
+            match build_run(m, opts, &mut loaded, checked, progress)? {
+                RunStep::Done(outcome) => outcomes.push((i, outcome)),
+                RunStep::Solved(solved, lock) => {
+                    wait(&mut compacting, &mut outcomes)?;
+                    match runs.get(i + 1) {
+                        Some(next) if overlaps(&solved, m, next, opts) => {
+                            let quiet = LogOnly(progress);
+                            compacting = Some((i, scope.spawn(move || finish_run(m, *solved, lock, &quiet))));
+                        }
+                        _ => outcomes.push((i, finish_run(m, *solved, lock, progress)?)),
+                    }
+                }
+            }
+            checked.insert(m.clone());
+        }
+        wait(&mut compacting, &mut outcomes)
+    })?;
+    outcomes.sort_by_key(|(i, _)| *i);
+    Ok(outcomes.into_iter().map(|(i, o)| (runs[i].clone(), o)).collect())
+}
+
 /// What [`build_run`] leaves: a table that was there already, or a run solved whose table is
 /// still to be compacted and published, with the lock that keeps other jobs off it.
 enum RunStep {

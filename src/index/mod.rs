@@ -246,14 +246,28 @@ impl Layout {
         }
     }
 
-    /// Per piece (in `pieces` order), whether the next piece is identical (same colour and
-    /// role): such men are stored in both orders.
-    pub fn same_as_next(&self) -> Vec<bool> {
-        self.pieces
-            .windows(2)
-            .map(|w| w[0].color == w[1].color && w[0].role == w[1].role)
-            .chain(std::iter::once(false))
-            .collect()
+    /// Whether pieces `k` and `k + 1` are identical (same colour and role): such men are
+    /// stored in both orders.
+    #[inline]
+    fn same_as_next(&self, k: usize) -> bool {
+        self.pieces.get(k + 1).is_some_and(|n| n.color == self.pieces[k].color && n.role == self.pieces[k].role)
+    }
+
+    /// Puts identical men (`squares` in `pieces` order) in increasing square order: the
+    /// one order in which a position is counted once.
+    pub fn sort_identical(&self, squares: &mut [Square]) {
+        let mut start = 0;
+        for k in 0..squares.len() {
+            if !self.same_as_next(k) {
+                squares[start..=k].sort_unstable();
+                start = k + 1;
+            }
+        }
+    }
+
+    /// Whether identical men stand in increasing square order.
+    pub fn identical_in_order(&self, squares: &[Square]) -> bool {
+        squares.windows(2).enumerate().all(|(k, w)| !self.same_as_next(k) || w[0] < w[1])
     }
 
     /// Whether the run has pawns (and slices).

@@ -233,8 +233,6 @@ struct WordMen {
 struct RunScanner<'a> {
     layout: Layout,
     source: CodeSource<'a>,
-    /// `same_as_next[k]`: piece `k + 1` is identical to piece `k` (same colour and role).
-    same_as_next: Vec<bool>,
     count_stalemates: bool,
     /// Only the won positions' distances are wanted (a summary): words without any are
     /// skipped, the other counts are not kept.
@@ -244,24 +242,12 @@ struct RunScanner<'a> {
 impl<'a> RunScanner<'a> {
     fn new(material: &Material, source: CodeSource<'a>, count_stalemates: bool) -> RunScanner<'a> {
         let layout = Layout::new(material);
-        let same_as_next = layout.same_as_next();
-        RunScanner { layout, source, same_as_next, count_stalemates, distances_only: false }
-    }
-
-    /// Identical men put in increasing square order.
-    fn canonical_order(&self, squares: &mut [Square]) {
-        let mut start = 0;
-        for k in 0..squares.len() {
-            if !self.same_as_next[k] {
-                squares[start..=k].sort_unstable();
-                start = k + 1;
-            }
-        }
+        RunScanner { layout, source, count_stalemates, distances_only: false }
     }
 
     /// Index of men given as squares, identical men put in increasing square order.
     fn canonical_index(&self, bk_code: u8, squares: &mut [Square]) -> u64 {
-        self.canonical_order(squares);
+        self.layout.sort_identical(squares);
         self.layout.index(bk_code, squares, 0)
     }
 
@@ -271,7 +257,7 @@ impl<'a> RunScanner<'a> {
         let mut squares = [0; MAX_PIECES];
         let (bk_code, _) = self.layout.decode_into(base, &mut squares[..n]);
         let bk = self.layout.bk_square(bk_code);
-        let canonical_order = squares[..n].windows(2).zip(&self.same_as_next).all(|(w, &same)| !same || w[0] < w[1]);
+        let canonical_order = self.layout.identical_in_order(&squares[..n]);
         let Some(slices) = &self.layout.slices else {
             let transposed_base = on_diagonal(bk).then(|| {
                 let mut t = squares.map(|s| Symmetry::TRANSPOSE.apply(s));
@@ -283,7 +269,7 @@ impl<'a> RunScanner<'a> {
         let pawns = slices.pawns((base >> self.layout.total_bits) as u32);
         let mirror_base = (pawns.orientation() == std::cmp::Ordering::Equal).then(|| {
             let mut m = squares.map(|s| s ^ 7);
-            self.canonical_order(&mut m[..n]);
+            self.layout.sort_identical(&mut m[..n]);
             let (slot, _) =
                 self.layout.canonical_slot(bk ^ 7, &m[..n], 0, &pawns.mirrored()).expect("a stored mirror image");
             slot

@@ -188,8 +188,6 @@ struct Run<'a> {
     /// place among the slots of its black-king square).
     rest_mask: u64,
     local_contrib: Vec<[u64; 64]>,
-    /// Whether piece `k` and piece `k + 1` are identical (same colour and role).
-    same_as_next: Vec<bool>,
 }
 
 /// Reads the bits of `x` under `mask` into the low bits, in order.
@@ -223,8 +221,7 @@ impl<'a> Run<'a> {
         let local_contrib = (0..layout.pieces.len())
             .map(|k| std::array::from_fn(|sq| extract(layout.piece_contrib(k, sq as Square), rest_mask)))
             .collect();
-        let same_as_next = layout.same_as_next();
-        Run { material, layout, wtm, subs, perms: permutations(), rest_mask, local_contrib, same_as_next }
+        Run { material, layout, wtm, subs, perms: permutations(), rest_mask, local_contrib }
     }
 
     fn n_pieces(&self) -> usize {
@@ -540,21 +537,10 @@ impl<'a> Run<'a> {
         })
     }
 
-    /// Identical men put in increasing square order.
-    fn sort_identical(&self, sq: &mut [Square]) {
-        let mut start = 0;
-        for k in 0..sq.len() {
-            if !self.same_as_next[k] {
-                sq[start..=k].sort_unstable();
-                start = k + 1;
-            }
-        }
-    }
-
     /// Whether identical men stand in increasing square order (the position counted once
     /// in the distance summary, as `stats` counts it).
     fn in_order(&self, c: &Config) -> bool {
-        c.sq[..self.n_pieces()].windows(2).zip(&self.same_as_next).all(|(w, &same)| !same || w[0] < w[1])
+        self.layout.identical_in_order(&c.sq[..self.n_pieces()])
     }
 
     /// The transposed image of a word whose black king is on the long diagonal (stored
@@ -570,7 +556,7 @@ impl<'a> Run<'a> {
             *m = Symmetry::TRANSPOSE.apply(s);
         }
         if sorted {
-            self.sort_identical(&mut img[..n]);
+            self.layout.sort_identical(&mut img[..n]);
         }
         Some((self.local_word(&img[..n]), Self::word_of(self.layout, c.bk_code, &img[..n])))
     }
