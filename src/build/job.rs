@@ -211,8 +211,6 @@ fn claim_work_folder(
     Ok(this_job)
 }
 
-/// Builds one run unless its table is already in the output folder, loading the
-/// sub-endgames' bitbases its captures need (kept in `loaded` for the next runs).
 /// Builds the runs in order (each one's sub-endgames come before it). One compaction at a
 /// time may go on while the next run is solved ([`overlaps`]); a run that reads the table
 /// being compacted waits for it.
@@ -267,8 +265,8 @@ enum RunStep {
 
 /// Whether `solved`'s compaction may run while `next` is solved: `next` does not read its
 /// table, and the disk holds `next`'s work peak with the compact table still to be written.
-/// (The two share the cores, which the passes of a run leave partly idle: KQRvKR's job
-/// 4.5 s -> see docs/BENCHMARKS.md.)
+/// (The two share the cores, which a run's passes leave partly idle: docs/BENCHMARKS.md,
+/// "Compaction beside the next run".)
 fn overlaps(solved: &Solved, m: &Material, next: &Material, opts: &GenOptions) -> bool {
     let need = run_needs(&Layout::new(next)).work_peak + solved.final_bytes();
     let fits = |dir: &Path| free_space(dir).is_some_and(|free| free >= need + need / 4);
@@ -283,6 +281,9 @@ fn finish_run(m: &Material, solved: Solved, lock: Lock, progress: &dyn Progress)
     Ok(RunOutcome::Built(report))
 }
 
+/// Builds one run unless its table is already in the output folder, loading the
+/// sub-endgames' bitbases its captures need (kept in `loaded` for the next runs); leaves
+/// its compaction to the caller.
 fn build_run(
     m: &Material,
     opts: &GenOptions,

@@ -9,6 +9,7 @@
 //! the pass's log and its blocks still match.
 
 use super::plan::{show_size, Budget, Chunk, Chunks, Plan};
+use super::repair::{check_block, EarlierStreams};
 use crate::chess::{Color, Square};
 use crate::index::slices::MAX_PAWNS;
 use crate::index::{Block, Layout, Level, Pawns};
@@ -483,6 +484,8 @@ pub(super) struct InPlace {
     base: Vec<u64>,
     /// Whether an earlier process had started the step.
     resumed: bool,
+    /// The earlier passes' streams, opened when a first damaged block is rebuilt.
+    earlier: std::sync::OnceLock<EarlierStreams>,
 }
 
 impl InPlace {
@@ -506,7 +509,19 @@ impl InPlace {
             }
             std::fs::rename(&from, &to).with_context(|| format!("renaming {} to {}", from.display(), to.display()))?;
         }
-        Ok(InPlace { source, base, resumed })
+        Ok(InPlace { source, base, resumed, earlier: std::sync::OnceLock::new() })
+    }
+
+    /// Block `block` of `t(k-2)`, rebuilt from the streams of the passes before `pass`.
+    fn rebuilt(&self, ctx: &LevelContext, pass: Pass, block: usize) -> anyhow::Result<Vec<u64>> {
+        let earlier = match self.earlier.get() {
+            Some(e) => e,
+            None => {
+                let opened = EarlierStreams::open(ctx, pass)?;
+                self.earlier.get_or_init(|| opened)
+            }
+        };
+        earlier.rebuild(ctx, self.source, block)
     }
 
     /// Resume: OR-s a record's new positions into its chunk's blocks (again) and checks
@@ -530,7 +545,7 @@ impl InPlace {
             let one = [Block { local_word: 0, ..*b }];
             let mut words = vec![0u64; b.words];
             file.read_blocks_unchecked(&one, &mut words)?;
-            or_positions(&mut words, stream)?;
+            gap::set_positions(&mut words, stream)?;
             if block_sum(&words) != e.sums[0] {
                 let damage = crate::work::StorageError::ChecksumMismatch {
                     path: file.path.clone(),
@@ -538,8 +553,8 @@ impl InPlace {
                     offset: b.slot_word as u64 * 8,
                 };
                 ctx.progress.log(&format!("{}: {damage}; rebuilding the block", ctx.layout.material));
-                words = super::repair::rebuild_chain_block(ctx, self.source, b.id, pass)?;
-                or_positions(&mut words, stream)?;
+                words = self.rebuilt(ctx, pass, b.id)?;
+                gap::set_positions(&mut words, stream)?;
                 anyhow::ensure!(
                     block_sum(&words) == e.sums[0],
                     "rebuilt block {} of {} does not match its record",
@@ -548,7 +563,7 @@ impl InPlace {
                 );
             }
             if !stream.is_empty() || self.base[b.id] != e.sums[0] {
-                file.write_blocks(&one, &words)?;
+                file.put_blocks(&one, &words)?;
             }
             sums[0][b.id] = e.sums[0];
         }
@@ -567,36 +582,11 @@ impl InPlace {
     ) -> anyhow::Result<()> {
         for ch in chunks.list.iter().zip(done).filter(|(_, &d)| !d).map(|(ch, _)| ch) {
             for b in &ch.blocks {
-                let one = [Block { local_word: 0, ..*b }];
-                let mut words = vec![0u64; b.words];
-                match file.read_blocks(&one, &mut words, &self.base) {
-                    Ok(()) => continue,
-                    Err(e @ crate::work::StorageError::ChecksumMismatch { .. }) => {
-                        ctx.progress.log(&format!("{}: {e}; rebuilding the block", ctx.layout.material))
-                    }
-                    Err(e) => return Err(e.into()),
-                }
-                let words = super::repair::rebuild_chain_block(ctx, self.source, b.id, pass)?;
-                anyhow::ensure!(
-                    block_sum(&words) == self.base[b.id],
-                    "rebuilt block {} of {} does not match its checksum",
-                    b.id,
-                    file.path.display()
-                );
-                file.write_blocks(&one, &words)?;
+                check_block(ctx, file, b.id, &self.base, || self.rebuilt(ctx, pass, b.id))?;
             }
         }
         Ok(())
     }
-}
-
-/// Sets the positions of a gap-coded stream in a block's words.
-fn or_positions(words: &mut [u64], stream: &[u8]) -> anyhow::Result<()> {
-    for pos in gap::decode(stream) {
-        let pos = pos?;
-        *words.get_mut((pos / 64) as usize).context("stream position outside its block")? |= 1 << (pos % 64);
-    }
-    Ok(())
 }
 
 /// A solved level's final bitbase, open for reading.
@@ -970,7 +960,7 @@ fn commit_in_place(
         .collect();
     let (record, streams) = log_chunk(list_index, done, entries, log, streams)?;
     if !changed.is_empty() {
-        file.write_blocks(&changed, &done.tables[0])?;
+        file.put_blocks(&changed, &done.tables[0])?;
     }
     Ok(Written { blocks: changed.iter().map(|b| b.words as u64 * 8).sum(), record, streams })
 }

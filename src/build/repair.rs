@@ -5,9 +5,9 @@
 use super::pass::{open_finals, read_pushes, LevelContext};
 use crate::index::Block;
 use crate::solve::{compute_chunk, obsolete_after, Frame, Pass, WorkTable};
-use crate::work::bits::{block_sum, load_sums, save_sums};
+use crate::work::bits::{block_sum, load_sums, save_sums, BitFile};
 use crate::work::deltalog::PassStreams;
-use crate::work::gap::decode;
+use crate::work::gap::set_positions;
 use crate::work::manifest::PassDone;
 use crate::work::StorageError;
 use anyhow::Context;
@@ -36,7 +36,6 @@ fn is_obsolete(table: WorkTable, last: Pass, eventual: bool) -> bool {
 /// blocks. Returns the number of blocks rebuilt; an error means the level must restart.
 pub fn check_and_repair(ctx: &LevelContext, passes: &[PassDone]) -> anyhow::Result<usize> {
     let n_blocks = ctx.n_blocks();
-    let block_words = ctx.block_words();
     let mut streams = Vec::new();
     let mut repaired = 0;
     let Some(last) = passes.last().map(|p| p.pass) else { return Ok(0) };
@@ -71,39 +70,62 @@ pub fn check_and_repair(ctx: &LevelContext, passes: &[PassDone]) -> anyhow::Resu
             }
             let file = ctx.open_table(table)?;
             for block in 0..n_blocks {
-                match file.read_range(block, 1, block_words, &sums[o]) {
-                    Ok(_) => continue,
-                    Err(e @ StorageError::ChecksumMismatch { .. }) => {
-                        ctx.progress.log(&format!("{}: {e}; rebuilding the block", ctx.layout.material))
-                    }
-                    Err(e) => return Err(e.into()),
+                if check_block(ctx, &file, block, &sums[o], || rebuild_block(ctx, table, block, &streams))? {
+                    repaired += 1;
                 }
-                let words = rebuild_block(ctx, table, block, &streams)?;
-                anyhow::ensure!(
-                    block_sum(&words) == sums[o][block],
-                    "rebuilt block {block} of {} does not match its checksum",
-                    bits.display()
-                );
-                let b = Block { id: block, local_word: 0, slot_word: block * block_words, words: block_words };
-                file.write_blocks(&[b], &words)?;
-                file.sync()?;
-                repaired += 1;
             }
         }
     }
     Ok(repaired)
 }
 
-/// Rebuilds one block of chain table `table` from the streams of the passes before `pass`
-/// (for a step that updates its source in place and finds a block of it damaged).
-pub fn rebuild_chain_block(ctx: &LevelContext, table: WorkTable, block: usize, pass: Pass) -> anyhow::Result<Vec<u64>> {
-    let mut streams = Vec::new();
-    let mut p = Pass::InitWhite;
-    while p < pass {
-        streams.push(FinishedPass { pass: p, streams: PassStreams::open(&ctx.folder.log(p), ctx.n_blocks())? });
-        p = p.next();
+/// Checks block `block` of `file` against `sums`; a damaged one is reported, rebuilt with
+/// `rebuild` (which must give its checksum) and written back. Whether it was rebuilt.
+pub fn check_block(
+    ctx: &LevelContext,
+    file: &BitFile,
+    block: usize,
+    sums: &[u64],
+    rebuild: impl FnOnce() -> anyhow::Result<Vec<u64>>,
+) -> anyhow::Result<bool> {
+    let block_words = ctx.block_words();
+    match file.read_range(block, 1, block_words, sums) {
+        Ok(_) => return Ok(false),
+        Err(e @ StorageError::ChecksumMismatch { .. }) => {
+            ctx.progress.log(&format!("{}: {e}; rebuilding the block", ctx.layout.material))
+        }
+        Err(e) => return Err(e.into()),
     }
-    rebuild_block(ctx, table, block, &streams)
+    let words = rebuild()?;
+    anyhow::ensure!(
+        block_sum(&words) == sums[block],
+        "rebuilt block {block} of {} does not match its checksum",
+        file.path.display()
+    );
+    file.put_blocks(&[Block { id: block, local_word: 0, slot_word: block * block_words, words: block_words }], &words)?;
+    file.sync()?;
+    Ok(true)
+}
+
+/// The streams of every pass before a step, opened once: a step that updates its source
+/// in place rebuilds damaged blocks of it from them.
+pub struct EarlierStreams(Vec<FinishedPass>);
+
+impl EarlierStreams {
+    pub fn open(ctx: &LevelContext, before: Pass) -> anyhow::Result<EarlierStreams> {
+        let mut streams = Vec::new();
+        let mut p = Pass::InitWhite;
+        while p < before {
+            streams.push(FinishedPass { pass: p, streams: PassStreams::open(&ctx.folder.log(p), ctx.n_blocks())? });
+            p = p.next();
+        }
+        Ok(EarlierStreams(streams))
+    }
+
+    /// Block `block` of chain table `table`, rebuilt.
+    pub fn rebuild(&self, ctx: &LevelContext, table: WorkTable, block: usize) -> anyhow::Result<Vec<u64>> {
+        rebuild_block(ctx, table, block, &self.0)
+    }
 }
 
 /// Rebuilds one block of a finished table: chain tables from the streams of their passes,
@@ -123,10 +145,8 @@ fn rebuild_block(
         let same_chain = |p: Pass| p.step().is_some_and(|s| s <= k && s % 2 == k % 2);
         for ps in streams.iter().filter(|ps| same_chain(ps.pass)) {
             let bytes = ps.streams.block(block)?;
-            for pos in decode(&bytes) {
-                let pos = pos.with_context(|| format!("{} (pass {})", ps.streams.path.display(), ps.pass.number()))?;
-                *words.get_mut((pos / 64) as usize).context("stream position outside its block")? |= 1 << (pos % 64);
-            }
+            set_positions(&mut words, &bytes)
+                .with_context(|| format!("{} (pass {})", ps.streams.path.display(), ps.pass.number()))?;
         }
         return Ok(words);
     }

@@ -6,7 +6,7 @@ use crate::chess::Color;
 
 /// Places the low bits of `value` at the set bits of `mask`, in order (software `pdep`).
 #[inline]
-fn deposit_mask(mut value: u64, mut mask: u64) -> u64 {
+pub(crate) fn deposit_mask(mut value: u64, mut mask: u64) -> u64 {
     let mut out = 0;
     while mask != 0 {
         let bit = mask & mask.wrapping_neg();

@@ -10,7 +10,7 @@
 mod chunks;
 pub mod slices;
 
-pub(crate) use chunks::extract_mask;
+pub(crate) use chunks::{deposit_mask, extract_mask};
 pub use chunks::{Block, ChunkKey, ChunkScheme};
 
 use crate::chess::square::TRIANGLE;

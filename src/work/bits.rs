@@ -106,7 +106,7 @@ impl BitFile {
                     off += b.words * 8;
                 }
             }
-            for b in blocks[i..j].iter() {
+            for b in &blocks[i..j] {
                 if sums.is_some_and(|s| block_sum(&local[b.local_word..b.local_word + b.words]) != s[b.id]) {
                     return Err(StorageError::ChecksumMismatch {
                         path: self.path.clone(),
@@ -123,7 +123,13 @@ impl BitFile {
     /// Writes the blocks of a chunk from its local buffer (coalescing contiguous blocks) and
     /// returns each block's checksum.
     pub fn write_blocks(&self, blocks: &[Block], local: &[u64]) -> Result<Vec<u64>, StorageError> {
-        let sums = blocks.iter().map(|b| block_sum(&local[b.local_word..b.local_word + b.words])).collect();
+        self.put_blocks(blocks, local)?;
+        Ok(blocks.iter().map(|b| block_sum(&local[b.local_word..b.local_word + b.words])).collect())
+    }
+
+    /// Writes blocks as [`BitFile::write_blocks`] does, without computing their checksums
+    /// (the caller has them already).
+    pub fn put_blocks(&self, blocks: &[Block], local: &[u64]) -> Result<(), StorageError> {
         let mut bytes = Vec::new();
         let mut i = 0;
         while i < blocks.len() {
@@ -152,7 +158,7 @@ impl BitFile {
                 .doing(|| format!("writing {} at offset {offset}", self.path.display()))?;
             i = j;
         }
-        Ok(sums)
+        Ok(())
     }
 
     /// Reads whole storage blocks `first..first+n` (checked) as words.

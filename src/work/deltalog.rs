@@ -239,19 +239,12 @@ impl StreamWriter {
 
 /// Checks that a record's streams are intact in the stream file.
 pub fn check_streams(file: &File, path: &Path, rec: &ChunkRecord) -> Result<(), StorageError> {
-    read_streams(file, path, rec).map(drop)
+    checked_streams(file, path, rec).map(drop)
 }
 
 /// A record's streams, one per block in the record's order, checked against its checksum.
 pub fn read_streams(file: &File, path: &Path, rec: &ChunkRecord) -> Result<Vec<Vec<u8>>, StorageError> {
-    let bytes = read_at(file, path, rec.streams_offset, rec.streams_len as usize)?;
-    if xxh3_64(&bytes) != rec.streams_sum {
-        return Err(StorageError::StreamsMismatch {
-            path: path.to_path_buf(),
-            chunk: rec.chunk,
-            offset: rec.streams_offset,
-        });
-    }
+    let bytes = checked_streams(file, path, rec)?;
     let mut at = 0;
     Ok(rec
         .blocks
@@ -263,6 +256,19 @@ pub fn read_streams(file: &File, path: &Path, rec: &ChunkRecord) -> Result<Vec<V
             out
         })
         .collect())
+}
+
+/// The bytes of a record's streams, checked against its checksum.
+fn checked_streams(file: &File, path: &Path, rec: &ChunkRecord) -> Result<Vec<u8>, StorageError> {
+    let bytes = read_at(file, path, rec.streams_offset, rec.streams_len as usize)?;
+    if xxh3_64(&bytes) != rec.streams_sum {
+        return Err(StorageError::StreamsMismatch {
+            path: path.to_path_buf(),
+            chunk: rec.chunk,
+            offset: rec.streams_offset,
+        });
+    }
+    Ok(bytes)
 }
 
 /// The streams of a finished pass, indexed by block: where each block's gap-coded new

@@ -51,6 +51,24 @@ impl GapEncoder {
 #[error("gap-encoded stream ends inside a gap")]
 pub struct Truncated;
 
+/// Why a stream's positions could not be set in a block's words.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum BadStream {
+    #[error("gap-encoded stream ends inside a gap")]
+    Truncated,
+    #[error("stream position {0} outside its block")]
+    Outside(u64),
+}
+
+/// Sets the positions of a block's gap-encoded stream in the block's words.
+pub fn set_positions(words: &mut [u64], stream: &[u8]) -> Result<(), BadStream> {
+    for pos in decode(stream) {
+        let pos = pos.map_err(|_| BadStream::Truncated)?;
+        *words.get_mut((pos / 64) as usize).ok_or(BadStream::Outside(pos))? |= 1 << (pos % 64);
+    }
+    Ok(())
+}
+
 /// Iterates the positions of a gap-encoded stream.
 pub fn decode(bytes: &[u8]) -> impl Iterator<Item = Result<u64, Truncated>> + '_ {
     let mut next = 0u64;

@@ -740,26 +740,7 @@ pub fn verify_run_with(
             e => verifying(None, e),
         })?
     } else {
-        let own = expand(&table, tables_dir, threads).map_err(|e| verifying(None, e))?;
-        let mut subs: BTreeMap<Material, Option<Expanded>> = BTreeMap::new();
-        for sub in run.successor_runs() {
-            let expanded = if sub.white_bare() {
-                None
-            } else {
-                let sub_table = open_compact(tables_dir, &sub).map_err(|e| verifying(Some(&sub), e))?;
-                Some(expand(&sub_table, tables_dir, threads).map_err(|e| verifying(Some(&sub), e))?)
-            };
-            subs.insert(sub, expanded);
-        }
-        let subs: BTreeMap<Material, SubTable> =
-            subs.iter().map(|(m, e)| (m.clone(), e.as_ref().map(|e| &e.file))).collect();
-        let sources = Sources { table: &table, own: &own, subs: &subs };
-        let checked = if run.has_pawns() {
-            pawns::verify_sides(run, &sources, threads, &mut progress)?
-        } else {
-            verify_pawnless(run, &sources, threads, &mut progress)?
-        };
-        (checked, super::stats::btm_summary(&own.file, threads)?)
+        verify_expanded(run, &table, tables_dir, threads, &mut progress)?
     };
     if summary != table.summary() {
         wrong!(
@@ -795,6 +776,42 @@ pub fn verify_run_with(
         sub_runs: checked.sub_runs,
         secs: t.elapsed().as_secs_f64(),
     })
+}
+
+/// The position-by-position check of a run ([`Method::Positions`], and every run with pawns):
+/// its table and its sub-endgames' are expanded into uncompressed temporary files first.
+fn verify_expanded(
+    run: &Material,
+    table: &CompactTable,
+    tables_dir: &Path,
+    threads: usize,
+    progress: &mut impl FnMut(u64, u64),
+) -> Result<(Checked, super::compact::Summary), TableError> {
+    let verifying = |needed: Option<&Material>, e: TableError| TableError::Verifying {
+        run: run.clone(),
+        needed: needed.cloned(),
+        cause: Box::new(e),
+    };
+    let own = expand(table, tables_dir, threads).map_err(|e| verifying(None, e))?;
+    let mut subs: BTreeMap<Material, Option<Expanded>> = BTreeMap::new();
+    for sub in run.successor_runs() {
+        let expanded = if sub.white_bare() {
+            None
+        } else {
+            let sub_table = open_compact(tables_dir, &sub).map_err(|e| verifying(Some(&sub), e))?;
+            Some(expand(&sub_table, tables_dir, threads).map_err(|e| verifying(Some(&sub), e))?)
+        };
+        subs.insert(sub, expanded);
+    }
+    let subs: BTreeMap<Material, SubTable> =
+        subs.iter().map(|(m, e)| (m.clone(), e.as_ref().map(|e| &e.file))).collect();
+    let sources = Sources { table, own: &own, subs: &subs };
+    let checked = if run.has_pawns() {
+        pawns::verify_sides(run, &sources, threads, progress)?
+    } else {
+        verify_pawnless(run, &sources, threads, progress)?
+    };
+    Ok((checked, super::stats::btm_summary(&own.file, threads)?))
 }
 
 /// What the slot checks of one run found.

@@ -20,7 +20,8 @@ use super::{describe_code, describe_men, open_compact, side_name, Checked, Men, 
 use crate::chess::attacks::{attacks, between, king_attacks};
 use crate::chess::square::{triangle_code, TRIANGLE};
 use crate::chess::{Color, Material, Role, Square, Symmetry, MAX_PIECES};
-use crate::index::Layout;
+use crate::index::{deposit_mask, extract_mask, Layout};
+use crate::pipeline::{self, Order};
 use crate::table::compact::{
     class, planes_at, CompactTable, Part, Summary, SUMMARY_DISTANCES, WDL_BLOCK_BITS, WDL_WORD_BYTES,
 };
@@ -28,8 +29,6 @@ use crate::table::error::TableError;
 use crate::table::format::{code_to_distance, CODE_CURSED, CODE_EDGE, CODE_EXACT_100, CODE_ILLEGAL, CODE_NONE};
 use crate::table::stats::CodeSource;
 use std::path::Path;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Mutex;
 
 /// Storage words a worker takes at a time.
 const BATCH_WORDS: usize = 1 << 10;
@@ -168,6 +167,17 @@ struct Config {
     doubled: bool,
 }
 
+impl Config {
+    /// The squares a man's move `s -> t` changes (`None`: no move), and the occupancy after
+    /// it (a capture leaves `t` occupied).
+    fn after(&self, mv: Option<(Square, Square)>) -> (u64, u64) {
+        match mv {
+            Some((s, t)) => (1u64 << s | 1 << t, (self.occ & !(1u64 << s)) | 1 << t),
+            None => (0, self.occ),
+        }
+    }
+}
+
 /// A sub-endgame's codes of the side a capture leads to.
 struct Sub {
     layout: Layout,
@@ -190,36 +200,12 @@ struct Run<'a> {
     local_contrib: Vec<[u64; 64]>,
 }
 
-/// Reads the bits of `x` under `mask` into the low bits, in order.
-fn extract(x: u64, mask: u64) -> u64 {
-    let (mut out, mut m, mut k) = (0, mask, 0);
-    while m != 0 {
-        let b = m.trailing_zeros();
-        out |= ((x >> b) & 1) << k;
-        k += 1;
-        m &= m - 1;
-    }
-    out
-}
-
-/// Spreads the low bits of `x` over the bits of `mask`, in order.
-fn deposit(x: u64, mask: u64) -> u64 {
-    let (mut out, mut m, mut k) = (0, mask, 0);
-    while m != 0 {
-        let b = m.trailing_zeros();
-        out |= ((x >> k) & 1) << b;
-        k += 1;
-        m &= m - 1;
-    }
-    out
-}
-
 impl<'a> Run<'a> {
     fn new(material: &'a Material, layout: &'a Layout, wtm: &'a [u8], subs: Vec<Option<&'a Sub>>) -> Run<'a> {
         let bk_mask = layout.bk_bits.iter().fold(0u64, |m, &b| m | 1 << b);
         let rest_mask = ((1u64 << layout.total_bits) - 1) & !bk_mask;
         let local_contrib = (0..layout.pieces.len())
-            .map(|k| std::array::from_fn(|sq| extract(layout.piece_contrib(k, sq as Square), rest_mask)))
+            .map(|k| std::array::from_fn(|sq| extract_mask(layout.piece_contrib(k, sq as Square), rest_mask)))
             .collect();
         Run { material, layout, wtm, subs, perms: permutations(), rest_mask, local_contrib }
     }
@@ -243,7 +229,7 @@ impl<'a> Run<'a> {
 
     /// The men of the `u`-th word of black-king code `bk_code`, and its storage word.
     fn config(&self, bk_code: u8, u: usize) -> (Config, usize) {
-        let index = self.layout.bk_contrib(bk_code) | deposit((u as u64) << 6, self.rest_mask);
+        let index = self.layout.bk_contrib(bk_code) | deposit_mask((u as u64) << 6, self.rest_mask);
         let word = (self.layout.slot(index).expect("a triangle code") >> 6) as usize;
         let n = self.n_pieces();
         let mut sq = [0; MAX_PIECES];
@@ -284,10 +270,7 @@ impl<'a> Run<'a> {
         mv: Option<(Square, Square)>,
         skip: Option<usize>,
     ) -> u64 {
-        let (changed, occ) = match mv {
-            Some((s, t)) => (1u64 << s | 1 << t, (c.occ & !(1u64 << s)) | 1 << t),
-            None => (0, c.occ),
-        };
+        let (changed, occ) = c.after(mv);
         (0..self.n_pieces()).filter(|&k| !self.is_white(k) && Some(k) != skip).fold(king_attacks(c.bk), |a, k| {
             a | if att[k] & changed != 0 { attacks(self.role(k), c.sq[k], occ) } else { att[k] }
         })
@@ -304,10 +287,7 @@ impl<'a> Run<'a> {
         mv: Option<(Square, Square)>,
         skip: Option<usize>,
     ) -> u64 {
-        let (changed, occ) = match mv {
-            Some((s, t)) => (1u64 << s | 1 << t, (c.occ & !(1u64 << s)) | 1 << t),
-            None => (0, c.occ),
-        };
+        let (changed, occ) = c.after(mv);
         let bk = 1u64 << c.bk;
         (0..self.n_pieces())
             .filter(|&k| self.is_white(k) && Some(k) != skip)
@@ -605,109 +585,51 @@ fn load_codes(table: &CompactTable, layout: &Layout, stm: Color, threads: usize)
     let mut out = vec![0u8; layout.n_slots as usize];
     let per = 1usize << WDL_BLOCK_BITS;
     let source = CodeSource::Compact(table, layout);
-    let chunks = Mutex::new(out.chunks_mut(per).enumerate());
-    let failed: Mutex<Option<(usize, TableError)>> = Mutex::new(None);
-    std::thread::scope(|s| {
-        for _ in 0..threads {
-            s.spawn(|| {
-                let mut codes = Vec::new();
-                loop {
-                    let Some((i, chunk)) = chunks.lock().expect("no worker panics").next() else { break };
-                    match source.read(stm, i * per / 64, chunk.len() / 64, &mut codes) {
-                        Ok(()) => {
-                            for (dst, c) in chunk.chunks_exact_mut(64).zip(&codes) {
-                                dst.copy_from_slice(c);
-                            }
-                        }
-                        Err(e) => record(&failed, i, e),
-                    }
-                }
-            });
-        }
-    });
-    match failed.into_inner().expect("no worker panics") {
-        Some((_, e)) => Err(e),
-        None => Ok(out),
-    }
+    fill_blocks(&mut out, per, threads, |i, len| {
+        let mut codes = Vec::new();
+        source.read(stm, i * per / 64, len / 64, &mut codes)?;
+        Ok(codes.as_flattened().to_vec())
+    })?;
+    Ok(out)
 }
 
 /// Loads the decoded class section of one side of a compact table (two bit planes per
 /// word, `compact::planes_at`), with `threads` workers.
 fn load_classes(table: &CompactTable, stm: Color, threads: usize) -> Result<Vec<u8>, TableError> {
-    let part = Part::wdl(stm);
-    let per = WDL_WORD_BYTES << (WDL_BLOCK_BITS - 6);
     let mut out = vec![0u8; WDL_WORD_BYTES * (table.header.n_slots / 64) as usize];
-    let chunks = Mutex::new(out.chunks_mut(per).enumerate());
-    let failed: Mutex<Option<(usize, TableError)>> = Mutex::new(None);
-    std::thread::scope(|s| {
-        for _ in 0..threads {
-            s.spawn(|| {
-                let mut block = Vec::new();
-                loop {
-                    let Some((i, chunk)) = chunks.lock().expect("no worker panics").next() else { break };
-                    match table.block_into(part, i, &mut block) {
-                        Ok(()) if block.len() == chunk.len() => chunk.copy_from_slice(&block),
-                        Ok(()) => record(
-                            &failed,
-                            i,
-                            TableError::Wrong(format!(
-                                "{}: block {i} of {part:?} decodes to {} bytes, expected {}",
-                                table.path.display(),
-                                block.len(),
-                                chunk.len()
-                            )),
-                        ),
-                        Err(e) => record(&failed, i, e.into()),
-                    }
-                }
-            });
-        }
-    });
-    match failed.into_inner().expect("no worker panics") {
-        Some((_, e)) => Err(e),
-        None => Ok(out),
-    }
+    let part = Part::wdl(stm);
+    fill_blocks(&mut out, WDL_WORD_BYTES << (WDL_BLOCK_BITS - 6), threads, |i, _| {
+        let mut block = Vec::new();
+        table.block_into(part, i, &mut block)?;
+        Ok(block)
+    })?;
+    Ok(out)
 }
 
-/// Keeps the error of the smallest place `at`.
-fn record(failed: &Mutex<Option<(usize, TableError)>>, at: usize, e: TableError) {
-    let mut f = failed.lock().expect("no worker panics");
-    if f.as_ref().is_none_or(|(j, _)| at < *j) {
-        *f = Some((at, e));
-    }
-}
-
-/// The work of one black-king square, split in batches of local words over `threads`
-/// workers: `f(batch_start, batch_len)` gives a batch's counts or its first error, the error
-/// of the smallest word wins.
-fn over_batches<R: Send + Default>(
-    words: usize,
+/// Fills `out` block by block (`per` bytes, the last one shorter) with what `decode(i, len)`
+/// gives for block `i`, on `threads` workers; a block of the wrong length is an error.
+fn fill_blocks(
+    out: &mut [u8],
+    per: usize,
     threads: usize,
-    f: impl Fn(usize, usize) -> Result<R, (usize, TableError)> + Sync,
-    mut merge: impl FnMut(R),
+    decode: impl Fn(usize, usize) -> Result<Vec<u8>, TableError> + Sync,
 ) -> Result<(), TableError> {
-    let next = AtomicU64::new(0);
-    let results: Mutex<Vec<R>> = Mutex::new(Vec::new());
-    let failed: Mutex<Option<(usize, TableError)>> = Mutex::new(None);
-    std::thread::scope(|s| {
-        for _ in 0..threads {
-            s.spawn(|| loop {
-                let start = next.fetch_add(BATCH_WORDS as u64, Ordering::Relaxed) as usize;
-                if start >= words {
-                    break;
-                }
-                match f(start, BATCH_WORDS.min(words - start)) {
-                    Ok(r) => results.lock().expect("no worker panics").push(r),
-                    Err((at, e)) => record(&failed, at, e),
-                }
-            });
-        }
-    });
-    if let Some((_, e)) = failed.into_inner().expect("no worker panics") {
-        return Err(e);
-    }
-    results.into_inner().expect("no worker panics").into_iter().for_each(&mut merge);
-    Ok(())
+    let len = |i: usize| per.min(out.len() - i * per);
+    let lens: Vec<usize> = (0..out.len().div_ceil(per)).map(len).collect();
+    pipeline::run(
+        lens.len(),
+        threads,
+        Order::Completion,
+        Ok,
+        |i, _| decode(i, lens[i]),
+        |i, bytes| {
+            if bytes.len() != lens[i] {
+                return Err(TableError::Wrong(format!("block {i} decodes to {} bytes, not {}", bytes.len(), lens[i])));
+            }
+            out[i * per..i * per + bytes.len()].copy_from_slice(&bytes);
+            Ok(())
+        },
+    )
 }
 
 /// What one batch of black's words found.
@@ -736,10 +658,9 @@ fn check_btm_batch(
     bk_code: u8,
     words: std::ops::Range<usize>,
     stored: &[u8],
-    out: &mut [u8],
-) -> Result<BtmBatch, (usize, TableError)> {
+) -> Result<(BtmBatch, Vec<u8>), TableError> {
     let mut b = BtmBatch { by_distance: vec![0; SUMMARY_DISTANCES], ..Default::default() };
-    let first = words.start;
+    let mut out = Vec::with_capacity(64 * words.len());
     for u in words {
         let (c, word) = ctx.config(bk_code, u);
         let (codes, mates, stalemates) = ctx.derive_btm(&c);
@@ -758,7 +679,7 @@ fn check_btm_batch(
                     "{}: black to move is stored as {s}, but its moves make it {w} (code {want})",
                     ctx.describe(&c, Color::Black, l, word)
                 );
-                return Err((u, TableError::Wrong(msg)));
+                return Err(TableError::Wrong(msg));
             }
             if want == CODE_ILLEGAL {
                 b.rep.illegal += 1;
@@ -777,9 +698,9 @@ fn check_btm_batch(
         let derived = ctx.first_images(&c, word, false);
         b.rep.mates += (mates & derived).count_ones() as u64;
         b.rep.stalemates += (stalemates & derived).count_ones() as u64;
-        out[64 * (u - first)..][..64].copy_from_slice(&codes);
+        out.extend_from_slice(&codes);
     }
-    Ok(b)
+    Ok((b, out))
 }
 
 /// Derives white's codes of the local words `words` of black-king code `bk_code` from
@@ -791,9 +712,9 @@ fn check_wtm_batch(
     bk_code: u8,
     words: std::ops::Range<usize>,
     btm: &[u8],
-) -> Result<(SideReport, SideReport), (usize, TableError)> {
+) -> Result<(SideReport, SideReport), TableError> {
     let (mut rep, mut btm_rep) = (SideReport::default(), SideReport::default());
-    let wrong = |u: usize, msg: String| Err((u, TableError::Wrong(msg)));
+    let wrong = |msg: String| Err(TableError::Wrong(msg));
     for u in words {
         let (c, word) = ctx.config(bk_code, u);
         let derived = ctx.derive_wtm(&c, u, btm);
@@ -803,13 +724,10 @@ fn check_wtm_batch(
             if want == CODE_ILLEGAL {
                 if got != CODE_ILLEGAL {
                     let here = ctx.describe(&c, Color::White, l, word);
-                    return wrong(
-                        u,
-                        format!(
-                            "{here}: illegal position stored as {}, expected code 63",
-                            describe_code(Color::White, got)
-                        ),
-                    );
+                    return wrong(format!(
+                        "{here}: illegal position stored as {}, expected code 63",
+                        describe_code(Color::White, got)
+                    ));
                 }
                 rep.illegal += 1;
                 continue;
@@ -818,7 +736,7 @@ fn check_wtm_batch(
             if got != want && !edge {
                 let here = ctx.describe(&c, Color::White, l, word);
                 let (g, w) = (describe_code(Color::White, got), describe_code(Color::White, want));
-                return wrong(u, format!("{here}: stored {g}, expected {w}"));
+                return wrong(format!("{here}: stored {g}, expected {w}"));
             }
             count(Color::White, got, &mut rep);
         }
@@ -837,10 +755,7 @@ fn check_wtm_batch(
                             let here = ctx.describe(&c, stm, l, word);
                             let (v, i) = (describe_code(stm, codes[64 * own + l]), describe_code(stm, codes[img]));
                             let at = 64 * img_word + t;
-                            return wrong(
-                                u,
-                                format!("{here}: value {v}, but its symmetric image at slot {at} holds {i}"),
-                            );
+                            return wrong(format!("{here}: value {v}, but its symmetric image at slot {at} holds {i}"));
                         }
                         r.by_symmetry += 1;
                     }
@@ -897,31 +812,33 @@ pub(super) fn verify_words(
     let mut by_distance = vec![0u64; SUMMARY_DISTANCES];
     let mut longest: Option<(u8, u64)> = None;
     let mut btm = vec![0u8; 64 * words];
+    let batches = words.div_ceil(BATCH_WORDS);
+    let range = |b: usize| b * BATCH_WORDS..words.min((b + 1) * BATCH_WORDS);
+    // In word order: the error reported is the one of the smallest wrong word.
+    let order = Order::Sequence { window: 8 * threads.max(1) };
     for bk_code in 0..10u8 {
         // Black's codes of this black-king square: derived, their classes checked.
-        let cells: Vec<Mutex<&mut [u8]>> = btm.chunks_mut(64 * BATCH_WORDS).map(Mutex::new).collect();
-        let check_btm = |start: usize, len: usize| {
-            let mut out = cells[start / BATCH_WORDS].lock().expect("no worker panics");
-            check_btm_batch(&ctx, bk_code, start..start + len, &stored_btm, &mut out)
-        };
-        over_batches(words, threads, check_btm, |b: BtmBatch| {
-            btm_rep.add(&b.rep);
-            for (a, x) in by_distance.iter_mut().zip(&b.by_distance) {
+        let check_btm = |b, _| check_btm_batch(&ctx, bk_code, range(b), &stored_btm);
+        pipeline::run(batches, threads, order, Ok, check_btm, |b, (batch, codes): (BtmBatch, Vec<u8>)| {
+            btm[64 * range(b).start..][..codes.len()].copy_from_slice(&codes);
+            btm_rep.add(&batch.rep);
+            for (a, x) in by_distance.iter_mut().zip(&batch.by_distance) {
                 *a += x;
             }
-            if let Some((d, s)) = b.longest {
+            if let Some((d, s)) = batch.longest {
                 if longest.is_none_or(|(ld, ls)| d > ld || (d == ld && s < ls)) {
                     longest = Some((d, s));
                 }
             }
+            Ok(())
         })?;
-        drop(cells);
         // White's codes of this black-king square, derived from black's and compared.
-        let check_wtm = |start: usize, len: usize| check_wtm_batch(&ctx, bk_code, start..start + len, &btm);
-        over_batches(words, threads, check_wtm, |(w, b): (SideReport, SideReport)| {
+        let check_wtm = |b, _| check_wtm_batch(&ctx, bk_code, range(b), &btm);
+        pipeline::run(batches, threads, order, Ok, check_wtm, |_, (w, b): (SideReport, SideReport)| {
             wtm_rep.add(&w);
             btm_rep.derived += b.derived;
             btm_rep.by_symmetry += b.by_symmetry;
+            Ok(())
         })?;
         progress(n + 2 * n * (bk_code as u64 + 1) / 10, 3 * n);
     }
