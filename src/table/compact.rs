@@ -46,9 +46,12 @@ pub const SUMMARY_DISTANCES: usize = 101;
 pub const SUMMARY_BYTES: u64 = 8 * (SUMMARY_DISTANCES as u64 + 1);
 /// Bytes of one level's record in the slice section.
 pub const LEVEL_BYTES: u64 = 16;
-/// The zstd level of new tables (measured in docs/BENCHMARKS.md: level 9 is within 20% of
-/// level 19's size at 40 times its speed).
-pub const DEFAULT_LEVEL: i32 = 9;
+/// The zstd level of new tables (measured in docs/BENCHMARKS.md: with [`MIN_MATCH`], level 8
+/// writes KQRvKR 1% smaller than plain level 9 and 25% faster; within 0.3% on KQRvKQR).
+pub const DEFAULT_LEVEL: i32 = 8;
+/// zstd's shortest match, set at every level: the tables' repeats are long, and 6 instead of
+/// zstd's 4 or 5 gave smaller blocks in less time at levels 3 to 12 (docs/BENCHMARKS.md).
+pub const MIN_MATCH: u32 = 6;
 
 /// The code [`CompactTable::read_codes`] gives a black-to-move loss, whose distance is not
 /// stored (its histogram is in the summary).
@@ -712,7 +715,9 @@ pub fn pack_block(decoded: &[u8], constant: Option<u8>, level: i32) -> std::io::
     COMPRESSOR.with(|c| {
         let mut c = c.borrow_mut();
         if c.as_ref().is_none_or(|(l, _)| *l != level) {
-            *c = Some((level, zstd::bulk::Compressor::new(level)?));
+            let mut compressor = zstd::bulk::Compressor::new(level)?;
+            compressor.set_parameter(zstd::zstd_safe::CParameter::MinMatch(MIN_MATCH))?;
+            *c = Some((level, compressor));
         }
         c.as_mut().expect("a compressor").1.compress(decoded)
     })

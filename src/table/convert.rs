@@ -3,7 +3,7 @@
 //! blocks in flight, resumable from the last block written (`docs/FORMAT.md`).
 
 use super::compact::{
-    block_positions, n_blocks, pack_block, slice_bytes, CompactWriter, Part, TableMeta, WDL_WORD_BYTES,
+    block_positions, n_blocks, pack_block, slice_bytes, CompactWriter, Part, TableMeta, MIN_MATCH, WDL_WORD_BYTES,
 };
 use super::error::TableError;
 use super::format::{
@@ -130,6 +130,7 @@ pub fn compact_table(
     let n_slots = src.header.n_slots;
     let mut id_bytes = src.header_bytes().to_vec();
     id_bytes.extend_from_slice(&level.to_le_bytes());
+    id_bytes.extend_from_slice(&MIN_MATCH.to_le_bytes());
     let mut writer = CompactWriter::open(partial, n_slots, xxh3_64(&id_bytes))?;
     let total: u64 = Part::BLOCKED.iter().map(|&p| n_blocks(p, n_slots) as u64).sum();
     while let Some(at) = writer.position() {
