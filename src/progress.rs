@@ -28,16 +28,33 @@ impl Progress for SilentProgress {
     fn finish(&self, _: &str) {}
 }
 
-/// Passes on a progress's log lines only: for a stage that runs beside another one (a
-/// compaction while the next run is solved), whose bar would fight the other's.
-pub struct LogOnly<'a>(pub &'a dyn Progress);
+/// Passes on a progress's log lines only, and each stage's summary as a line of its own: for
+/// work that runs beside another stage (a run solved or compacted while the next one is),
+/// whose bar would fight the other's.
+pub struct LogOnly<'a> {
+    progress: &'a dyn Progress,
+    /// The current stage's label and start.
+    stage: std::sync::Mutex<Option<(String, std::time::Instant)>>,
+}
+
+impl<'a> LogOnly<'a> {
+    pub fn new(progress: &'a dyn Progress) -> LogOnly<'a> {
+        LogOnly { progress, stage: std::sync::Mutex::new(None) }
+    }
+}
 
 impl Progress for LogOnly<'_> {
     fn log(&self, msg: &str) {
-        self.0.log(msg)
+        self.progress.log(msg)
     }
-    fn start(&self, _: String, _: u64, _: &str) {}
+    fn start(&self, label: String, _: u64, _: &str) {
+        *self.stage.lock().unwrap_or_else(|e| e.into_inner()) = Some((label, std::time::Instant::now()));
+    }
     fn set(&self, _: u64) {}
     fn inc(&self) {}
-    fn finish(&self, _: &str) {}
+    fn finish(&self, summary: &str) {
+        if let Some((label, start)) = self.stage.lock().unwrap_or_else(|e| e.into_inner()).take() {
+            self.progress.log(&format!("{label}: {summary} ({:.2}s)", start.elapsed().as_secs_f64()));
+        }
+    }
 }

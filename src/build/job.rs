@@ -211,56 +211,134 @@ fn claim_work_folder(
     Ok(this_job)
 }
 
-/// Builds the runs in order (each one's sub-endgames come before it). One compaction at a
-/// time may go on while the next run is solved ([`overlaps`]); a run that reads the table
-/// being compacted waits for it.
+/// Builds the runs in order (each one's sub-endgames come before it). Two runs that do not
+/// read each other are solved side by side when both fit the budget and the disk
+/// ([`side_by_side`]); otherwise a run's compaction may go on while the next run is solved
+/// ([`overlaps`]). One such task at a time goes on beside the current run; a run that reads
+/// its table waits for it.
 fn build_runs(
     runs: &[Material],
     opts: &GenOptions,
     checked: &mut HashSet<Material>,
     progress: &dyn Progress,
 ) -> anyhow::Result<Vec<(Material, RunOutcome)>> {
-    type Compacting<'s> = Option<(usize, std::thread::ScopedJoinHandle<'s, anyhow::Result<RunOutcome>>)>;
+    type Beside<'s> = Option<(usize, std::thread::ScopedJoinHandle<'s, anyhow::Result<RunOutcome>>)>;
     let mut loaded: HashMap<Material, Arc<Bitbase>> = HashMap::new();
     let mut outcomes: Vec<(usize, RunOutcome)> = Vec::new();
-    let wait = |compacting: &mut Compacting, outcomes: &mut Vec<(usize, RunOutcome)>| -> anyhow::Result<()> {
-        if let Some((i, handle)) = compacting.take() {
+    let wait = |beside: &mut Beside, outcomes: &mut Vec<(usize, RunOutcome)>| -> anyhow::Result<()> {
+        if let Some((i, handle)) = beside.take() {
             outcomes.push((i, handle.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))?));
         }
         Ok(())
     };
+    let quiet = LogOnly::new(progress);
+    let quiet = &quiet;
     std::thread::scope(|scope| -> anyhow::Result<()> {
-        let mut compacting: Compacting = None;
-        for (i, m) in runs.iter().enumerate() {
-            if compacting.as_ref().is_some_and(|(p, _)| m.successor_runs().contains(&runs[*p])) {
-                wait(&mut compacting, &mut outcomes)?;
+        let mut beside: Beside = None;
+        let mut i = 0;
+        while i < runs.len() {
+            let m = &runs[i];
+            if beside.as_ref().is_some_and(|(p, _)| m.successor_runs().contains(&runs[*p])) {
+                wait(&mut beside, &mut outcomes)?;
             }
-            match build_run(m, opts, &mut loaded, checked, progress)? {
-                RunStep::Done(outcome) => outcomes.push((i, outcome)),
-                RunStep::Solved(solved, lock) => {
-                    wait(&mut compacting, &mut outcomes)?;
-                    match runs.get(i + 1) {
-                        Some(next) if overlaps(&solved, m, next, opts) => {
-                            let quiet = LogOnly(progress);
-                            compacting = Some((i, scope.spawn(move || finish_run(m, *solved, lock, &quiet))));
+            let mut next = i + 1;
+            match prepare_run(m, opts, &mut loaded, checked, progress)? {
+                RunStart::Done(outcome) => outcomes.push((i, outcome)),
+                RunStart::Ready(ready) => {
+                    if let Some(other) = runs.get(i + 1).filter(|o| beside.is_none() && side_by_side(m, o, opts)) {
+                        match prepare_run(other, opts, &mut loaded, checked, progress)? {
+                            RunStart::Done(outcome) => outcomes.push((i + 1, outcome)),
+                            RunStart::Ready(other) => {
+                                beside = Some((i + 1, scope.spawn(move || other.build(opts, quiet))));
+                            }
                         }
-                        _ => outcomes.push((i, finish_run(m, *solved, lock, progress)?)),
+                        checked.insert(runs[i + 1].clone());
+                        next = i + 2;
+                    }
+                    let (solved, lock) = ready.solve(opts, progress)?;
+                    match runs.get(next) {
+                        Some(after) if overlaps(&solved, m, after, opts) => {
+                            wait(&mut beside, &mut outcomes)?;
+                            beside = Some((i, scope.spawn(move || finish_run(m, solved, lock, quiet))));
+                        }
+                        _ => outcomes.push((i, finish_run(m, solved, lock, progress)?)),
                     }
                 }
             }
             checked.insert(m.clone());
+            i = next;
         }
-        wait(&mut compacting, &mut outcomes)
+        wait(&mut beside, &mut outcomes)
     })?;
     outcomes.sort_by_key(|(i, _)| *i);
     Ok(outcomes.into_iter().map(|(i, o)| (runs[i].clone(), o)).collect())
 }
 
-/// What [`build_run`] leaves: a table that was there already, or a run solved whose table is
-/// still to be compacted and published, with the lock that keeps other jobs off it.
-enum RunStep {
+/// What [`prepare_run`] leaves: a table that was there already, or a run ready to solve.
+enum RunStart {
     Done(RunOutcome),
-    Solved(Box<Solved>, Lock),
+    Ready(Box<ReadyRun>),
+}
+
+/// A run ready to be solved: its sub-endgames loaded, its table locked against other jobs.
+struct ReadyRun {
+    material: Material,
+    caps: Captures,
+    caps_eventual: Option<Captures>,
+    /// RAM held by the loaded sub-endgames.
+    held: u64,
+    work: PathBuf,
+    lock: Lock,
+}
+
+impl ReadyRun {
+    /// Solves the run; its compaction is left to the caller.
+    fn solve(self, opts: &GenOptions, progress: &dyn Progress) -> anyhow::Result<(Solved, Lock)> {
+        let solved = solve_run(
+            &self.material,
+            &self.caps,
+            self.caps_eventual.as_ref(),
+            self.held,
+            &opts.out,
+            &self.work,
+            &opts.budget,
+            opts.level,
+            opts.steps,
+            progress,
+        )?;
+        Ok((solved, self.lock))
+    }
+
+    /// Solves, compacts and publishes the run.
+    fn build(self, opts: &GenOptions, progress: &dyn Progress) -> anyhow::Result<RunOutcome> {
+        let m = self.material.clone();
+        let (solved, lock) = self.solve(opts, progress)?;
+        finish_run(&m, solved, lock, progress)
+    }
+}
+
+/// Whether `other` may be solved beside `m`: neither reads the other's table, their
+/// estimated RAM together fits the budget (so each keeps the plan it would have alone), and
+/// the disk holds both work peaks and final tables. (A run's passes leave the cores partly
+/// idle, which the other fills: docs/BENCHMARKS.md, "Runs side by side".)
+fn side_by_side(m: &Material, other: &Material, opts: &GenOptions) -> bool {
+    // The tests' stop hooks count the chunks and blocks of the whole process, one run at a time.
+    let hooked =
+        ["TBSTREAM_STOP_AFTER_CHUNKS", "TBSTREAM_STOP_AFTER_BLOCKS"].iter().any(|v| std::env::var_os(v).is_some());
+    if hooked || m.successor_runs().contains(other) || other.successor_runs().contains(m) {
+        return false;
+    }
+    let ram = |r: &Material| run_memory(r, &Layout::new(r), &opts.budget).ok().map(|(_, mem)| mem);
+    let (Some(a), Some(b)) = (ram(m), ram(other)) else { return false };
+    let need: u64 = [m, other]
+        .iter()
+        .map(|r| {
+            let needs = run_needs(&Layout::new(r));
+            needs.work_peak + needs.final_bytes
+        })
+        .sum();
+    let fits = |dir: &Path| free_space(dir).is_some_and(|free| free >= need + need / 4);
+    a + b <= opts.budget.mem && fits(&opts.work_dir()) && fits(&opts.out)
 }
 
 /// Whether `solved`'s compaction may run while `next` is solved: `next` does not read its
@@ -281,16 +359,15 @@ fn finish_run(m: &Material, solved: Solved, lock: Lock, progress: &dyn Progress)
     Ok(RunOutcome::Built(report))
 }
 
-/// Builds one run unless its table is already in the output folder, loading the
-/// sub-endgames' bitbases its captures need (kept in `loaded` for the next runs); leaves
-/// its compaction to the caller.
-fn build_run(
+/// Prepares one run unless its table is already in the output folder: locks its table and
+/// loads the sub-endgames' bitbases its captures need (kept in `loaded` for the next runs).
+fn prepare_run(
     m: &Material,
     opts: &GenOptions,
     loaded: &mut HashMap<Material, Arc<Bitbase>>,
     checked: &HashSet<Material>,
     progress: &dyn Progress,
-) -> anyhow::Result<RunStep> {
+) -> anyhow::Result<RunStart> {
     let path = table_path(&opts.out, m);
     let run_work = opts.work_dir().join(m.to_string());
     if path.exists() {
@@ -305,7 +382,7 @@ fn build_run(
                     std::fs::remove_dir_all(&run_work).with_context(|| format!("removing {}", run_work.display()))?;
                 }
                 progress.log(&format!("{m}: already built ({})", path.display()));
-                return Ok(RunStep::Done(RunOutcome::Existing(path)));
+                return Ok(RunStart::Done(RunOutcome::Existing(path)));
             }
             Err(e) => {
                 progress.log(&format!("{m}: existing table is damaged, rebuilding: {:#}", anyhow::Error::from(e)))
@@ -318,7 +395,7 @@ fn build_run(
     let lock = Lock::acquire(&lock_path, &format!("table {}", path.display()))?;
     if is_built(&opts.out, m) {
         progress.log(&format!("{m}: already built ({})", path.display()));
-        return Ok(RunStep::Done(RunOutcome::Existing(path)));
+        return Ok(RunStart::Done(RunOutcome::Existing(path)));
     }
     // Only this run's sub-endgames stay in RAM; when they would take more than half the
     // budget they are mapped from their files instead.
@@ -363,19 +440,7 @@ fn build_run(
         })?)
     };
     let held = caps_bytes(caps_eventual.iter().chain([&caps]));
-    let solved = solve_run(
-        m,
-        &caps,
-        caps_eventual.as_ref(),
-        held,
-        &opts.out,
-        &run_work,
-        &opts.budget,
-        opts.level,
-        opts.steps,
-        progress,
-    )?;
-    Ok(RunStep::Solved(Box::new(solved), lock))
+    Ok(RunStart::Ready(Box::new(ReadyRun { material: m.clone(), caps, caps_eventual, held, work: run_work, lock })))
 }
 
 /// The log line of a built run: time per stage, chunks, blocks, bytes moved, streams.
@@ -445,6 +510,18 @@ pub struct JobPlan {
     pub machine: Machine,
 }
 
+/// A run's chunk plan within `budget` and its estimated peak RAM, with the sub-endgame
+/// bitbases it holds.
+fn run_memory(m: &Material, layout: &Layout, budget: &Budget) -> anyhow::Result<(Plan, u64)> {
+    let subs: u64 = m.successor_runs().iter().filter(|s| !s.white_bare()).map(|s| Layout::new(s).n_slots / 4).sum();
+    // Over half the budget they are mapped, not held (see `prepare_run`).
+    let subs = if subs <= budget.mem / 2 { subs } else { 0 };
+    let chunk_budget = Budget { mem: budget.mem.saturating_sub(subs), ..*budget };
+    let plan = Plan::choose(layout, &chunk_budget).with_context(|| sub_endgames_note(budget, subs))?;
+    let mem = plan.estimated_mem(&chunk_budget, subs);
+    Ok((plan, mem))
+}
+
 /// Chunks, blocks, RAM, disk, I/O and time of every run a job needs on `machine`, and the
 /// free space.
 pub fn plan_job(signatures: &[Material], opts: &GenOptions, machine: &Machine) -> anyhow::Result<JobPlan> {
@@ -452,18 +529,7 @@ pub fn plan_job(signatures: &[Material], opts: &GenOptions, machine: &Machine) -
     for m in runs_of(signatures) {
         let layout = Layout::new(&m);
         let needs = run_needs(&layout);
-        // Sub-endgame bitbases held in RAM while the run is computed.
-        let subs: u64 = m.successor_runs().iter().filter(|s| !s.white_bare()).map(|s| Layout::new(s).n_slots / 4).sum();
-        // Over half the budget they are mapped, not held (see `build_run`).
-        let subs = if subs <= opts.budget.mem / 2 { subs } else { 0 };
-        let budget = Budget { mem: opts.budget.mem.saturating_sub(subs), ..opts.budget };
-        let plan = Plan::choose(&layout, &budget)
-            .with_context(|| sub_endgames_note(&opts.budget, subs))
-            .map(|p| {
-                let mem = p.estimated_mem(&budget, subs);
-                (p, mem)
-            })
-            .map_err(|e| format!("{e:#}"));
+        let plan = run_memory(&m, &layout, &opts.budget).map_err(|e| format!("{e:#}"));
         let slices = layout.slices.as_ref().map(|s| (s.len(), s.levels.len()));
         let chunks = match &plan {
             Ok((p, _)) if layout.has_pawns() => layout.levels().iter().fold((0, 0), |(w, b), level| {
