@@ -29,6 +29,9 @@ mod solve;
 mod table;
 mod work;
 
+/// One job over several processes (`mpirun`), built with the `mpi` feature.
+#[cfg(feature = "mpi")]
+pub use build::cluster;
 pub use build::status::{job_status, JobStatus, RunStatus};
 pub use build::{
     available_ram, compact_folder, generate, is_built, load_bitbase, plan_job, project_pawnless, runs_of, show_size,

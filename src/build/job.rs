@@ -325,6 +325,9 @@ fn side_by_side(m: &Material, other: &Material, opts: &GenOptions) -> bool {
     // The tests' stop hooks count the chunks and blocks of the whole process, one run at a time.
     let hooked =
         ["TBSTREAM_STOP_AFTER_CHUNKS", "TBSTREAM_STOP_AFTER_BLOCKS"].iter().any(|v| std::env::var_os(v).is_some());
+    // A distributed job's passes go one at a time (rank 0 shares out one pass's chunks).
+    #[cfg(feature = "mpi")]
+    let hooked = hooked || super::cluster::world().is_some();
     if hooked || m.successor_runs().contains(other) || other.successor_runs().contains(m) {
         return false;
     }
@@ -397,6 +400,29 @@ fn prepare_run(
         progress.log(&format!("{m}: already built ({})", path.display()));
         return Ok(RunStart::Done(RunOutcome::Existing(path)));
     }
+    let LoadedCaptures { rule: caps, eventual: caps_eventual, bytes: held } =
+        load_captures(m, opts, loaded, checked, &run_work)?;
+    Ok(RunStart::Ready(Box::new(ReadyRun { material: m.clone(), caps, caps_eventual, held, work: run_work, lock })))
+}
+
+/// The sub-endgame bitbases a run's captures read: the final ones, and the eventual ones of
+/// sub-endgames with cursed positions.
+pub(super) struct LoadedCaptures {
+    pub rule: Captures,
+    pub eventual: Option<Captures>,
+    /// RAM they hold.
+    pub bytes: u64,
+}
+
+/// Loads a run's captures, reusing the bitbases in `loaded` (kept there for the next runs)
+/// and checking each table's blocks unless `checked` holds it.
+pub(super) fn load_captures(
+    m: &Material,
+    opts: &GenOptions,
+    loaded: &mut HashMap<Material, Arc<Bitbase>>,
+    checked: &HashSet<Material>,
+    run_work: &Path,
+) -> anyhow::Result<LoadedCaptures> {
     // Only this run's sub-endgames stay in RAM; when they would take more than half the
     // budget they are mapped from their files instead.
     let needed = m.successor_runs();
@@ -417,15 +443,15 @@ fn prepare_run(
         if let Some(b) = loaded.get(sub) {
             return Ok(b.clone());
         }
-        std::fs::create_dir_all(&run_work).with_context(|| format!("creating {}", run_work.display()))?;
-        let b = Arc::new(open_bitbase(&opts.out, sub, false, in_ram, &run_work, checked.contains(sub))?);
+        std::fs::create_dir_all(run_work).with_context(|| format!("creating {}", run_work.display()))?;
+        let b = Arc::new(open_bitbase(&opts.out, sub, false, in_ram, run_work, checked.contains(sub))?);
         loaded.insert(sub.clone(), b.clone());
         Ok(b)
     })?;
     let caps_eventual = if cursed.is_empty() {
         None
     } else {
-        std::fs::create_dir_all(&run_work).with_context(|| format!("creating {}", run_work.display()))?;
+        std::fs::create_dir_all(run_work).with_context(|| format!("creating {}", run_work.display()))?;
         let mut made: HashMap<Material, Arc<Bitbase>> = HashMap::new();
         Some(Captures::new(m, |sub| -> anyhow::Result<Arc<Bitbase>> {
             if !cursed.contains(sub) {
@@ -434,13 +460,13 @@ fn prepare_run(
             if let Some(b) = made.get(sub) {
                 return Ok(b.clone());
             }
-            let b = Arc::new(open_bitbase(&opts.out, sub, true, in_ram, &run_work, true)?);
+            let b = Arc::new(open_bitbase(&opts.out, sub, true, in_ram, run_work, true)?);
             made.insert(sub.clone(), b.clone());
             Ok(b)
         })?)
     };
-    let held = caps_bytes(caps_eventual.iter().chain([&caps]));
-    Ok(RunStart::Ready(Box::new(ReadyRun { material: m.clone(), caps, caps_eventual, held, work: run_work, lock })))
+    let bytes = caps_bytes(caps_eventual.iter().chain([&caps]));
+    Ok(LoadedCaptures { rule: caps, eventual: caps_eventual, bytes })
 }
 
 /// The log line of a built run: time per stage, chunks, blocks, bytes moved, streams.

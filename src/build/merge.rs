@@ -4,6 +4,7 @@
 
 use super::edge::{EdgeSet, EDGE_STEP};
 use super::pass::LevelContext;
+use super::plan::Budget;
 use crate::chess::Color;
 use crate::index::Level;
 use crate::pipeline::{self, Order};
@@ -79,7 +80,10 @@ pub fn write_level(
     let bb = ctx.plan.block_bits;
     let n_blocks = ctx.n_blocks();
     let block_words = ctx.block_words();
-    let group = (ctx.plan.merge_group_positions(&ctx.budget) >> bb).max(1) as usize;
+    // The merge runs on this process alone: in a distributed job it takes the threads of the
+    // ranks on its node too, which wait meanwhile.
+    let budget = Budget { threads: super::alone_threads(ctx.budget.threads), ..ctx.budget };
+    let group = (ctx.plan.merge_group_positions(&budget) >> bb).max(1) as usize;
     let n_groups = n_blocks.div_ceil(group);
     let steps: Vec<Pass> = passes.iter().map(|p| p.pass).filter(|p| p.step().is_some()).collect();
     // Under the 50-move rule: the chains' last tables up to step 100.
@@ -125,8 +129,8 @@ pub fn write_level(
         let mut w = RangeWriter::new(partial, section, &ctx.level);
         pipeline::run(
             n_groups,
-            ctx.budget.threads,
-            Order::Sequence { window: ctx.budget.threads + 1 },
+            budget.threads,
+            Order::Sequence { window: budget.threads + 1 },
             Ok,
             |_, g| {
                 let first = g * group;

@@ -12,8 +12,11 @@
 //! - [`merge`]: the delta streams into 6-bit values and the final table;
 //! - [`job`]: the closure of sub-endgames, the job's manifest, the disk check;
 //! - [`status`]: what a job in a work folder has done;
-//! - [`compact`]: the conversion of a folder of uncompressed tables.
+//! - [`compact`]: the conversion of a folder of uncompressed tables;
+//! - `cluster` (feature `mpi`): one job's chunks computed by several processes.
 
+#[cfg(feature = "mpi")]
+pub mod cluster;
 pub mod compact;
 mod disk;
 mod edge;
@@ -33,3 +36,13 @@ pub use job::{generate, is_built, load_bitbase, plan_job, runs_of, GenOptions, J
 pub use pass::StepMode;
 pub use plan::{show_size, Budget};
 pub use run::RunReport;
+
+/// Threads for a stage that this process runs alone (merge, compaction): `threads`, times
+/// the ranks of a distributed job that share this node (they wait meanwhile).
+pub(crate) fn alone_threads(threads: usize) -> usize {
+    #[cfg(feature = "mpi")]
+    if let Some(world) = cluster::world() {
+        return threads * world.node_ranks;
+    }
+    threads
+}

@@ -75,7 +75,7 @@ impl std::str::FromStr for StepMode {
 
 /// What a step does with one chunk.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-enum ChunkWork {
+pub(super) enum ChunkWork {
     /// Its input gained nothing: the previous table of the chain, as it is.
     Unchanged,
     /// From the previous step's new positions in the chunk, if there are at most `limit`
@@ -190,7 +190,7 @@ pub struct PassResult {
 
 /// What the reader hands a worker for one chunk.
 #[derive(Default)]
-struct ChunkInput {
+pub(super) struct ChunkInput {
     /// The chunk's words of the tables the pass reads whole (for an unchanged chunk, the
     /// previous table of the chain).
     tables: Vec<Vec<u64>>,
@@ -204,11 +204,11 @@ struct ChunkInput {
 
 /// What a worker hands the writer for one chunk: the output tables (chunk-local words), the
 /// gap-encoded new positions of each block, how many there are, and how it was computed.
-struct ChunkOutput {
-    tables: Vec<Vec<u64>>,
-    streams: Vec<Vec<u8>>,
-    new_count: u64,
-    work: ChunkWork,
+pub(super) struct ChunkOutput {
+    pub tables: Vec<Vec<u64>>,
+    pub streams: Vec<Vec<u8>>,
+    pub new_count: u64,
+    pub work: ChunkWork,
 }
 
 /// Where a pass stands: the chunks finished (by an earlier process too), the block
@@ -222,135 +222,79 @@ struct PassState {
     streams_len: u64,
 }
 
-/// Runs (or resumes) one pass over all chunks of its side.
+/// Runs (or resumes) one pass over all chunks of its side. In a distributed job the chunks
+/// still to do are shared out over the ranks (`cluster`); this process commits every one.
 pub fn run_pass(ctx: &LevelContext, spec: &PassSpec) -> anyhow::Result<PassResult> {
     let chunks: &Chunks = ctx.plan.chunks_of(spec.pass);
     let in_place = ctx.in_place_source(spec.pass).map(|source| InPlace::start(ctx, spec, source)).transpose()?;
-    let inputs = spec.inputs.iter().map(|&t| ctx.open_finished(t)).collect::<anyhow::Result<Vec<_>>>()?;
-    let combined = spec
-        .combine
-        .iter()
-        .enumerate()
-        .map(|(i, &t)| match &in_place {
-            // The previous table is the output's file until each chunk is committed.
-            Some(ip) if i == 0 => Ok((ctx.open_table(spec.outputs[0])?, ip.base.clone())),
-            _ => ctx.open_finished(t),
-        })
-        .collect::<anyhow::Result<Vec<_>>>()?;
+    let sources = PassSources::open(ctx, spec, in_place.as_ref().map(|ip| ip.base.clone()))?;
     let outputs = spec.outputs.iter().map(|&t| ctx.open_table(t)).collect::<anyhow::Result<Vec<_>>>()?;
-    let finals = open_finals(ctx, spec.pass, false)?;
-    let finals_eventual = open_finals(ctx, spec.pass, true)?;
     let started = Instant::now();
-    let mut state = resume_scan(ctx, spec, chunks, &outputs, in_place.as_ref())?;
-    let mut log = DeltaLog::open(&ctx.folder.log(spec.pass), state.log_len)?;
-    let mut streams = StreamWriter::open(&ctx.folder.streams(spec.pass), state.streams_len)?;
+    let state = resume_scan(ctx, spec, chunks, &outputs, in_place.as_ref())?;
+    let log = DeltaLog::open(&ctx.folder.log(spec.pass), state.log_len)?;
+    let streams = StreamWriter::open(&ctx.folder.streams(spec.pass), state.streams_len)?;
     let todo: Vec<usize> = (0..chunks.list.len()).filter(|&i| !state.done[i]).collect();
     let threads = ctx.plan.pass_threads(spec.pass, &ctx.budget).max(1);
     ctx.progress.start(format!("{} {}", ctx.name(), spec.pass), chunks.list.len() as u64, "chunks");
     for _ in 0..chunks.list.len() - todo.len() {
         ctx.progress.inc();
     }
-    let words = chunks.buffer_words;
-    let io_words = (ctx.io_bytes / 8).max(1);
-    let tables_read = (inputs.len() + combined.len()) as u64;
-    let (work, new_prev) = chunk_work(ctx, spec.pass, chunks)?;
+    let committer = std::sync::Mutex::new(Committer {
+        ctx,
+        spec,
+        chunks,
+        sources: &sources,
+        outputs,
+        in_place,
+        state,
+        log,
+        streams,
+    });
+    let commit = |chunk: usize, out: ChunkOutput| -> anyhow::Result<()> {
+        committer.lock().unwrap_or_else(|e| e.into_inner()).commit(chunk, out)?;
+        #[cfg(feature = "mpi")]
+        if let Some(world) = super::cluster::world() {
+            super::cluster::chunk_hook(world)?;
+        }
+        Ok(())
+    };
+    #[cfg(feature = "mpi")]
+    let (local, remote_chunks) = match super::cluster::world() {
+        Some(world) => world.share_out(ctx, spec, &todo)?,
+        None => (todo.clone(), 0),
+    };
+    #[cfg(not(feature = "mpi"))]
+    let local = todo.clone();
     // Rendezvous channels: a chunk buffer exists only where it is being read, computed or
     // written, which keeps the pass within `pass_slots` buffers.
-    let outcome = pipeline::run(
-        todo.len(),
-        threads,
-        Order::Completion,
-        |i| {
-            let ch = &chunks.list[todo[i]];
-            let mut input = ChunkInput { work: work[todo[i]], ..ChunkInput::default() };
-            if let ChunkWork::Sparse { limit } = input.work {
-                match read_new_positions(ch, new_prev.as_ref().expect("streams of the last step"), limit)? {
-                    Some(list) => input.new_prev = list,
-                    None => input.work = ChunkWork::Dense,
-                }
-            }
-            match input.work {
-                // Updated in place, it stays as it is.
-                ChunkWork::Unchanged if in_place.is_some() => {}
-                // Its output is the previous table of the chain, as it is.
-                ChunkWork::Unchanged => input.tables = read_inputs(ch, &combined[..1], words)?,
-                // Black's moves are evaluated in `t(k-1)`; white's need only the new positions.
-                ChunkWork::Sparse { .. } if spec.pass.mover() == Color::Black => {
-                    input.tables = read_inputs(ch, &inputs, words)?
-                }
-                ChunkWork::Sparse { .. } => {}
-                ChunkWork::Dense => {
-                    input.tables = read_inputs(ch, &inputs, words)?;
-                    input.pushes = read_pushes(ctx, spec.pass, ch, &finals, words)?;
-                    input.pushes_eventual = read_pushes(ctx, spec.pass, ch, &finals_eventual, words)?;
-                }
-            }
-            Ok(input)
-        },
-        |i, input| {
-            let ch = &chunks.list[todo[i]];
-            let frame = || Frame::new(&ctx.layout, &chunks.scheme, ch.key, ch.slice);
-            let out = match input.work {
-                ChunkWork::Unchanged => {
-                    let streams = vec![Vec::new(); ch.blocks.len()];
-                    return Ok(ChunkOutput { tables: input.tables, streams, new_count: 0, work: input.work });
-                }
-                ChunkWork::Sparse { .. } => {
-                    let frame = frame();
-                    let mut out = vec![0u64; words];
-                    match spec.pass.mover() {
-                        Color::White => sparse::white_reached(&frame, &input.new_prev, &mut out),
-                        Color::Black => {
-                            let candidates = sparse::black_candidates(&frame, &input.new_prev, words);
-                            sparse::black_reached(&frame, &input.tables[0], &candidates, &mut out);
-                        }
-                    }
-                    vec![out]
-                }
-                ChunkWork::Dense => {
-                    let eventual = ctx.eventual_with(&input.pushes, &input.pushes_eventual);
-                    let targets = input.pushes.targets();
-                    compute_chunk(spec.pass, &frame(), ctx.caps, &targets, eventual.as_ref(), words, input.tables)
-                }
-            };
-            let mut done = finish_chunk(spec.pass, &ch.blocks, &combined, out, io_words)?;
-            done.work = input.work;
-            Ok(done)
-        },
-        |i, out| {
-            let ch = &chunks.list[todo[i]];
-            let written = match &in_place {
-                Some(ip) => {
-                    commit_in_place(todo[i], ch, &out, &outputs[0], ip, &mut state.sums, &mut log, &mut streams)?
-                }
-                None => commit_chunk(todo[i], ch, &out, &outputs, &mut state.sums, &mut log, &mut streams)?,
-            };
-            test_stop_hook()?;
-            let r = &mut state.result;
-            let chunk_bytes = ch.blocks.iter().map(|b| b.words as u64 * 8).sum::<u64>();
-            r.new += out.new_count;
-            r.bytes_read += chunk_bytes
-                * match out.work {
-                    ChunkWork::Unchanged if in_place.is_some() => 0,
-                    ChunkWork::Unchanged => 1,
-                    ChunkWork::Sparse { .. } if spec.pass.mover() == Color::White => combined.len() as u64,
-                    _ => tables_read,
-                };
-            r.bytes_written += written.blocks + written.record + written.streams;
-            r.stream_bytes += written.streams;
-            match out.work {
-                ChunkWork::Sparse { .. } => r.sparse_chunks += 1,
-                ChunkWork::Unchanged => r.unchanged_chunks += 1,
-                ChunkWork::Dense => {}
-            }
-            ctx.progress.inc();
-            Ok(())
-        },
-    );
+    let outcome = std::thread::scope(|scope| {
+        #[cfg(feature = "mpi")]
+        let remote = super::cluster::world().filter(|_| remote_chunks > 0).map(|world| {
+            let commit = &commit;
+            scope.spawn(move || world.collect(remote_chunks, commit))
+        });
+        #[cfg(not(feature = "mpi"))]
+        let _ = scope;
+        let local = pipeline::run(
+            local.len(),
+            threads,
+            Order::Completion,
+            |i| sources.read(ctx, spec, local[i]),
+            |i, input| sources.compute(ctx, spec, local[i], input),
+            |i, out| commit(local[i], out),
+        );
+        #[cfg(feature = "mpi")]
+        if let Some(remote) = remote {
+            let collected = remote.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+            return local.and(collected);
+        }
+        local
+    });
     if let Err(e) = outcome {
         ctx.progress.finish("failed");
         return Err(e);
     }
+    let Committer { state, mut streams, .. } = committer.into_inner().unwrap_or_else(|e| e.into_inner());
     // Flushed, not synced: a kill loses nothing of what the page cache holds, and after a
     // power loss the resume checks every block, record and stream against its checksum.
     streams.flush()?;
@@ -358,6 +302,11 @@ pub fn run_pass(ctx: &LevelContext, spec: &PassSpec) -> anyhow::Result<PassResul
     let kinds = match (r.sparse_chunks, r.unchanged_chunks) {
         (0, 0) => String::new(),
         (s, u) => format!(", chunks {s} sparse / {u} unchanged / {} dense", todo.len() as u64 - s - u),
+    };
+    #[cfg(feature = "mpi")]
+    let kinds = match super::cluster::world() {
+        Some(world) => format!("{kinds}, {}", world.chunks_line(local.len(), remote_chunks)),
+        None => kinds,
     };
     ctx.progress.finish(&format!(
         "{} new, read {}, written {}, {:.0} MB/s{kinds}",
@@ -367,6 +316,174 @@ pub fn run_pass(ctx: &LevelContext, spec: &PassSpec) -> anyhow::Result<PassResul
         (r.bytes_read + r.bytes_written) as f64 / 1e6 / started.elapsed().as_secs_f64().max(1e-9)
     ));
     Ok(PassResult { sums: state.sums, ..state.result })
+}
+
+/// What a pass's chunks read, opened once by each process that computes chunks of the pass
+/// (the coordinating one and, in a distributed job, each worker rank).
+pub(super) struct PassSources {
+    /// The tables the pass reads whole, with their block checksums.
+    inputs: Vec<(BitFile, Vec<u64>)>,
+    /// The tables its outputs are combined with (for an in-place step the first is the
+    /// output's own file, checked against the checksums of `t(k-2)`).
+    combined: Vec<(BitFile, Vec<u64>)>,
+    finals: Vec<Final>,
+    finals_eventual: Vec<Final>,
+    /// How each chunk is computed, and the previous step's streams for the sparse ones.
+    work: Vec<ChunkWork>,
+    new_prev: Option<PassStreams>,
+    in_place: bool,
+}
+
+impl PassSources {
+    /// Opens the pass's sources; `in_place_base` holds `t(k-2)`'s checksums for a step that
+    /// updates it in place (after [`InPlace::start`] has renamed it).
+    pub(super) fn open(ctx: &LevelContext, spec: &PassSpec, in_place_base: Option<Vec<u64>>) -> anyhow::Result<Self> {
+        let in_place = in_place_base.is_some();
+        let inputs = spec.inputs.iter().map(|&t| ctx.open_finished(t)).collect::<anyhow::Result<Vec<_>>>()?;
+        let mut base = in_place_base;
+        let combined = spec
+            .combine
+            .iter()
+            .enumerate()
+            .map(|(i, &t)| match base.take().filter(|_| i == 0) {
+                // The previous table is the output's file until each chunk is committed.
+                Some(sums) => Ok((ctx.open_table(spec.outputs[0])?, sums)),
+                None => ctx.open_finished(t),
+            })
+            .collect::<anyhow::Result<Vec<_>>>()?;
+        let finals = open_finals(ctx, spec.pass, false)?;
+        let finals_eventual = open_finals(ctx, spec.pass, true)?;
+        let (work, new_prev) = chunk_work(ctx, spec.pass, ctx.plan.chunks_of(spec.pass))?;
+        Ok(PassSources { inputs, combined, finals, finals_eventual, work, new_prev, in_place })
+    }
+
+    /// The reader's part of a chunk: the words it needs, by how it is computed.
+    pub(super) fn read(&self, ctx: &LevelContext, spec: &PassSpec, chunk: usize) -> anyhow::Result<ChunkInput> {
+        let chunks = ctx.plan.chunks_of(spec.pass);
+        let (ch, words) = (&chunks.list[chunk], chunks.buffer_words);
+        let mut input = ChunkInput { work: self.work[chunk], ..ChunkInput::default() };
+        if let ChunkWork::Sparse { limit } = input.work {
+            match read_new_positions(ch, self.new_prev.as_ref().expect("streams of the last step"), limit)? {
+                Some(list) => input.new_prev = list,
+                None => input.work = ChunkWork::Dense,
+            }
+        }
+        match input.work {
+            // Updated in place, it stays as it is.
+            ChunkWork::Unchanged if self.in_place => {}
+            // Its output is the previous table of the chain, as it is.
+            ChunkWork::Unchanged => input.tables = read_inputs(ch, &self.combined[..1], words)?,
+            // Black's moves are evaluated in `t(k-1)`; white's need only the new positions.
+            ChunkWork::Sparse { .. } if spec.pass.mover() == Color::Black => {
+                input.tables = read_inputs(ch, &self.inputs, words)?
+            }
+            ChunkWork::Sparse { .. } => {}
+            ChunkWork::Dense => {
+                input.tables = read_inputs(ch, &self.inputs, words)?;
+                input.pushes = read_pushes(ctx, spec.pass, ch, &self.finals, words)?;
+                input.pushes_eventual = read_pushes(ctx, spec.pass, ch, &self.finals_eventual, words)?;
+            }
+        }
+        Ok(input)
+    }
+
+    /// The worker's part of a chunk: its output tables and the streams of its new positions.
+    pub(super) fn compute(
+        &self,
+        ctx: &LevelContext,
+        spec: &PassSpec,
+        chunk: usize,
+        input: ChunkInput,
+    ) -> anyhow::Result<ChunkOutput> {
+        let chunks = ctx.plan.chunks_of(spec.pass);
+        let (ch, words) = (&chunks.list[chunk], chunks.buffer_words);
+        let io_words = (ctx.io_bytes / 8).max(1);
+        let frame = || Frame::new(&ctx.layout, &chunks.scheme, ch.key, ch.slice);
+        let out = match input.work {
+            ChunkWork::Unchanged => {
+                let streams = vec![Vec::new(); ch.blocks.len()];
+                return Ok(ChunkOutput { tables: input.tables, streams, new_count: 0, work: input.work });
+            }
+            ChunkWork::Sparse { .. } => {
+                let frame = frame();
+                let mut out = vec![0u64; words];
+                match spec.pass.mover() {
+                    Color::White => sparse::white_reached(&frame, &input.new_prev, &mut out),
+                    Color::Black => {
+                        let candidates = sparse::black_candidates(&frame, &input.new_prev, words);
+                        sparse::black_reached(&frame, &input.tables[0], &candidates, &mut out);
+                    }
+                }
+                vec![out]
+            }
+            ChunkWork::Dense => {
+                let eventual = ctx.eventual_with(&input.pushes, &input.pushes_eventual);
+                let targets = input.pushes.targets();
+                compute_chunk(spec.pass, &frame(), ctx.caps, &targets, eventual.as_ref(), words, input.tables)
+            }
+        };
+        let mut done = finish_chunk(spec.pass, &ch.blocks, &self.combined, out, io_words)?;
+        done.work = input.work;
+        Ok(done)
+    }
+}
+
+/// The writer's side of a pass: commits computed chunks (this process's and, in a
+/// distributed job, the other ranks'), one at a time.
+struct Committer<'a> {
+    ctx: &'a LevelContext<'a>,
+    spec: &'a PassSpec,
+    chunks: &'a Chunks,
+    sources: &'a PassSources,
+    outputs: Vec<BitFile>,
+    in_place: Option<InPlace>,
+    state: PassState,
+    log: DeltaLog,
+    streams: StreamWriter,
+}
+
+impl Committer<'_> {
+    /// Writes chunk `chunk`'s blocks, streams and record, and counts it.
+    fn commit(&mut self, chunk: usize, out: ChunkOutput) -> anyhow::Result<()> {
+        let ch = &self.chunks.list[chunk];
+        let state = &mut self.state;
+        let written = match &self.in_place {
+            Some(ip) => commit_in_place(
+                chunk,
+                ch,
+                &out,
+                &self.outputs[0],
+                ip,
+                &mut state.sums,
+                &mut self.log,
+                &mut self.streams,
+            )?,
+            None => commit_chunk(chunk, ch, &out, &self.outputs, &mut state.sums, &mut self.log, &mut self.streams)?,
+        };
+        test_stop_hook()?;
+        let r = &mut state.result;
+        let chunk_bytes = ch.blocks.iter().map(|b| b.words as u64 * 8).sum::<u64>();
+        let tables_read = (self.sources.inputs.len() + self.sources.combined.len()) as u64;
+        r.new += out.new_count;
+        r.bytes_read += chunk_bytes
+            * match out.work {
+                ChunkWork::Unchanged if self.in_place.is_some() => 0,
+                ChunkWork::Unchanged => 1,
+                ChunkWork::Sparse { .. } if self.spec.pass.mover() == Color::White => {
+                    self.sources.combined.len() as u64
+                }
+                _ => tables_read,
+            };
+        r.bytes_written += written.blocks + written.record + written.streams;
+        r.stream_bytes += written.streams;
+        match out.work {
+            ChunkWork::Sparse { .. } => r.sparse_chunks += 1,
+            ChunkWork::Unchanged => r.unchanged_chunks += 1,
+            ChunkWork::Dense => {}
+        }
+        self.ctx.progress.inc();
+        Ok(())
+    }
 }
 
 /// The resume scan: the chunks an interrupted process finished, i.e. the log's records whose
@@ -488,12 +605,17 @@ pub(super) struct InPlace {
     earlier: std::sync::OnceLock<EarlierStreams>,
 }
 
+/// The block checksums of `t(k-2)`, which an in-place step's chunks are read against.
+pub(super) fn base_sums(ctx: &LevelContext, source: WorkTable) -> anyhow::Result<Vec<u64>> {
+    Ok(load_sums(&ctx.folder.sums(source), ctx.n_blocks())?)
+}
+
 impl InPlace {
     /// Takes over `source`'s file as the step's output, or finds it taken over by an
     /// earlier process.
     fn start(ctx: &LevelContext, spec: &PassSpec, source: WorkTable) -> anyhow::Result<InPlace> {
         let (from, to) = (ctx.folder.bits(source), ctx.folder.bits(spec.outputs[0]));
-        let base = load_sums(&ctx.folder.sums(source), ctx.n_blocks())?;
+        let base = base_sums(ctx, source)?;
         let resumed = !from.exists();
         if resumed {
             anyhow::ensure!(to.exists(), "{} is missing (step {} updates it in place)", to.display(), spec.pass);

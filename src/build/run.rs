@@ -192,7 +192,7 @@ pub fn solve_run(
         folder,
         out_dir: out_dir.to_path_buf(),
         work_dir: work_dir.to_path_buf(),
-        settings: TableSettings { level, threads: budget.threads },
+        settings: TableSettings { level, threads: super::alone_threads(budget.threads) },
         report,
     })
 }

@@ -45,7 +45,26 @@ pub enum RunStatus {
         eta: Option<f64>,
         /// The last finished pass: its number, new positions, seconds, bytes read and written.
         last: Option<(Pass, u64, f64, u64, u64)>,
+        /// In a distributed job: the chunks of this pass each rank was given (rank 0 first).
+        ranks: Option<Vec<usize>>,
     },
+}
+
+/// How a distributed job shared out the chunks of a run's current pass (`ranks.json` in the
+/// run's folder, written by rank 0 when the pass starts).
+#[derive(serde::Serialize, serde::Deserialize)]
+pub(crate) struct RankShare {
+    /// The pass's number ([`Pass::number`]).
+    pub pass: i32,
+    /// Chunks given to each rank, rank 0 first.
+    pub chunks: Vec<usize>,
+}
+
+impl RankShare {
+    /// The file in a run's folder.
+    pub(crate) fn path(run_folder: &Path) -> PathBuf {
+        run_folder.join("ranks.json")
+    }
 }
 
 /// The number of levels of a run.
@@ -136,5 +155,10 @@ fn run_status(dir: &Path) -> anyhow::Result<Option<RunStatus>> {
         bytes,
         eta,
         last: run.passes.last().map(|p| (p.pass, p.new, p.secs, p.bytes_read, p.bytes_written)),
+        ranks: manifest::load::<RankShare>(&RankShare::path(dir))
+            .ok()
+            .flatten()
+            .filter(|r| r.pass == pass.number())
+            .map(|r| r.chunks),
     }))
 }

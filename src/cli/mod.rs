@@ -169,6 +169,9 @@ const DEFAULT_SIGNATURE: &str = "KQvKR";
 pub fn run() -> i32 {
     let cli = Cli::parse();
     let result = match cli.command {
+        #[cfg(feature = "mpi")]
+        Command::Gen { signatures, job } => return run_gen_distributed(signatures, job),
+        #[cfg(not(feature = "mpi"))]
         Command::Gen { signatures, job } => job.options().and_then(|o| run_gen(signatures, o)),
         Command::Status { work } => run_status(work),
         Command::Plan { signatures, job, ram, disk_read, disk_write } => job
@@ -258,6 +261,48 @@ fn run_gen(signatures: Vec<String>, opts: GenOptions) -> anyhow::Result<i32> {
     let materials = parse_materials(signatures)?;
     generate(&materials, &opts, &Console::auto())?;
     Ok(0)
+}
+
+/// `gen` built with MPI: launched by `mpirun` with more than one rank, rank 0 runs the job and
+/// the others compute the chunks it shares out; an error on any rank ends every rank with
+/// exit code 2. Without `mpirun`, or with one rank, it is the plain `gen`.
+#[cfg(feature = "mpi")]
+fn run_gen_distributed(signatures: Vec<String>, job: JobArgs) -> i32 {
+    use tbstream::cluster;
+    let mpi = match cluster::init() {
+        Ok(mpi) => mpi,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            return 2;
+        }
+    };
+    if let (Some(world), Ok(threads)) = (cluster::world(), thread_count(job.threads)) {
+        if let Some(warning) = world.binding_warning(threads) {
+            eprintln!("{warning}");
+        }
+    }
+    let result = match cluster::world() {
+        Some(world) if world.rank > 0 => job.options().and_then(|o| cluster::serve(world, &o)).map(|()| 0),
+        Some(world) => {
+            eprintln!("distributed job: {} ranks (rank 0 coordinates and computes)", world.size);
+            job.options().and_then(|o| run_gen(signatures, o)).inspect(|_| world.release_workers())
+        }
+        None => job.options().and_then(|o| run_gen(signatures, o)),
+    };
+    match (result, cluster::world()) {
+        (Ok(code), _) => {
+            drop(mpi);
+            code
+        }
+        (Err(e), Some(world)) => {
+            eprintln!("error (rank {} of {}): {e:#}", world.rank, world.size);
+            world.abort()
+        }
+        (Err(e), None) => {
+            eprintln!("error: {e:#}");
+            2
+        }
+    }
 }
 
 fn run_compact(dir: PathBuf, work: Option<PathBuf>, level: i32, threads: usize) -> anyhow::Result<i32> {

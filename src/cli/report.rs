@@ -73,7 +73,7 @@ pub fn status_lines(s: &JobStatus) -> Vec<String> {
                 show_size(*written),
                 show_size(*bytes)
             ),
-            RunStatus::InPass { run, level, pass, chunks_done, chunks, passes_done, secs, bytes, eta, last } => {
+            RunStatus::InPass { run, level, pass, chunks_done, chunks, passes_done, secs, bytes, eta, last, ranks } => {
                 let name = match pass {
                     Pass::InitWhite => "init (white chunks)".to_string(),
                     Pass::InitBlack => "init (black chunks, t0)".to_string(),
@@ -89,9 +89,13 @@ pub fn status_lines(s: &JobStatus) -> Vec<String> {
                         show_size(written)
                     )
                 });
+                let ranks = ranks.as_ref().map_or(String::new(), |r| {
+                    let each: Vec<String> = r.iter().map(|n| n.to_string()).collect();
+                    format!(", {} ranks (chunks per rank: {})", r.len(), each.join(" / "))
+                });
                 format!(
-                    "{run}: {level}{name}, chunk {chunks_done}/{chunks}, {passes_done} passes done in {secs:.1}s, {} \
-                     written in work files, ETA of this pass {eta}{last}",
+                    "{run}: {level}{name}, chunk {chunks_done}/{chunks}{ranks}, {passes_done} passes done in {secs:.1}s, \
+                     {} written in work files, ETA of this pass {eta}{last}",
                     show_size(*bytes)
                 )
             }
