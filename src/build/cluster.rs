@@ -23,7 +23,7 @@ use crate::work::manifest;
 use crate::work::publish::Durability;
 use crate::work::RunFolder;
 use anyhow::Context;
-use byteorder::{LittleEndian, ReadBytesExt, WriteBytesExt};
+use byteorder::{ByteOrder, LittleEndian, ReadBytesExt, WriteBytesExt};
 use mpi::point_to_point::MatchedReceiveVec;
 use mpi::topology::{Communicator, SimpleCommunicator};
 use mpi::traits::{Destination, Source};
@@ -35,8 +35,9 @@ use std::time::Duration;
 const TAG_ORDER: i32 = 1;
 /// Rank 0 to a worker: the job is over.
 const TAG_QUIT: i32 = 2;
-/// A worker to rank 0: one computed chunk.
-const TAG_CHUNK: i32 = 3;
+/// A worker to rank 0: one computed chunk, with the tag its order gave (one per pass in
+/// flight: two runs may be solved side by side), from this one on.
+const FIRST_CHUNK_TAG: i32 = 16;
 /// The first sleep of a waiting rank between two looks at its messages; it doubles while
 /// nothing comes, up to a cap (a look costs a few microseconds of MPI progress).
 const FIRST_POLL: Duration = Duration::from_micros(20);
@@ -44,7 +45,7 @@ const FIRST_POLL: Duration = Duration::from_micros(20);
 /// it, so rank 0 looks often while a pass runs.
 const COLLECT_POLL: Duration = Duration::from_micros(100);
 /// The cap of an idle worker, which may wait through a whole merge and compaction.
-const IDLE_POLL: Duration = Duration::from_millis(2);
+const IDLE_POLL: Duration = Duration::from_micros(500);
 
 /// Waits for a message that `probe` finds, sleeping between looks up to `cap`.
 fn poll<T>(cap: Duration, mut probe: impl FnMut() -> Option<T>) -> T {
@@ -67,6 +68,16 @@ pub struct World {
 }
 
 static WORLD: OnceLock<World> = OnceLock::new();
+
+/// Held around every MPI call: threads take turns (MPI_THREAD_SERIALIZED), since two runs'
+/// passes may share out and collect chunks at once on rank 0.
+static CALLS: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// Runs one MPI call (or a probe and its receive) while no other thread makes one.
+fn call<T>(f: impl FnOnce() -> T) -> T {
+    let _turn = CALLS.lock().unwrap_or_else(|e| e.into_inner());
+    f()
+}
 
 /// The distributed job this process belongs to, if it has more than one rank.
 pub fn world() -> Option<&'static World> {
@@ -135,18 +146,22 @@ impl World {
     pub fn release_workers(&self) {
         let comm = self.comm();
         for r in 1..self.size {
-            comm.process_at_rank(r).send_with_tag(&[0u8][..], TAG_QUIT);
+            call(|| comm.process_at_rank(r).send_with_tag(&[0u8][..], TAG_QUIT));
         }
     }
 
     /// Rank 0: sends every worker its share of `todo` (chunk `todo[i]` goes to rank `i %
-    /// size`); returns rank 0's own share and how many chunks the workers will send back.
+    /// size`); returns rank 0's own share, how many chunks the workers will send back, and
+    /// the tag they send them with.
     pub(super) fn share_out(
         &self,
         ctx: &LevelContext,
         spec: &PassSpec,
         todo: &[usize],
-    ) -> anyhow::Result<(Vec<usize>, usize)> {
+    ) -> anyhow::Result<(Vec<usize>, usize, i32)> {
+        use std::sync::atomic::{AtomicI32, Ordering};
+        static PASSES: AtomicI32 = AtomicI32::new(0);
+        let reply_tag = FIRST_CHUNK_TAG + PASSES.fetch_add(1, Ordering::Relaxed) % 30_000;
         let size = self.size as usize;
         let comm = self.comm();
         let shares: Vec<Vec<usize>> = (0..size).map(|r| todo.iter().skip(r).step_by(size).copied().collect()).collect();
@@ -164,22 +179,28 @@ impl World {
                 pass: spec.pass,
                 above_cursed: ctx.eventual.as_ref().map(|e| e.above_cursed.clone()).unwrap_or_default(),
                 chunks: share.clone(),
+                reply_tag,
             };
-            comm.process_at_rank(r as i32).send_with_tag(&order.encode()?[..], TAG_ORDER);
+            let bytes = order.encode()?;
+            call(|| comm.process_at_rank(r as i32).send_with_tag(&bytes[..], TAG_ORDER));
         }
-        Ok((shares.into_iter().next().unwrap_or_default(), remote))
+        Ok((shares.into_iter().next().unwrap_or_default(), remote, reply_tag))
     }
 
-    /// Rank 0: receives the `n` chunks the workers compute and commits each.
+    /// Rank 0: receives the `n` chunks the workers compute (sent with `tag`) and commits each.
     pub(super) fn collect(
         &self,
         n: usize,
+        tag: i32,
         commit: &(dyn Fn(usize, ChunkOutput) -> anyhow::Result<()> + Sync),
     ) -> anyhow::Result<()> {
         let comm = self.comm();
         for _ in 0..n {
-            let probed = poll(COLLECT_POLL, || comm.any_process().immediate_matched_probe_with_tag(TAG_CHUNK));
-            let (bytes, _) = probed.matched_receive_vec::<u8>();
+            let receive = || {
+                let probed = comm.any_process().immediate_matched_probe_with_tag(tag)?;
+                Some(probed.matched_receive_vec::<u8>().0)
+            };
+            let bytes = poll(COLLECT_POLL, || call(receive));
             let (chunk, out) = decode_chunk(&bytes)?;
             commit(chunk, out)?;
         }
@@ -220,6 +241,8 @@ struct PassOrder {
     pass: Pass,
     above_cursed: Vec<bool>,
     chunks: Vec<usize>,
+    /// The tag of the computed chunks' messages.
+    reply_tag: i32,
 }
 
 impl PassOrder {
@@ -238,6 +261,7 @@ impl PassOrder {
         for &c in &self.chunks {
             b.write_u32::<LittleEndian>(c as u32)?;
         }
+        b.write_i32::<LittleEndian>(self.reply_tag)?;
         Ok(b)
     }
 
@@ -254,7 +278,8 @@ impl PassOrder {
         let chunks = (0..r.read_u32::<LittleEndian>()?)
             .map(|_| Ok(r.read_u32::<LittleEndian>()? as usize))
             .collect::<anyhow::Result<_>>()?;
-        Ok(PassOrder { run: String::from_utf8(run)?, level, block_bits, pass, above_cursed, chunks })
+        let reply_tag = r.read_i32::<LittleEndian>()?;
+        Ok(PassOrder { run: String::from_utf8(run)?, level, block_bits, pass, above_cursed, chunks, reply_tag })
     }
 }
 
@@ -281,9 +306,9 @@ fn encode_chunk(chunk: usize, out: &ChunkOutput, runs: &[(usize, usize)]) -> any
         for &(first, n) in runs {
             b.write_u32::<LittleEndian>(first as u32)?;
             b.write_u32::<LittleEndian>(n as u32)?;
-            for &w in &t[first..first + n] {
-                b.write_u64::<LittleEndian>(w)?;
-            }
+            let at = b.len();
+            b.resize(at + 8 * n, 0);
+            LittleEndian::write_u64_into(&t[first..first + n], &mut b[at..]);
         }
     }
     b.write_u32::<LittleEndian>(out.streams.len() as u32)?;
@@ -334,22 +359,26 @@ pub fn serve(world: &World, opts: &GenOptions) -> anyhow::Result<()> {
     let mut loaded = std::collections::HashMap::new();
     // Rank 0 checked the sub-endgames; each is checked here once too, when first loaded.
     let mut checked = std::collections::HashSet::new();
-    let mut held: Option<(Material, super::job::LoadedCaptures)> = None;
+    // The captures of the last two runs ordered (two runs may be solved side by side).
+    let mut held: Vec<(Material, super::job::LoadedCaptures)> = Vec::new();
     loop {
-        let (bytes, status) = poll(IDLE_POLL, || root.immediate_matched_probe()).matched_receive_vec::<u8>();
+        let (bytes, status) =
+            poll(IDLE_POLL, || call(|| Some(root.immediate_matched_probe()?.matched_receive_vec::<u8>())));
         if status.tag() == TAG_QUIT {
             return Ok(());
         }
         anyhow::ensure!(status.tag() == TAG_ORDER, "unexpected message (tag {}) from rank 0", status.tag());
         let order = PassOrder::decode(&bytes)?;
         let material = Material::parse(&order.run)?;
-        if held.as_ref().is_none_or(|(m, _)| *m != material) {
-            drop(held.take()); // the previous run's bitbases go before the next ones load
+        if !held.iter().any(|(m, _)| *m == material) {
+            if held.len() == 2 {
+                held.remove(0); // its bitbases go before the next ones load
+            }
             let work = opts.work_dir().join(&order.run);
-            held = Some((material.clone(), load_captures(&material, opts, &mut loaded, &checked, &work)?));
+            held.push((material.clone(), load_captures(&material, opts, &mut loaded, &checked, &work)?));
             checked.extend(loaded.keys().cloned());
         }
-        let (_, caps) = held.as_ref().expect("captures loaded");
+        let caps = &held.iter().find(|(m, _)| *m == material).expect("captures loaded").1;
         let layout = Layout::new(&material);
         let level = *layout
             .levels()
@@ -405,7 +434,8 @@ pub fn serve(world: &World, opts: &GenOptions) -> anyhow::Result<()> {
                         .collect(),
                     false => vec![(0, out.tables.first().map_or(0, Vec::len))],
                 };
-                root.send_with_tag(&encode_chunk(chunks[i], &out, &runs)?[..], TAG_CHUNK);
+                let bytes = encode_chunk(chunks[i], &out, &runs)?;
+                call(|| root.send_with_tag(&bytes[..], order.reply_tag));
                 Ok(())
             },
         )
@@ -426,10 +456,12 @@ mod tests {
             pass: Pass::Step(17),
             above_cursed: vec![true, false],
             chunks: vec![1, 5, 9],
+            reply_tag: 77,
         };
         let back = PassOrder::decode(&order.encode().unwrap()).unwrap();
         assert_eq!((back.run.as_str(), back.level, back.block_bits), ("KQRvKR", 3, 16));
         assert_eq!((back.pass, back.above_cursed, back.chunks), (Pass::Step(17), vec![true, false], vec![1, 5, 9]));
+        assert_eq!(back.reply_tag, 77);
         let out = ChunkOutput {
             tables: vec![vec![1, u64::MAX], vec![7, 8]],
             streams: vec![vec![], vec![3, 4, 5]],

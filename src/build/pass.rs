@@ -259,9 +259,9 @@ pub fn run_pass(ctx: &LevelContext, spec: &PassSpec) -> anyhow::Result<PassResul
         Ok(())
     };
     #[cfg(feature = "mpi")]
-    let (local, remote_chunks) = match super::cluster::world() {
+    let (local, remote_chunks, reply_tag) = match super::cluster::world() {
         Some(world) => world.share_out(ctx, spec, &todo)?,
-        None => (todo.clone(), 0),
+        None => (todo.clone(), 0, 0),
     };
     #[cfg(not(feature = "mpi"))]
     let local = todo.clone();
@@ -271,7 +271,7 @@ pub fn run_pass(ctx: &LevelContext, spec: &PassSpec) -> anyhow::Result<PassResul
         #[cfg(feature = "mpi")]
         let remote = super::cluster::world().filter(|_| remote_chunks > 0).map(|world| {
             let commit = &commit;
-            scope.spawn(move || world.collect(remote_chunks, commit))
+            scope.spawn(move || world.collect(remote_chunks, reply_tag, commit))
         });
         #[cfg(not(feature = "mpi"))]
         let _ = scope;
