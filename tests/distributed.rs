@@ -101,6 +101,9 @@ fn a_killed_rank_ends_the_job_and_any_launch_resumes_it() {
         assert!(!o.status.success(), "rank {killed} of {ranks} killed after {after} chunks: {}", stderr(&o));
         assert!(t.elapsed() < Duration::from_secs(20), "the job took {:?} to end", t.elapsed());
         assert!(d.path().join(".work").exists(), "nothing left to resume");
+        let status = Command::new(bin()).args(["status", "--work"]).arg(d.path().join(".work")).output().unwrap();
+        let text = String::from_utf8_lossy(&status.stdout);
+        assert!(text.contains(&format!("{ranks} ranks (chunks per rank: ")), "status after the kill:\n{text}");
         let o = gen(resume, d.path(), "KQvKR", &[]);
         let err = stderr(&o);
         assert!(o.status.success(), "resumed on {resume} ranks: {err}");

@@ -167,7 +167,11 @@ impl World {
         let shares: Vec<Vec<usize>> = (0..size).map(|r| todo.iter().skip(r).step_by(size).copied().collect()).collect();
         // For `tbstream status` (not synced: it only informs).
         let run_folder = ctx.folder.path().parent().context("a level folder lies in its run's folder")?;
-        let share = RankShare { pass: spec.pass.number(), chunks: shares.iter().map(Vec::len).collect() };
+        let share = RankShare {
+            format: manifest::MANIFEST_FORMAT,
+            pass: spec.pass.number(),
+            chunks: shares.iter().map(Vec::len).collect(),
+        };
         manifest::save_with(&RankShare::path(run_folder), &share, Durability::Atomic)?;
         let mut remote = 0;
         for (r, share) in shares.iter().enumerate().skip(1) {

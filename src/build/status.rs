@@ -54,6 +54,8 @@ pub enum RunStatus {
 /// run's folder, written by rank 0 when the pass starts).
 #[derive(serde::Serialize, serde::Deserialize)]
 pub(crate) struct RankShare {
+    /// [`manifest::MANIFEST_FORMAT`], as in every manifest.
+    pub format: u32,
     /// The pass's number ([`Pass::number`]).
     pub pass: i32,
     /// Chunks given to each rank, rank 0 first.
