@@ -4,6 +4,9 @@
 //! ends the job with exit code 2; a locked work folder is refused.
 #![cfg(feature = "mpi")]
 
+mod common;
+use common::assert_same_tables;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
@@ -37,26 +40,6 @@ fn gen(ranks: usize, out: &Path, sig: &str, env: &[(&str, &str)]) -> Output {
 
 fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-fn tables(dir: &Path) -> Vec<PathBuf> {
-    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "tbs"))
-        .collect();
-    v.sort();
-    v
-}
-
-fn assert_same_tables(a: &Path, b: &Path) {
-    let (ta, tb) = (tables(a), tables(b));
-    let names = |t: &[PathBuf]| t.iter().map(|p| p.file_name().unwrap().to_owned()).collect::<Vec<_>>();
-    assert_eq!(names(&ta), names(&tb));
-    assert!(!ta.is_empty());
-    for (x, y) in ta.iter().zip(&tb) {
-        assert!(std::fs::read(x).unwrap() == std::fs::read(y).unwrap(), "{} and {} differ", x.display(), y.display());
-    }
 }
 
 /// A single-process build of `sig` with its sub-endgames, made once per signature.

@@ -3,7 +3,8 @@
 //! and recomputed, and a full disk is a clear error that a later run recovers from.
 
 mod common;
-use std::path::{Path, PathBuf};
+use common::{assert_same_tables, tables};
+use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
@@ -25,29 +26,6 @@ fn gen(out: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
 
 fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-/// The `.tbs` files of a folder, sorted.
-fn tables(dir: &Path) -> Vec<PathBuf> {
-    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "tbs"))
-        .collect();
-    v.sort();
-    v
-}
-
-fn assert_same_tables(a: &Path, b: &Path) {
-    let (ta, tb) = (tables(a), tables(b));
-    assert_eq!(
-        ta.iter().map(|p| p.file_name()).collect::<Vec<_>>(),
-        tb.iter().map(|p| p.file_name()).collect::<Vec<_>>()
-    );
-    assert!(!ta.is_empty());
-    for (x, y) in ta.iter().zip(&tb) {
-        assert!(std::fs::read(x).unwrap() == std::fs::read(y).unwrap(), "{} and {} differ", x.display(), y.display());
-    }
 }
 
 /// A reference build of KQvKR (with KQvK, KRvK, KRvKQ), made once.

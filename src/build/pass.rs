@@ -258,23 +258,11 @@ pub fn run_pass(ctx: &LevelContext, spec: &PassSpec) -> anyhow::Result<PassResul
         }
         Ok(())
     };
-    #[cfg(feature = "mpi")]
-    let (local, remote_chunks, reply_tag) = match super::cluster::world() {
-        Some(world) => world.share_out(ctx, spec, &todo)?,
-        None => (todo.clone(), 0, 0),
-    };
-    #[cfg(not(feature = "mpi"))]
-    let local = todo.clone();
+    let (local, remote) = share_out(ctx, spec, &todo)?;
     // Rendezvous channels: a chunk buffer exists only where it is being read, computed or
     // written, which keeps the pass within `pass_slots` buffers.
     let outcome = std::thread::scope(|scope| {
-        #[cfg(feature = "mpi")]
-        let remote = super::cluster::world().filter(|_| remote_chunks > 0).map(|world| {
-            let commit = &commit;
-            scope.spawn(move || world.collect(remote_chunks, reply_tag, commit))
-        });
-        #[cfg(not(feature = "mpi"))]
-        let _ = scope;
+        let collecting = remote.as_ref().map(|r| scope.spawn(|| r.collect(&commit)));
         let local = pipeline::run(
             local.len(),
             threads,
@@ -283,12 +271,10 @@ pub fn run_pass(ctx: &LevelContext, spec: &PassSpec) -> anyhow::Result<PassResul
             |i, input| sources.compute(ctx, spec, local[i], input),
             |i, out| commit(local[i], out),
         );
-        #[cfg(feature = "mpi")]
-        if let Some(remote) = remote {
-            let collected = remote.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-            return local.and(collected);
+        match collecting {
+            Some(handle) => local.and(handle.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))),
+            None => local,
         }
-        local
     });
     if let Err(e) = outcome {
         ctx.progress.finish("failed");
@@ -303,9 +289,8 @@ pub fn run_pass(ctx: &LevelContext, spec: &PassSpec) -> anyhow::Result<PassResul
         (0, 0) => String::new(),
         (s, u) => format!(", chunks {s} sparse / {u} unchanged / {} dense", todo.len() as u64 - s - u),
     };
-    #[cfg(feature = "mpi")]
-    let kinds = match super::cluster::world() {
-        Some(world) => format!("{kinds}, {}", world.chunks_line(local.len(), remote_chunks)),
+    let kinds = match &remote {
+        Some(r) => format!("{kinds}, {}", r.line(local.len())),
         None => kinds,
     };
     ctx.progress.finish(&format!(
@@ -316,6 +301,54 @@ pub fn run_pass(ctx: &LevelContext, spec: &PassSpec) -> anyhow::Result<PassResul
         (r.bytes_read + r.bytes_written) as f64 / 1e6 / started.elapsed().as_secs_f64().max(1e-9)
     ));
     Ok(PassResult { sums: state.sums, ..state.result })
+}
+
+/// In a distributed job: the chunks of a pass the other ranks compute, which this process
+/// collects and commits.
+#[cfg(feature = "mpi")]
+struct Remote {
+    world: &'static super::cluster::World,
+    chunks: usize,
+    reply_tag: i32,
+}
+
+/// Without MPI there is no other rank.
+#[cfg(not(feature = "mpi"))]
+enum Remote {}
+
+#[cfg(feature = "mpi")]
+impl Remote {
+    fn collect(&self, commit: &(dyn Fn(usize, ChunkOutput) -> anyhow::Result<()> + Sync)) -> anyhow::Result<()> {
+        self.world.collect(self.chunks, self.reply_tag, commit)
+    }
+
+    /// The pass line's note on the ranks.
+    fn line(&self, local: usize) -> String {
+        self.world.chunks_line(local, self.chunks)
+    }
+}
+
+#[cfg(not(feature = "mpi"))]
+impl Remote {
+    fn collect(&self, _: &(dyn Fn(usize, ChunkOutput) -> anyhow::Result<()> + Sync)) -> anyhow::Result<()> {
+        match *self {}
+    }
+
+    fn line(&self, _: usize) -> String {
+        match *self {}
+    }
+}
+
+/// The chunks of `todo` this process computes, and in a distributed job those it gave the
+/// other ranks.
+fn share_out(ctx: &LevelContext, spec: &PassSpec, todo: &[usize]) -> anyhow::Result<(Vec<usize>, Option<Remote>)> {
+    #[cfg(feature = "mpi")]
+    if let Some(world) = super::cluster::world() {
+        let (local, chunks, reply_tag) = world.share_out(ctx, spec, todo)?;
+        return Ok((local, (chunks > 0).then_some(Remote { world, chunks, reply_tag })));
+    }
+    let _ = (ctx, spec);
+    Ok((todo.to_vec(), None))
 }
 
 /// What a pass's chunks read, opened once by each process that computes chunks of the pass

@@ -254,3 +254,26 @@ pub fn lengthen_middle_distance_block(path: &Path) {
         None,
     );
 }
+
+/// The `.tbs` files of a folder, sorted.
+pub fn tables(dir: &Path) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "tbs"))
+        .collect();
+    v.sort();
+    v
+}
+
+pub fn assert_same_tables(a: &Path, b: &Path) {
+    let (ta, tb) = (tables(a), tables(b));
+    assert_eq!(
+        ta.iter().map(|p| p.file_name()).collect::<Vec<_>>(),
+        tb.iter().map(|p| p.file_name()).collect::<Vec<_>>()
+    );
+    assert!(!ta.is_empty());
+    for (x, y) in ta.iter().zip(&tb) {
+        assert!(std::fs::read(x).unwrap() == std::fs::read(y).unwrap(), "{} and {} differ", x.display(), y.display());
+    }
+}
