@@ -13,6 +13,10 @@
 # KILL_FROM=S KILL_TO=T: each kill instead hits a fresh build at a random moment between S and
 # T seconds, which then resumes to the end and is compared (KQRvKR's sparse steps, from
 # step 12 on, run between about 1.2 and 1.7 s of a fresh build on 2 cores).
+#
+# KILL_RESUME_RANKS="0 2 3": each launch (killed or resuming) picks one of these rank counts,
+# 0 meaning a plain process, others `mpirun --bind-to none -np N` (the build gets the `mpi`
+# feature); a kill hits one of the ranks at random (docs/DISTRIBUTED.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [[ "${1:-}" =~ ^[0-9]+$ ]]; then
@@ -22,10 +26,25 @@ else
 fi
 if [ -n "${KILL_RESUME_BIN:-}" ]; then
   bin=$KILL_RESUME_BIN
+elif [ -n "${KILL_RESUME_RANKS:-}" ]; then
+  cargo build --release --quiet --features mpi
+  bin=$PWD/target/release/tbstream
 else
   cargo build --release --quiet
   bin=$PWD/target/release/tbstream
 fi
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+# `gen` of the endgame on a rank count drawn from KILL_RESUME_RANKS (none: a plain process).
+launch() {
+  local n
+  n=$(python3 -c "import random; print(random.choice('${KILL_RESUME_RANKS:-0}'.split()))")
+  if [ "$n" = 0 ]; then
+    "$bin" gen "$sig" --out "$test" --mem "$mem"
+  else
+    echo "($n ranks)"
+    mpirun --bind-to none -np "$n" "$bin" gen "$sig" --out "$test" --mem "$mem" --threads 1
+  fi
+}
 root=$(mktemp -d)
 trap 'rm -rf "$root"' EXIT
 ref=$root/ref
@@ -60,15 +79,18 @@ secs=$(echo "$(date +%s.%N) - $start" | bc)
 echo "uninterrupted build of the endgame's own runs: ${secs}s"
 compare
 remove_runs
-# Starts a build and SIGKILLs it after $1 seconds; returns 1 if it finished first.
+# Starts a build and SIGKILLs it (one of its ranks) after $1 seconds; returns 1 if it
+# finished first.
 build_and_kill() {
-  "$bin" gen "$sig" --out "$test" --mem "$mem" >"$root/log" 2>&1 &
-  local pid=$!
+  launch >"$root/log" 2>&1 &
+  local pid=$! victim
   sleep "$1"
-  if kill -9 "$pid" 2>/dev/null; then
+  victim=$(pgrep -f -- "$bin gen $sig" | grep -vx "$pid" | grep -vx "$(pgrep -P "$pid" mpirun || true)" | shuf -n 1 || true)
+  victim=${victim:-$pid}
+  if kill -9 "$victim" 2>/dev/null; then
     wait "$pid" 2>/dev/null || true
     done_kills=$((done_kills + 1))
-    echo "kill $done_kills at ${1}s: $(grep -E 'step|init|merge' "$root/log" | tail -1 | cut -c1-60)"
+    echo "kill $done_kills at ${1}s$(head -1 "$root/log" | grep -o '([0-9]* ranks)' | sed 's/^/ /' || true): $(grep -E 'step|init|merge' "$root/log" | tail -1 | cut -c1-60)"
     return 0
   fi
   wait "$pid" || { echo "a run failed:"; tail -3 "$root/log"; exit 1; }
@@ -77,7 +99,7 @@ build_and_kill() {
 while [ -n "${KILL_FROM:-}" ] && [ "$done_kills" -lt "$kills" ]; do
   delay=$(python3 -c "import random; print(round(random.uniform(${KILL_FROM}, ${KILL_TO:-$secs}), 3))")
   build_and_kill "$delay" || echo "run finished before the kill at ${delay}s"
-  "$bin" gen "$sig" --out "$test" --mem "$mem" >"$root/log" 2>&1
+  launch >"$root/log" 2>&1
   if grep -q "resuming after" "$root/log"; then
     resumes=$((resumes + 1))
     echo "  resumed: $(grep -o 'pass [0-9]*: resuming after [0-9]* of [0-9]* finished chunks' "$root/log" | head -1)"
@@ -95,7 +117,7 @@ while [ "$done_kills" -lt "$kills" ]; do
     remove_runs
   fi
 done
-"$bin" gen "$sig" --out "$test" --mem "$mem" >"$root/log" 2>&1
+launch >"$root/log" 2>&1
 grep -q "resuming after" "$root/log" && resumes=$((resumes + 1))
 compare
 echo "kills: $done_kills, finished runs: $finished, resumed runs: $resumes, mismatches: $mismatches"
