@@ -11,8 +11,8 @@
 //! a rank that dies (MPI has no fault tolerance): the resume is the recovery.
 
 use super::job::{load_captures, GenOptions};
-use super::pass::{ChunkOutput, ChunkWork, EventualSources, LevelContext, PassSources};
-use super::plan::{Budget, Plan};
+use super::pass::{ChunkOutput, ChunkWork, LevelContext, LoadedCaptures, PassSources};
+use super::plan::Plan;
 use super::status::RankShare;
 use crate::chess::Material;
 use crate::index::Layout;
@@ -364,7 +364,7 @@ pub fn serve(world: &World, opts: &GenOptions) -> anyhow::Result<()> {
     // Rank 0 checked the sub-endgames; each is checked here once too, when first loaded.
     let mut checked = std::collections::HashSet::new();
     // The captures of the last two runs ordered (two runs may be solved side by side).
-    let mut held: Vec<(Material, super::job::LoadedCaptures)> = Vec::new();
+    let mut held: Vec<(Material, LoadedCaptures)> = Vec::new();
     loop {
         let (bytes, status) =
             poll(IDLE_POLL, || call(|| Some(root.immediate_matched_probe()?.matched_receive_vec::<u8>())));
@@ -390,29 +390,19 @@ pub fn serve(world: &World, opts: &GenOptions) -> anyhow::Result<()> {
             .find(|l| l.number == order.level)
             .with_context(|| format!("{material} has no level {}", order.level))?;
         let folder = RunFolder::new(&opts.work_dir().join(&order.run));
-        let above = layout
-            .levels()
-            .iter()
-            .filter(|l| layout.has_pawns() && (l.number == level.number + 1 || l.number == level.number + 2))
-            .map(|l| (*l, folder.level(l.number)))
-            .collect();
-        let eventual = (caps.eventual.is_some() || order.above_cursed.contains(&true)).then(|| EventualSources {
-            caps: caps.eventual.as_ref().unwrap_or(&caps.rule),
-            above_cursed: order.above_cursed.clone(),
-        });
-        let ctx = LevelContext {
-            plan: Plan::new(&layout, &level, order.block_bits),
-            layout,
+        let plan = Plan::new(&layout, &level, order.block_bits);
+        let above_cursed = order.above_cursed.clone();
+        let ctx = LevelContext::new(
+            &layout,
             level,
-            above,
-            caps: &caps.rule,
-            folder: folder.level(level.number),
-            budget: Budget { mem: opts.budget.mem.saturating_sub(caps.bytes), ..opts.budget },
-            io_bytes: opts.budget.block_bytes as usize,
-            progress: &SilentProgress,
-            eventual,
-            steps: opts.steps,
-        };
+            plan,
+            &folder,
+            caps,
+            above_cursed,
+            &opts.budget,
+            opts.steps,
+            &SilentProgress,
+        );
         let spec = ctx.spec(order.pass);
         let base = ctx.in_place_source(order.pass).map(|t| super::pass::base_sums(&ctx, t)).transpose()?;
         let in_place = base.is_some();

@@ -3,7 +3,7 @@
 
 use super::disk::{check_disk, check_writable, disk_needs, free_space, DiskNeed};
 use super::estimate::{estimate_run, Machine, TimeEstimate};
-use super::pass::StepMode;
+use super::pass::{LoadedCaptures, StepMode};
 use super::plan::{run_needs, show_size, Budget, Plan, RunNeeds};
 use super::run::{solve_run, sub_endgames_note, RunReport, Solved};
 use crate::chess::{Color, Material};
@@ -283,10 +283,7 @@ enum RunStart {
 /// A run ready to be solved: its sub-endgames loaded, its table locked against other jobs.
 struct ReadyRun {
     material: Material,
-    caps: Captures,
-    caps_eventual: Option<Captures>,
-    /// RAM held by the loaded sub-endgames.
-    held: u64,
+    caps: LoadedCaptures,
     work: PathBuf,
     lock: Lock,
 }
@@ -297,8 +294,6 @@ impl ReadyRun {
         let solved = solve_run(
             &self.material,
             &self.caps,
-            self.caps_eventual.as_ref(),
-            self.held,
             &opts.out,
             &self.work,
             &opts.budget,
@@ -397,18 +392,8 @@ fn prepare_run(
         progress.log(&format!("{m}: already built ({})", path.display()));
         return Ok(RunStart::Done(RunOutcome::Existing(path)));
     }
-    let LoadedCaptures { rule: caps, eventual: caps_eventual, bytes: held } =
-        load_captures(m, opts, loaded, checked, &run_work)?;
-    Ok(RunStart::Ready(Box::new(ReadyRun { material: m.clone(), caps, caps_eventual, held, work: run_work, lock })))
-}
-
-/// The sub-endgame bitbases a run's captures read: the final ones, and the eventual ones of
-/// sub-endgames with cursed positions.
-pub(super) struct LoadedCaptures {
-    pub rule: Captures,
-    pub eventual: Option<Captures>,
-    /// RAM they hold.
-    pub bytes: u64,
+    let caps = load_captures(m, opts, loaded, checked, &run_work)?;
+    Ok(RunStart::Ready(Box::new(ReadyRun { material: m.clone(), caps, work: run_work, lock })))
 }
 
 /// Loads a run's captures, reusing the bitbases in `loaded` (kept there for the next runs)

@@ -23,7 +23,7 @@ use crate::solve::{
 use crate::work::bits::{block_sum, load_sums, BitFile};
 use crate::work::deltalog::{self, BlockEntry, ChunkRecord, DeltaLog, PassStreams, StreamWriter};
 use crate::work::gap::{self, GapEncoder};
-use crate::work::LevelFolder;
+use crate::work::{LevelFolder, RunFolder};
 use anyhow::Context;
 use std::time::Instant;
 
@@ -104,6 +104,57 @@ pub struct EventualSources<'a> {
     /// Per level in `above`: whether it has cursed positions (its `final-*-inf` tables are
     /// read instead of its final bitbases).
     pub above_cursed: Vec<bool>,
+}
+
+/// The levels a level's pawn pushes lead to (one and two levels up, solved before it).
+pub(super) fn levels_above(layout: &Layout, level: &Level) -> Vec<Level> {
+    let up = |l: &Level| l.number == level.number + 1 || l.number == level.number + 2;
+    layout.levels().into_iter().filter(|l| layout.has_pawns() && up(l)).collect()
+}
+
+/// The sub-endgame bitbases a run's captures read: the final ones, and the eventual ones of
+/// sub-endgames with cursed positions.
+pub struct LoadedCaptures {
+    pub rule: Captures,
+    pub eventual: Option<Captures>,
+    /// RAM they hold (out of the budget).
+    pub bytes: u64,
+}
+
+impl<'a> LevelContext<'a> {
+    /// The context of level `level` of a run whose work folder is `run`: the levels above it
+    /// that its pawn pushes read, and (when a sub-endgame or a level above has cursed
+    /// positions) where its conversions look up eventual wins; the budget less the
+    /// captures' RAM.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        layout: &Layout,
+        level: Level,
+        plan: Plan,
+        run: &RunFolder,
+        caps: &'a LoadedCaptures,
+        above_cursed: Vec<bool>,
+        budget: &Budget,
+        steps: StepMode,
+        progress: &'a dyn Progress,
+    ) -> LevelContext<'a> {
+        let above = levels_above(layout, &level).into_iter().map(|l| (l, run.level(l.number))).collect();
+        let eventual = (caps.eventual.is_some() || above_cursed.contains(&true))
+            .then(|| EventualSources { caps: caps.eventual.as_ref().unwrap_or(&caps.rule), above_cursed });
+        LevelContext {
+            layout: layout.clone(),
+            level,
+            above,
+            plan,
+            caps: &caps.rule,
+            folder: run.level(level.number),
+            budget: Budget { mem: budget.mem.saturating_sub(caps.bytes), ..*budget },
+            io_bytes: budget.block_bytes as usize,
+            progress,
+            eventual,
+            steps,
+        }
+    }
 }
 
 impl LevelContext<'_> {

@@ -5,7 +5,7 @@
 
 use super::edge::exact_100_wins;
 use super::merge::write_level;
-use super::pass::{run_pass, EventualSources, LevelContext, StepMode};
+use super::pass::{levels_above, run_pass, LevelContext, LoadedCaptures, StepMode};
 use super::plan::{show_size, Budget, Plan};
 use super::repair::check_and_repair;
 use crate::chess::Color;
@@ -14,9 +14,7 @@ use crate::index::Block;
 use crate::index::{Layout, Level};
 use crate::progress::Progress;
 use crate::solve::WorkTable;
-use crate::solve::{
-    chains_complete, last_step_where, last_step_within, obsolete_after, Captures, Pass, LAST_STEP, MAX_STEP,
-};
+use crate::solve::{chains_complete, last_step_where, last_step_within, obsolete_after, Pass, LAST_STEP, MAX_STEP};
 use crate::table::compact::CompactTable;
 use crate::table::convert::compact_table;
 use crate::table::format::{
@@ -115,17 +113,12 @@ impl Solved {
     }
 }
 
-/// Computes (or resumes) the levels of one white-wins run; [`Solved::finish`] then publishes
-/// its table into `out_dir`.
-/// `caps_bytes` is the RAM the sub-endgames' bitbases in `caps` hold (out of the budget).
-/// `caps_eventual` holds the conversions' eventual bitbases when some sub-endgame has cursed
-/// positions.
+/// Computes (or resumes) the levels of one white-wins run with the sub-endgames' bitbases in
+/// `caps`; [`Solved::finish`] then publishes its table into `out_dir`.
 #[allow(clippy::too_many_arguments)]
 pub fn solve_run(
     material: &Material,
-    caps: &Captures,
-    caps_eventual: Option<&Captures>,
-    caps_bytes: u64,
+    caps: &LoadedCaptures,
     out_dir: &Path,
     work_dir: &Path,
     budget: &Budget,
@@ -137,8 +130,8 @@ pub fn solve_run(
     let folder = RunFolder::new(work_dir);
     std::fs::create_dir_all(work_dir).with_context(|| format!("creating {}", work_dir.display()))?;
     // The sub-endgames held in RAM come out of the budget.
-    let chunk_budget = Budget { mem: budget.mem.saturating_sub(caps_bytes), ..*budget };
-    let chosen = Plan::choose(&layout, &chunk_budget).with_context(|| sub_endgames_note(budget, caps_bytes))?;
+    let chunk_budget = Budget { mem: budget.mem.saturating_sub(caps.bytes), ..*budget };
+    let chosen = Plan::choose(&layout, &chunk_budget).with_context(|| sub_endgames_note(budget, caps.bytes))?;
     let (mut manifest, partial) = resume_levels(&layout, &folder, chosen.block_bits, progress)?;
     let mut chosen = Some(chosen);
     let levels = layout.levels();
@@ -150,31 +143,13 @@ pub fn solve_run(
             Some(p) if p.block_bits == manifest.block_bits && levels.len() == 1 => p,
             _ => Plan::new(&layout, &level, manifest.block_bits),
         };
-        // Pawn pushes lead one or two levels up, solved before.
-        let above: Vec<(Level, LevelFolder)> = levels
-            .iter()
-            .filter(|l| layout.has_pawns() && (l.number == level.number + 1 || l.number == level.number + 2))
-            .map(|l| (*l, folder.level(l.number)))
-            .collect();
-        let above_cursed: Vec<bool> = above.iter().map(|(l, _)| level_is_cursed(&manifest, l)).collect();
-        for ((l, f), &cursed) in above.iter().zip(&above_cursed) {
-            ensure_finals(&partial, l, f, cursed, manifest.block_bits, budget.block_bytes as usize, progress)?;
+        let above = levels_above(&layout, &level);
+        let above_cursed: Vec<bool> = above.iter().map(|l| level_is_cursed(&manifest, l)).collect();
+        for (l, &cursed) in above.iter().zip(&above_cursed) {
+            let f = folder.level(l.number);
+            ensure_finals(&partial, l, &f, cursed, manifest.block_bits, budget.block_bytes as usize, progress)?;
         }
-        let eventual = (caps_eventual.is_some() || above_cursed.contains(&true))
-            .then(|| EventualSources { caps: caps_eventual.unwrap_or(caps), above_cursed });
-        let ctx = LevelContext {
-            layout: layout.clone(),
-            level,
-            above,
-            plan,
-            caps,
-            folder: folder.level(level.number),
-            budget: chunk_budget,
-            io_bytes: budget.block_bytes as usize,
-            progress,
-            eventual,
-            steps,
-        };
+        let ctx = LevelContext::new(&layout, level, plan, &folder, caps, above_cursed, budget, steps, progress);
         solve_level(&ctx, &folder, &mut manifest, &partial)?;
         // Levels more than one above are read no more.
         for l in levels.iter().filter(|l| l.number > level.number + 1) {
