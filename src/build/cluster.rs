@@ -174,7 +174,9 @@ impl World {
         };
         manifest::save_with(&RankShare::path(run_folder), &share, Durability::Atomic)?;
         let mut remote = 0;
-        for (r, share) in shares.iter().enumerate().skip(1) {
+        // A rank without chunks gets no order: rank 0 would not wait for it, and it could open
+        // the pass's tables after the next pass has removed them.
+        for (r, share) in shares.iter().enumerate().skip(1).filter(|(_, share)| !share.is_empty()) {
             remote += share.len();
             let order = PassOrder {
                 run: ctx.layout.material.to_string(),
