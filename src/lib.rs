@@ -16,11 +16,11 @@
 //! The crate is cut in layers that depend only downward (`docs/ARCHITECTURE.md`):
 //! `chess` (squares, men, attacks, material, positions) -> `index` (Koistinen's layout,
 //! chunks) -> `solve` (one pass over one chunk) -> `work` (the work folder's files) ->
-//! `table` (the final format, probing, verifying, statistics) -> `build` (plans, passes,
+//! `table` (the final format, probing, verifying, statistics) -> `generate` (plans, passes,
 //! resume, merge, the job); `pipeline` and `progress` serve the layers above `solve`.
 //! The modules are private; this page re-exports what users and tools need.
 
-mod build;
+mod generate;
 mod chess;
 mod index;
 mod pipeline;
@@ -31,9 +31,9 @@ mod work;
 
 /// One job over several processes (`mpirun`), built with the `mpi` feature.
 #[cfg(feature = "mpi")]
-pub use build::cluster;
-pub use build::status::{job_status, JobStatus, RunStatus};
-pub use build::{
+pub use generate::cluster;
+pub use generate::status::{job_status, JobStatus, RunStatus};
+pub use generate::{
     available_ram, compact_folder, generate, is_built, load_bitbase, plan_job, project_pawnless, runs_of, show_size,
     Budget, Compacted, DiskNeed, GenOptions, JobPlan, Machine, Projection, RunOutcome, RunPlan, RunReport, StepMode,
     TimeEstimate,

@@ -306,7 +306,7 @@ pub fn compute_chunk(
 }
 
 /// `E_k` in one chunk (`docs/CURSED.md` part 2) by the kernels, for a set `E_(k-1)` of many
-/// positions there (`e_prev`; `build::edge` follows a few positions one by one): the new
+/// positions there (`e_prev`; `generate::edge` follows a few positions one by one): the new
 /// positions of step `k` (`new_k`) that need one ply less than the step, given, for even `k`,
 /// the new positions of step `k-1` (`new_prev`). Odd `k`: those with a white quiet move into
 /// `E_(k-1)`; even `k`: those whose every black quiet move avoids `new_(k-1) & !E_(k-1)`. The

@@ -259,7 +259,7 @@ fn finish_table(
 
 /// For tests: `TBSTREAM_STOP_AFTER_BLOCKS=n` stops the process with an error after `n`
 /// blocks of a compaction, leaving the work folder exactly as a kill at that moment would.
-/// A job with it set solves one run at a time (`build::job::side_by_side`).
+/// A job with it set solves one run at a time (`generate::job::side_by_side`).
 fn compaction_stop_hook() -> Result<(), TableError> {
     use std::sync::atomic::{AtomicI64, Ordering};
     static LEFT: AtomicI64 = AtomicI64::new(i64::MIN);

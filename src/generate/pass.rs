@@ -1197,7 +1197,7 @@ fn log_chunk(
 
 /// For tests: `TBSTREAM_STOP_AFTER_CHUNKS=n` makes the process stop with an error after
 /// writing `n` chunks, leaving the work folder exactly as a kill at that moment would.
-/// A job with it set solves one run at a time (`build::job::side_by_side`).
+/// A job with it set solves one run at a time (`generate::job::side_by_side`).
 fn test_stop_hook() -> anyhow::Result<()> {
     use std::sync::atomic::{AtomicI64, Ordering};
     static LEFT: AtomicI64 = AtomicI64::new(i64::MIN);
