@@ -40,8 +40,8 @@ struct JobArgs {
     #[arg(long, default_value = "512KiB")]
     block: String,
     /// zstd level of the final tables' blocks, 1 to 22 (higher: smaller and slower to write).
-    #[arg(long, default_value_t = tbstream::file::compact::DEFAULT_LEVEL)]
-    level: i32,
+    #[arg(long = "level", default_value_t = tbstream::file::compact::DEFAULT_LEVEL)]
+    zstd_level: i32,
     /// How steps compute a chunk: auto (sparse where the last step found few positions),
     /// dense or sparse. The tables are the same; this only changes the time.
     #[arg(long, default_value = "auto")]
@@ -140,8 +140,8 @@ enum Command {
         #[arg(long)]
         work: Option<PathBuf>,
         /// zstd level of the blocks, 1 to 22 (higher: smaller and slower to write).
-        #[arg(long, default_value_t = tbstream::file::compact::DEFAULT_LEVEL)]
-        level: i32,
+        #[arg(long = "level", default_value_t = tbstream::file::compact::DEFAULT_LEVEL)]
+        zstd_level: i32,
     },
     /// Probe positions: prints FEN, WDL, DTZ and a best move per line.
     Probe {
@@ -191,8 +191,8 @@ pub fn run() -> i32 {
         Command::Probe { tables, json, line, cache, fens } => parse_size(&cache)
             .map_err(|e| anyhow::anyhow!("--cache: {e}"))
             .and_then(|cache| run_probe(tables, json, line, cache, fens)),
-        Command::Compact { dir, threads, work, level } => {
-            thread_count(threads).and_then(|t| run_compact(dir, work, level, t))
+        Command::Compact { dir, threads, work, zstd_level } => {
+            thread_count(threads).and_then(|t| run_compact(dir, work, zstd_level, t))
         }
     };
     match result {
@@ -215,13 +215,15 @@ impl JobArgs {
             "--block must be a power of two from 256KiB to 8MiB"
         );
         anyhow::ensure!(mem > 0, "--mem must be positive");
-        anyhow::ensure!((1..=22).contains(&self.level), "--level must be from 1 to 22");
+        anyhow::ensure!((1..=22).contains(&self.zstd_level), "--level must be from 1 to 22");
         Ok(GenOptions {
             out: self.out,
             work: self.work,
             budget: Budget { mem, threads, block_bytes },
-            level: self.level,
+            zstd_level: self.zstd_level,
             steps: self.steps,
+            max_fixed_bits: None,
+            hooks: None,
         })
     }
 }
@@ -305,18 +307,18 @@ fn run_gen_distributed(signatures: Vec<String>, job: JobArgs) -> i32 {
     }
 }
 
-fn run_compact(dir: PathBuf, work: Option<PathBuf>, level: i32, threads: usize) -> anyhow::Result<i32> {
-    anyhow::ensure!((1..=22).contains(&level), "--level must be from 1 to 22");
+fn run_compact(dir: PathBuf, work: Option<PathBuf>, zstd_level: i32, threads: usize) -> anyhow::Result<i32> {
+    anyhow::ensure!((1..=22).contains(&zstd_level), "--level must be from 1 to 22");
     let work = work.unwrap_or_else(|| dir.join(".work"));
-    let done = tbstream::compact_folder(&dir, &work, level, threads, &Console::auto())?;
+    let done = tbstream::convert_folder(&dir, &work, zstd_level, threads, &Console::auto())?;
     for (path, outcome) in done {
         match outcome {
-            tbstream::Compacted::Converted { old_bytes, new_bytes, secs } => println!(
+            tbstream::Conversion::Converted { old_bytes, new_bytes, secs } => println!(
                 "{}: converted, {old_bytes} -> {new_bytes} bytes ({:.1}x smaller), {secs:.1}s",
                 path.display(),
                 old_bytes as f64 / new_bytes.max(1) as f64
             ),
-            tbstream::Compacted::AlreadyCompact => println!("{}: already compact", path.display()),
+            tbstream::Conversion::AlreadyCompact => println!("{}: already compact", path.display()),
         }
     }
     Ok(0)

@@ -10,15 +10,17 @@
 //! receive spins a core). Any error on any rank aborts the whole job with exit code 2; so does
 //! a rank that dies (MPI has no fault tolerance): the resume is the recovery.
 
-use super::job::{load_captures, GenOptions};
-use super::pass::{ChunkOutput, ChunkWork, LevelContext, LoadedCaptures, PassSources};
-use super::plan::Plan;
+use super::captures::{Loaded, LoadedCaptures};
+use super::level::{LevelContext, RunContext};
+use super::options::GenOptions;
+use super::pass::{worker_sources, ChunkOutput, ChunkWork};
+use super::plan::{Cut, Plan};
 use super::status::RankShare;
 use crate::chess::Material;
 use crate::index::Layout;
 use crate::pipeline::{self, Order};
 use crate::progress::SilentProgress;
-use crate::solve::{Pass, PassSpec};
+use crate::solve::{ChunkTables, Pass, PassSpec, WorkTable};
 use crate::work::manifest;
 use crate::work::publish::Durability;
 use crate::work::RunFolder;
@@ -181,7 +183,7 @@ impl World {
             let order = PassOrder {
                 run: ctx.layout.material.to_string(),
                 level: ctx.level.number,
-                block_bits: ctx.plan.block_bits,
+                cut: ctx.plan.cut(),
                 pass: spec.pass,
                 above_cursed: ctx.eventual.as_ref().map(|e| e.above_cursed.clone()).unwrap_or_default(),
                 chunks: share.clone(),
@@ -193,11 +195,13 @@ impl World {
         Ok((shares.into_iter().next().unwrap_or_default(), remote, reply_tag))
     }
 
-    /// Rank 0: receives the `n` chunks the workers compute (sent with `tag`) and commits each.
+    /// Rank 0: receives the `n` chunks the workers compute (sent with `tag`; their tables
+    /// are `outputs`) and commits each.
     pub(super) fn collect(
         &self,
         n: usize,
         tag: i32,
+        outputs: &[WorkTable],
         commit: &(dyn Fn(usize, ChunkOutput) -> anyhow::Result<()> + Sync),
     ) -> anyhow::Result<()> {
         let comm = self.comm();
@@ -207,7 +211,7 @@ impl World {
                 Some(probed.matched_receive_vec::<u8>().0)
             };
             let bytes = poll(COLLECT_POLL, || call(receive));
-            let (chunk, out) = decode_chunk(&bytes)?;
+            let (chunk, out) = decode_chunk(&bytes, outputs)?;
             commit(chunk, out)?;
         }
         Ok(())
@@ -219,31 +223,11 @@ impl World {
     }
 }
 
-/// For tests: on rank `TBSTREAM_KILL_RANK` the process sends itself SIGKILL after computing
-/// (a worker) or committing (rank 0) `TBSTREAM_KILL_AFTER_CHUNKS` chunks; on rank
-/// `TBSTREAM_FAIL_RANK` the chunk after `TBSTREAM_FAIL_AFTER_CHUNKS` fails with an I/O error.
-pub(super) fn chunk_hook(world: &World) -> anyhow::Result<()> {
-    use std::sync::atomic::{AtomicU64, Ordering};
-    static DONE: AtomicU64 = AtomicU64::new(0);
-    let setting = |name: &str| std::env::var(name).ok().and_then(|v| v.parse::<u64>().ok());
-    let done = DONE.fetch_add(1, Ordering::Relaxed) + 1;
-    let mine =
-        |rank: &str, after: &str| setting(rank) == Some(world.rank as u64) && setting(after).is_some_and(|n| done > n);
-    if mine("TBSTREAM_KILL_RANK", "TBSTREAM_KILL_AFTER_CHUNKS") {
-        // SAFETY: sending a signal to this process has no preconditions.
-        unsafe { libc::kill(libc::getpid(), libc::SIGKILL) };
-    }
-    if mine("TBSTREAM_FAIL_RANK", "TBSTREAM_FAIL_AFTER_CHUNKS") {
-        return Err(std::io::Error::other("injected I/O error (TBSTREAM_FAIL_RANK)").into());
-    }
-    Ok(())
-}
-
 /// What rank 0 asks of a worker: chunks of one pass of one level of one run.
 struct PassOrder {
     run: String,
     level: u8,
-    block_bits: u32,
+    cut: Cut,
     pass: Pass,
     above_cursed: Vec<bool>,
     chunks: Vec<usize>,
@@ -257,7 +241,8 @@ impl PassOrder {
         b.write_u32::<LittleEndian>(self.run.len() as u32)?;
         b.extend_from_slice(self.run.as_bytes());
         b.write_u8(self.level)?;
-        b.write_u32::<LittleEndian>(self.block_bits)?;
+        b.write_u32::<LittleEndian>(self.cut.block_bits)?;
+        b.write_u32::<LittleEndian>(self.cut.max_fixed_bits.unwrap_or(u32::MAX))?;
         b.write_i32::<LittleEndian>(self.pass.number())?;
         b.write_u32::<LittleEndian>(self.above_cursed.len() as u32)?;
         for &c in &self.above_cursed {
@@ -277,6 +262,8 @@ impl PassOrder {
         r.read_exact(&mut run)?;
         let level = r.read_u8()?;
         let block_bits = r.read_u32::<LittleEndian>()?;
+        let max_fixed_bits = Some(r.read_u32::<LittleEndian>()?).filter(|&n| n != u32::MAX);
+        let cut = Cut { block_bits, max_fixed_bits };
         let number = r.read_i32::<LittleEndian>()?;
         let pass = Pass::from_number(number).with_context(|| format!("pass {number} in an order"))?;
         let above_cursed =
@@ -285,15 +272,25 @@ impl PassOrder {
             .map(|_| Ok(r.read_u32::<LittleEndian>()? as usize))
             .collect::<anyhow::Result<_>>()?;
         let reply_tag = r.read_i32::<LittleEndian>()?;
-        Ok(PassOrder { run: String::from_utf8(run)?, level, block_bits, pass, above_cursed, chunks, reply_tag })
+        Ok(PassOrder { run: String::from_utf8(run)?, level, cut, pass, above_cursed, chunks, reply_tag })
     }
 }
 
 /// One computed chunk, as a worker sends it: its index, how it was computed, its new
-/// positions' count, its output tables' words (only the runs `(first word, words)` in
-/// `runs`, the rest zero) and its blocks' streams.
-fn encode_chunk(chunk: usize, out: &ChunkOutput, runs: &[(usize, usize)]) -> anyhow::Result<Vec<u8>> {
-    let words: usize = runs.iter().map(|r| r.1).sum::<usize>() * out.tables.len();
+/// positions' count, its output tables' words in the order of `outputs` (only the runs
+/// `(first word, words)` in `runs`, the rest zero; none for a chunk of a step updated in
+/// place that gained nothing) and its blocks' streams.
+fn encode_chunk(
+    chunk: usize,
+    out: &ChunkOutput,
+    outputs: &[WorkTable],
+    runs: &[(usize, usize)],
+) -> anyhow::Result<Vec<u8>> {
+    let tables: Vec<&[u64]> = match out.tables.get(outputs[0]) {
+        None => Vec::new(),
+        Some(_) => outputs.iter().map(|&t| out.tables.words(t)).collect(),
+    };
+    let words: usize = runs.iter().map(|r| r.1).sum::<usize>() * tables.len();
     let mut b = Vec::with_capacity(64 + 8 * words + out.streams.iter().map(|s| 4 + s.len()).sum::<usize>());
     b.write_u32::<LittleEndian>(chunk as u32)?;
     let (kind, limit) = match out.work {
@@ -305,8 +302,8 @@ fn encode_chunk(chunk: usize, out: &ChunkOutput, runs: &[(usize, usize)]) -> any
     b.write_u8(kind)?;
     b.write_u64::<LittleEndian>(limit)?;
     b.write_u64::<LittleEndian>(out.new_count)?;
-    b.write_u32::<LittleEndian>(out.tables.len() as u32)?;
-    for t in &out.tables {
+    b.write_u32::<LittleEndian>(tables.len() as u32)?;
+    for t in tables {
         b.write_u32::<LittleEndian>(t.len() as u32)?;
         b.write_u32::<LittleEndian>(runs.len() as u32)?;
         for &(first, n) in runs {
@@ -325,7 +322,8 @@ fn encode_chunk(chunk: usize, out: &ChunkOutput, runs: &[(usize, usize)]) -> any
     Ok(b)
 }
 
-fn decode_chunk(bytes: &[u8]) -> anyhow::Result<(usize, ChunkOutput)> {
+/// A chunk sent by [`encode_chunk`], whose tables are `outputs`.
+fn decode_chunk(bytes: &[u8], outputs: &[WorkTable]) -> anyhow::Result<(usize, ChunkOutput)> {
     let mut r = Cursor::new(bytes);
     let chunk = r.read_u32::<LittleEndian>()? as usize;
     let kind = r.read_u8()?;
@@ -338,8 +336,10 @@ fn decode_chunk(bytes: &[u8]) -> anyhow::Result<(usize, ChunkOutput)> {
         k => anyhow::bail!("chunk message with work kind {k}"),
     };
     let new_count = r.read_u64::<LittleEndian>()?;
-    let mut tables = Vec::new();
-    for _ in 0..r.read_u32::<LittleEndian>()? {
+    let mut tables = ChunkTables::new();
+    let n_tables = r.read_u32::<LittleEndian>()? as usize;
+    anyhow::ensure!(n_tables == 0 || n_tables == outputs.len(), "chunk message with {n_tables} tables");
+    for &name in &outputs[..n_tables] {
         let mut t = vec![0u64; r.read_u32::<LittleEndian>()? as usize];
         for _ in 0..r.read_u32::<LittleEndian>()? {
             let first = r.read_u32::<LittleEndian>()? as usize;
@@ -347,7 +347,7 @@ fn decode_chunk(bytes: &[u8]) -> anyhow::Result<(usize, ChunkOutput)> {
             let run = t.get_mut(first..first + n).context("chunk message with a run past its table")?;
             r.read_u64_into::<LittleEndian>(run)?;
         }
-        tables.push(t);
+        tables.insert(name, t);
     }
     let mut streams = Vec::new();
     for _ in 0..r.read_u32::<LittleEndian>()? {
@@ -362,9 +362,8 @@ fn decode_chunk(bytes: &[u8]) -> anyhow::Result<(usize, ChunkOutput)> {
 pub fn serve(world: &World, opts: &GenOptions) -> anyhow::Result<()> {
     let comm = world.comm();
     let root = comm.process_at_rank(0);
-    let mut loaded = std::collections::HashMap::new();
     // Rank 0 checked the sub-endgames; each is checked here once too, when first loaded.
-    let mut checked = std::collections::HashSet::new();
+    let mut loaded = Loaded::default();
     // The captures of the last two runs ordered (two runs may be solved side by side).
     let mut held: Vec<(Material, LoadedCaptures)> = Vec::new();
     loop {
@@ -381,8 +380,9 @@ pub fn serve(world: &World, opts: &GenOptions) -> anyhow::Result<()> {
                 held.remove(0); // its bitbases go before the next ones load
             }
             let work = opts.work_dir().join(&order.run);
-            held.push((material.clone(), load_captures(&material, opts, &mut loaded, &checked, &work)?));
-            checked.extend(loaded.keys().cloned());
+            held.push((material.clone(), loaded.captures_of(&material, &opts.out, opts.budget.mem, &work)?));
+            let now_checked: Vec<Material> = loaded.bitbases.keys().cloned().collect();
+            loaded.checked.extend(now_checked);
         }
         let caps = &held.iter().find(|(m, _)| *m == material).expect("captures loaded").1;
         let layout = Layout::new(&material);
@@ -392,23 +392,20 @@ pub fn serve(world: &World, opts: &GenOptions) -> anyhow::Result<()> {
             .find(|l| l.number == order.level)
             .with_context(|| format!("{material} has no level {}", order.level))?;
         let folder = RunFolder::new(&opts.work_dir().join(&order.run));
-        let plan = Plan::new(&layout, &level, order.block_bits);
-        let above_cursed = order.above_cursed.clone();
-        let ctx = LevelContext::new(
-            &layout,
-            level,
-            plan,
-            &folder,
+        let plan = Plan::new(&layout, &level, order.cut);
+        let run = RunContext {
+            layout: &layout,
+            folder: &folder,
             caps,
-            above_cursed,
-            &opts.budget,
-            opts.steps,
-            &SilentProgress,
-        );
+            budget: &opts.budget,
+            steps: opts.steps,
+            progress: &SilentProgress,
+            hooks: opts.hooks(),
+        };
+        let ctx = LevelContext::new(&run, level, plan, order.above_cursed.clone());
         let spec = ctx.spec(order.pass);
-        let base = ctx.in_place_source(order.pass).map(|t| super::pass::base_sums(&ctx, t)).transpose()?;
-        let in_place = base.is_some();
-        let sources = PassSources::open(&ctx, &spec, base)?;
+        let sources = worker_sources(&ctx, &spec)?;
+        let in_place = sources.in_place;
         let threads = ctx.plan.pass_threads(order.pass, &ctx.budget).max(1);
         let chunks = &order.chunks;
         pipeline::run(
@@ -418,7 +415,7 @@ pub fn serve(world: &World, opts: &GenOptions) -> anyhow::Result<()> {
             |i| sources.read(&ctx, &spec, chunks[i]),
             |i, input| sources.compute(&ctx, &spec, chunks[i], input),
             |i, out| {
-                chunk_hook(world)?;
+                ctx.hooks.after_chunk()?;
                 // A step updated in place writes only the blocks that gained positions.
                 let blocks = &ctx.plan.chunks_of(order.pass).list[chunks[i]].blocks;
                 let runs: Vec<(usize, usize)> = match in_place {
@@ -428,9 +425,9 @@ pub fn serve(world: &World, opts: &GenOptions) -> anyhow::Result<()> {
                         .filter(|(_, s)| !s.is_empty())
                         .map(|(b, _)| (b.local_word, b.words))
                         .collect(),
-                    false => vec![(0, out.tables.first().map_or(0, Vec::len))],
+                    false => vec![(0, ctx.plan.chunks_of(order.pass).buffer_words)],
                 };
-                let bytes = encode_chunk(chunks[i], &out, &runs)?;
+                let bytes = encode_chunk(chunks[i], &out, &spec.outputs, &runs)?;
                 call(|| root.send_with_tag(&bytes[..], order.reply_tag));
                 Ok(())
             },
@@ -448,28 +445,36 @@ mod tests {
         let order = PassOrder {
             run: "KQRvKR".into(),
             level: 3,
-            block_bits: 16,
+            cut: Cut { block_bits: 16, max_fixed_bits: Some(2) },
             pass: Pass::Step(17),
             above_cursed: vec![true, false],
             chunks: vec![1, 5, 9],
             reply_tag: 77,
         };
         let back = PassOrder::decode(&order.encode().unwrap()).unwrap();
-        assert_eq!((back.run.as_str(), back.level, back.block_bits), ("KQRvKR", 3, 16));
+        assert_eq!((back.run.as_str(), back.level, back.cut), ("KQRvKR", 3, order.cut));
         assert_eq!((back.pass, back.above_cursed, back.chunks), (Pass::Step(17), vec![true, false], vec![1, 5, 9]));
         assert_eq!(back.reply_tag, 77);
+        let outputs = [WorkTable::Chain(0), WorkTable::IllegalWtm];
         let out = ChunkOutput {
-            tables: vec![vec![1, u64::MAX], vec![7, 8]],
+            tables: [(WorkTable::IllegalWtm, vec![7, 8]), (WorkTable::Chain(0), vec![1, u64::MAX])]
+                .into_iter()
+                .collect(),
             streams: vec![vec![], vec![3, 4, 5]],
             new_count: 42,
             work: ChunkWork::Sparse { limit: Some(99) },
         };
-        let (chunk, back) = decode_chunk(&encode_chunk(12, &out, &[(0, 2)]).unwrap()).unwrap();
-        assert_eq!((chunk, &back.tables, &back.streams), (12, &out.tables, &out.streams));
+        let (chunk, back) = decode_chunk(&encode_chunk(12, &out, &outputs, &[(0, 2)]).unwrap(), &outputs).unwrap();
+        assert_eq!(
+            (chunk, back.tables.words(WorkTable::Chain(0)), &back.streams),
+            (12, &[1, u64::MAX][..], &out.streams)
+        );
+        assert_eq!(back.tables.words(WorkTable::IllegalWtm), [7, 8]);
         assert_eq!((back.new_count, back.work), (42, out.work));
         // Only the runs sent: the rest of each table is zero.
-        let (_, back) = decode_chunk(&encode_chunk(12, &out, &[(1, 1)]).unwrap()).unwrap();
-        assert_eq!(back.tables, vec![vec![0, u64::MAX], vec![0, 8]]);
-        assert!(decode_chunk(&[1, 2, 3]).is_err());
+        let (_, back) = decode_chunk(&encode_chunk(12, &out, &outputs, &[(1, 1)]).unwrap(), &outputs).unwrap();
+        assert_eq!(back.tables.words(WorkTable::Chain(0)), [0, u64::MAX]);
+        assert_eq!(back.tables.words(WorkTable::IllegalWtm), [0, 8]);
+        assert!(decode_chunk(&[1, 2, 3], &outputs).is_err());
     }
 }

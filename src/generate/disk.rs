@@ -1,8 +1,8 @@
 //! Disk space: what a job still needs at its peak, against what is free, checked before it
 //! starts (and shown by `plan`); and the check that the output folder can be written.
 
+use super::options::GenOptions;
 use super::plan::{run_needs, show_size};
-use super::GenOptions;
 use crate::chess::Material;
 use crate::index::Layout;
 use crate::table::format::table_path;

@@ -14,7 +14,7 @@
 //! in memory, each block's positions gap-coded as the delta streams are, and recomputed whole
 //! on resume.
 
-use super::pass::LevelContext;
+use super::level::LevelContext;
 use super::plan::Chunk;
 use crate::index::Block;
 use crate::pipeline::{self, Order};
@@ -97,23 +97,22 @@ impl EdgeSet {
 /// `E_101` of a level, if the level has a position there. `None` when step 101 added
 /// nothing or no btm position has only losing zeroing moves (then every `E_k` is empty).
 ///
-/// Testing knob: with `TBSTREAM_EDGE_DUMP=DIR` every level's edge is followed up to its last
-/// step (or 101), and each `E_k` is appended to `DIR/<RUN>.edge` as lines `k slot`.
+/// When the job's hooks want the edge sets ([`JobHooks::wants_edge_sets`]), every level's
+/// edge is followed up to its last step (or 101), and each `E_k` is handed to them.
+///
+/// [`JobHooks::wants_edge_sets`]: super::options::JobHooks::wants_edge_sets
 pub fn exact_100_wins(ctx: &LevelContext, passes: &[PassDone]) -> anyhow::Result<Option<EdgeSet>> {
-    let dump = std::env::var_os("TBSTREAM_EDGE_DUMP").map(std::path::PathBuf::from);
+    let report = ctx.hooks.wants_edge_sets();
     let step_101 = passes.iter().any(|p| p.pass == Pass::Step(EDGE_STEP) && p.new > 0);
-    let last = if dump.is_some() {
-        passes.iter().filter_map(|p| p.pass.step()).max().unwrap_or(0).min(EDGE_STEP)
-    } else {
-        EDGE_STEP
-    };
-    if !step_101 && dump.is_none() {
+    let last =
+        if report { passes.iter().filter_map(|p| p.pass.step()).max().unwrap_or(0).min(EDGE_STEP) } else { EDGE_STEP };
+    if !step_101 && !report {
         return Ok(None);
     }
     let mut prev = forced_zeroing(ctx)?;
     let mut k = 2;
-    if let Some(dir) = &dump {
-        dump_edge(ctx, dir, k, &prev)?;
+    if report {
+        report_edge(ctx, k, &prev);
     }
     // One progress unit per step (the phase stops early when a set is empty).
     let name = ctx.name();
@@ -128,8 +127,8 @@ pub fn exact_100_wins(ctx: &LevelContext, passes: &[PassDone]) -> anyhow::Result
         let new_prev = if k.is_multiple_of(2) { streams_prev.as_ref() } else { None };
         prev = edge_step(ctx, k, &prev, new_prev, &new_k)?;
         streams_prev = Some(new_k);
-        if let Some(dir) = &dump {
-            dump_edge(ctx, dir, k, &prev)?;
+        if report {
+            report_edge(ctx, k, &prev);
         }
     }
     let count = prev.count;
@@ -158,23 +157,16 @@ fn forced_zeroing(ctx: &LevelContext) -> anyhow::Result<EdgeSet> {
     Ok(set)
 }
 
-/// Appends `E_k` to the dump file of the run as lines `k slot`.
-fn dump_edge(ctx: &LevelContext, dir: &std::path::Path, k: u16, edge: &EdgeSet) -> anyhow::Result<()> {
-    use std::io::Write;
-    let path = dir.join(format!("{}.edge", ctx.layout.material));
-    let mut out = std::io::BufWriter::new(std::fs::OpenOptions::new().create(true).append(true).open(&path)?);
+/// Hands `E_k` to the job's hooks, as slots in increasing order.
+fn report_edge(ctx: &LevelContext, k: u16, edge: &EdgeSet) {
     let block_positions = 64 * ctx.block_words() as u64;
+    let mut slots = Vec::new();
     for id in 0..ctx.n_blocks() {
-        let mut slots = Vec::new();
         edge.each(id, |w, bit| {
             slots.push(ctx.level.first_slot + id as u64 * block_positions + 64 * w as u64 + bit.trailing_zeros() as u64)
         });
-        for slot in slots {
-            writeln!(out, "{k} {slot}")?;
-        }
     }
-    out.flush()?;
-    Ok(())
+    ctx.hooks.edge_set(&ctx.layout.material, k, &slots);
 }
 
 /// Computes `E_k` from `E_(k-1)` (`prev`), the new positions of step `k` and, for even `k`,

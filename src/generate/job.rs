@@ -1,128 +1,29 @@
-//! The job: every run a set of signatures needs (their closure under captures), smallest
-//! first, skipping finished ones and resuming an interrupted job from its work folder.
+//! The job: every run a set of signatures needs (their closure under captures and
+//! promotions), smallest first, skipping finished ones and resuming an interrupted job from
+//! its work folder; two runs side by side, or a run's compaction beside the next run, when
+//! the budget and the disk allow.
 
-use super::disk::{check_disk, check_writable, disk_needs, free_space, DiskNeed};
-use super::estimate::{estimate_run, Machine, TimeEstimate};
-use super::pass::{LoadedCaptures, StepMode};
-use super::plan::{run_needs, show_size, Budget, Plan, RunNeeds};
-use super::run::{solve_run, sub_endgames_note, RunReport, Solved};
-use crate::chess::{Color, Material};
+use super::captures::{is_built, open_existing, Check, Loaded};
+use super::disk::{check_disk, check_writable, free_space};
+use super::job_plan::run_memory;
+use super::options::GenOptions;
+use super::plan::{run_needs, show_size};
+use super::run::{solve_run, RunReport, Solved};
+use crate::chess::Material;
 use crate::index::Layout;
 use crate::progress::{LogOnly, Progress};
-use crate::solve::{BitWords, Bitbase, Captures, Pass};
-use crate::table::compact::{CompactTable, DEFAULT_LEVEL};
+use crate::solve::Pass;
 use crate::table::format::{table_path, FormatError};
 use crate::work::lock::Lock;
 use crate::work::manifest::{self, JobManifest, MANIFEST_FORMAT};
 use crate::work::publish::remove_stale;
 use anyhow::Context;
-use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
-
-/// Options of a `gen` job.
-#[derive(Clone, Debug)]
-pub struct GenOptions {
-    /// Folder of the final tables.
-    pub out: PathBuf,
-    /// Folder of intermediate files (default: `<out>/.work`).
-    pub work: Option<PathBuf>,
-    pub budget: Budget,
-    /// The zstd level of the tables' blocks (1 to 22).
-    pub level: i32,
-    /// Dense or sparse steps (the same tables either way).
-    pub steps: StepMode,
-}
-
-impl GenOptions {
-    /// Options with the defaults of the command line: 1 GiB, 512 KiB blocks.
-    pub fn new(out: &Path, threads: usize) -> GenOptions {
-        GenOptions {
-            out: out.to_path_buf(),
-            work: None,
-            budget: Budget { mem: 1 << 30, threads, block_bytes: 512 << 10 },
-            level: DEFAULT_LEVEL,
-            steps: StepMode::Auto,
-        }
-    }
-
-    /// The work folder.
-    pub fn work_dir(&self) -> PathBuf {
-        self.work.clone().unwrap_or_else(|| self.out.join(".work"))
-    }
-}
 
 /// What happened to one run.
 pub enum RunOutcome {
     Built(RunReport),
     Existing(PathBuf),
-}
-
-/// Loads the final bitbases of a finished run, checking its checksums.
-pub fn load_bitbase(dir: &Path, m: &Material) -> anyhow::Result<Bitbase> {
-    let table = open_table(dir, m, false)?;
-    let words = |stm| bitbase_words(&table, stm, false, None);
-    Ok(Bitbase { layout: Layout::new(m), wtm: words(Color::White)?, btm: words(Color::Black)? })
-}
-
-/// Opens a finished run's table, checking every block's checksum unless `checked` (this job
-/// checked or built it already).
-fn open_table(dir: &Path, m: &Material, checked: bool) -> anyhow::Result<CompactTable> {
-    open_existing(&table_path(dir, m), m, checked).with_context(|| format!("sub-endgame {m} is needed"))
-}
-
-/// One final bitbase of a table (`eventual`: the positions won with or without the 50-move
-/// rule), decoded: in RAM, or (`work` given) in a file of that work folder, deleted when
-/// closed, and mapped, so that the kernel holds the pages instead of the budget.
-fn bitbase_words(table: &CompactTable, stm: Color, eventual: bool, work: Option<&Path>) -> anyhow::Result<BitWords> {
-    use byteorder::{LittleEndian, WriteBytesExt};
-    use std::io::Write;
-    let m = &table.header.material;
-    let Some(work) = work else {
-        let mut words = Vec::with_capacity((table.header.n_slots / 64) as usize);
-        table.bitbase_words(stm, eventual, &mut |w| {
-            words.push(w);
-            Ok(())
-        })?;
-        return Ok(BitWords::Owned(words));
-    };
-    let mut tmp = tempfile::tempfile_in(work).with_context(|| format!("creating a file in {}", work.display()))?;
-    let mut out = std::io::BufWriter::with_capacity(1 << 20, &mut tmp);
-    table
-        .bitbase_words(stm, eventual, &mut |w| out.write_u64::<LittleEndian>(w))
-        .with_context(|| format!("writing {m}'s bitbase into {}", work.display()))?;
-    out.flush().with_context(|| format!("writing {m}'s bitbase into {}", work.display()))?;
-    drop(out);
-    // SAFETY: the file is private to this process (unnamed) and never written again.
-    let map = unsafe { memmap2::Mmap::map(&tmp) }.context("mapping a bitbase")?;
-    let words = map.len() / 8;
-    Ok(BitWords::Mapped { map: Arc::new(map), offset: 0, words })
-}
-
-/// A finished run's bitbases for the conversions into it: its final ones, or (`eventual`)
-/// the positions won with or without the 50-move rule; in RAM, or (`in_ram` false) in files
-/// of the work folder `work`.
-fn open_bitbase(
-    dir: &Path,
-    m: &Material,
-    eventual: bool,
-    in_ram: bool,
-    work: &Path,
-    checked: bool,
-) -> anyhow::Result<Bitbase> {
-    let table = open_table(dir, m, checked)?;
-    let work = (!in_ram).then_some(work);
-    let words = |stm| bitbase_words(&table, stm, eventual, work);
-    Ok(Bitbase { layout: Layout::new(m), wtm: words(Color::White)?, btm: words(Color::Black)? })
-}
-
-/// Opens an existing table of the output folder, checking its blocks unless `checked`.
-fn open_existing(path: &Path, m: &Material, checked: bool) -> Result<CompactTable, FormatError> {
-    let table = CompactTable::open_run(path, m)?;
-    if !checked {
-        table.check_sums()?;
-    }
-    Ok(table)
 }
 
 /// Every run `signatures` need, smallest first.
@@ -131,11 +32,6 @@ pub fn runs_of(signatures: &[Material]) -> Vec<Material> {
     runs.sort_by_key(Material::order_key);
     runs.dedup();
     runs
-}
-
-/// Whether a finished, undamaged table of a run is in `dir`.
-pub fn is_built(dir: &Path, m: &Material) -> bool {
-    open_existing(&table_path(dir, m), m, false).is_ok()
 }
 
 /// Builds every run that `signatures` need and `opts.out` lacks, smallest first. An
@@ -151,11 +47,11 @@ pub fn generate(
     // not checked again when loaded). Tables of the uncompressed format are never rebuilt
     // silently (they may have taken days): they are converted with `tbstream compact`.
     let runs = runs_of(signatures);
-    let mut checked = HashSet::new();
+    let mut loaded = Loaded::default();
     for m in &runs {
-        match open_existing(&table_path(&opts.out, m), m, false) {
+        match open_existing(&table_path(&opts.out, m), m, Check::Blocks) {
             Ok(_) => {
-                checked.insert(m.clone());
+                loaded.checked.insert(m.clone());
             }
             Err(e @ FormatError::OldFormat { .. }) => return Err(e.into()),
             Err(_) => {}
@@ -167,12 +63,12 @@ pub fn generate(
     let lock = Lock::acquire(&work.join("job.lock"), &format!("work folder {}", work.display()))?;
     let job_path = work.join("job.json");
     let this_job = claim_work_folder(signatures, opts, progress)?;
-    let todo: Vec<&Material> = runs.iter().filter(|m| !checked.contains(m)).collect();
+    let todo: Vec<&Material> = runs.iter().filter(|m| !loaded.checked.contains(m)).collect();
     check_disk(&todo, opts)?;
     if !todo.is_empty() {
         manifest::save(&job_path, &this_job)?;
     }
-    let outcomes = build_runs(&runs, opts, &mut checked, progress)?;
+    let outcomes = build_runs(&runs, opts, &mut loaded, progress)?;
     if job_path.exists() {
         std::fs::remove_file(&job_path).with_context(|| format!("removing {}", job_path.display()))?;
     }
@@ -219,11 +115,10 @@ fn claim_work_folder(
 fn build_runs(
     runs: &[Material],
     opts: &GenOptions,
-    checked: &mut HashSet<Material>,
+    loaded: &mut Loaded,
     progress: &dyn Progress,
 ) -> anyhow::Result<Vec<(Material, RunOutcome)>> {
     type Beside<'s> = Option<(usize, std::thread::ScopedJoinHandle<'s, anyhow::Result<RunOutcome>>)>;
-    let mut loaded: HashMap<Material, Arc<Bitbase>> = HashMap::new();
     let mut outcomes: Vec<(usize, RunOutcome)> = Vec::new();
     let wait = |beside: &mut Beside, outcomes: &mut Vec<(usize, RunOutcome)>| -> anyhow::Result<()> {
         if let Some((i, handle)) = beside.take() {
@@ -242,17 +137,17 @@ fn build_runs(
                 wait(&mut beside, &mut outcomes)?;
             }
             let mut next = i + 1;
-            match prepare_run(m, opts, &mut loaded, checked, progress)? {
+            match prepare_run(m, opts, loaded, progress)? {
                 RunStart::Done(outcome) => outcomes.push((i, outcome)),
                 RunStart::Ready(ready) => {
                     if let Some(other) = runs.get(i + 1).filter(|o| beside.is_none() && side_by_side(m, o, opts)) {
-                        match prepare_run(other, opts, &mut loaded, checked, progress)? {
+                        match prepare_run(other, opts, loaded, progress)? {
                             RunStart::Done(outcome) => outcomes.push((i + 1, outcome)),
                             RunStart::Ready(other) => {
                                 beside = Some((i + 1, scope.spawn(move || other.build(opts, quiet))));
                             }
                         }
-                        checked.insert(runs[i + 1].clone());
+                        loaded.checked.insert(runs[i + 1].clone());
                         next = i + 2;
                     }
                     let (solved, lock) = ready.solve(opts, progress)?;
@@ -265,7 +160,7 @@ fn build_runs(
                     }
                 }
             }
-            checked.insert(m.clone());
+            loaded.checked.insert(m.clone());
             i = next;
         }
         wait(&mut beside, &mut outcomes)
@@ -283,7 +178,7 @@ enum RunStart {
 /// A run ready to be solved: its sub-endgames loaded, its table locked against other jobs.
 struct ReadyRun {
     material: Material,
-    caps: LoadedCaptures,
+    caps: super::captures::LoadedCaptures,
     work: PathBuf,
     lock: Lock,
 }
@@ -291,16 +186,7 @@ struct ReadyRun {
 impl ReadyRun {
     /// Solves the run; its compaction is left to the caller.
     fn solve(self, opts: &GenOptions, progress: &dyn Progress) -> anyhow::Result<(Solved, Lock)> {
-        let solved = solve_run(
-            &self.material,
-            &self.caps,
-            &opts.out,
-            &self.work,
-            &opts.budget,
-            opts.level,
-            opts.steps,
-            progress,
-        )?;
+        let solved = solve_run(&self.material, &self.caps, &self.work, opts, progress)?;
         Ok((solved, self.lock))
     }
 
@@ -315,15 +201,13 @@ impl ReadyRun {
 /// Whether `other` may be solved beside `m`: neither reads the other's table, their
 /// estimated RAM together fits the budget (so each keeps the plan it would have alone), and
 /// the disk holds both work peaks and final tables. (A run's passes leave the cores partly
-/// idle, which the other fills: docs/BENCHMARKS.md, "Runs side by side".)
+/// idle, which the other fills: docs/BENCHMARKS.md, "Runs side by side".) Never with test
+/// hooks, which count the chunks and blocks of one run at a time.
 fn side_by_side(m: &Material, other: &Material, opts: &GenOptions) -> bool {
-    // The tests' stop hooks count the chunks and blocks of the whole process, one run at a time.
-    let hooked =
-        ["TBSTREAM_STOP_AFTER_CHUNKS", "TBSTREAM_STOP_AFTER_BLOCKS"].iter().any(|v| std::env::var_os(v).is_some());
-    if hooked || m.successor_runs().contains(other) || other.successor_runs().contains(m) {
+    if opts.hooks.is_some() || m.successor_runs().contains(other) || other.successor_runs().contains(m) {
         return false;
     }
-    let ram = |r: &Material| run_memory(r, &Layout::new(r), &opts.budget).ok().map(|(_, mem)| mem);
+    let ram = |r: &Material| run_memory(r, &Layout::new(r), opts).ok().map(|(_, mem)| mem);
     let (Some(a), Some(b)) = (ram(m), ram(other)) else { return false };
     let need: u64 = [m, other]
         .iter()
@@ -359,14 +243,14 @@ fn finish_run(m: &Material, solved: Solved, lock: Lock, progress: &dyn Progress)
 fn prepare_run(
     m: &Material,
     opts: &GenOptions,
-    loaded: &mut HashMap<Material, Arc<Bitbase>>,
-    checked: &HashSet<Material>,
+    loaded: &mut Loaded,
     progress: &dyn Progress,
 ) -> anyhow::Result<RunStart> {
     let path = table_path(&opts.out, m);
     let run_work = opts.work_dir().join(m.to_string());
     if path.exists() {
-        match open_existing(&path, m, checked.contains(m)) {
+        let check = if loaded.checked.contains(m) { Check::HeaderOnly } else { Check::Blocks };
+        match open_existing(&path, m, check) {
             Err(FormatError::OldFormat { path, version }) => {
                 // Never rebuilt silently: a user's old tables may have taken days.
                 return Err(FormatError::OldFormat { path, version }.into());
@@ -392,63 +276,8 @@ fn prepare_run(
         progress.log(&format!("{m}: already built ({})", path.display()));
         return Ok(RunStart::Done(RunOutcome::Existing(path)));
     }
-    let caps = load_captures(m, opts, loaded, checked, &run_work)?;
+    let caps = loaded.captures_of(m, &opts.out, opts.budget.mem, &run_work)?;
     Ok(RunStart::Ready(Box::new(ReadyRun { material: m.clone(), caps, work: run_work, lock })))
-}
-
-/// Loads a run's captures, reusing the bitbases in `loaded` (kept there for the next runs)
-/// and checking each table's blocks unless `checked` holds it.
-pub(super) fn load_captures(
-    m: &Material,
-    opts: &GenOptions,
-    loaded: &mut HashMap<Material, Arc<Bitbase>>,
-    checked: &HashSet<Material>,
-    run_work: &Path,
-) -> anyhow::Result<LoadedCaptures> {
-    // Only this run's sub-endgames stay in RAM; when they would take more than half the
-    // budget they are mapped from their files instead.
-    let needed = m.successor_runs();
-    loaded.retain(|sub, _| needed.contains(sub));
-    // Sub-endgames with cursed positions also give their eventual bitbases (`c∞`, `d∞`).
-    let mut cursed = Vec::new();
-    for sub in needed.iter().filter(|s| !s.white_bare()) {
-        let table = CompactTable::open_run(&table_path(&opts.out, sub), sub)
-            .with_context(|| format!("sub-endgame {sub} is needed"))?;
-        if table.header.meta.longest_cursed != [0, 0] {
-            cursed.push(sub.clone());
-        }
-    }
-    let needed_bytes: u64 =
-        needed.iter().chain(&cursed).filter(|s| !s.white_bare()).map(|s| Layout::new(s).n_slots / 4).sum();
-    let in_ram = needed_bytes <= opts.budget.mem / 2;
-    let caps = Captures::new(m, |sub| -> anyhow::Result<Arc<Bitbase>> {
-        if let Some(b) = loaded.get(sub) {
-            return Ok(b.clone());
-        }
-        std::fs::create_dir_all(run_work).with_context(|| format!("creating {}", run_work.display()))?;
-        let b = Arc::new(open_bitbase(&opts.out, sub, false, in_ram, run_work, checked.contains(sub))?);
-        loaded.insert(sub.clone(), b.clone());
-        Ok(b)
-    })?;
-    let caps_eventual = if cursed.is_empty() {
-        None
-    } else {
-        std::fs::create_dir_all(run_work).with_context(|| format!("creating {}", run_work.display()))?;
-        let mut made: HashMap<Material, Arc<Bitbase>> = HashMap::new();
-        Some(Captures::new(m, |sub| -> anyhow::Result<Arc<Bitbase>> {
-            if !cursed.contains(sub) {
-                return loaded.get(sub).cloned().context("sub-endgame loaded with the captures");
-            }
-            if let Some(b) = made.get(sub) {
-                return Ok(b.clone());
-            }
-            let b = Arc::new(open_bitbase(&opts.out, sub, true, in_ram, run_work, true)?);
-            made.insert(sub.clone(), b.clone());
-            Ok(b)
-        })?)
-    };
-    let bytes = caps_bytes(caps_eventual.iter().chain([&caps]));
-    Ok(LoadedCaptures { rule: caps, eventual: caps_eventual, bytes })
 }
 
 /// The log line of a built run: time per stage, chunks, blocks, bytes moved, streams.
@@ -478,85 +307,4 @@ fn built_line(m: &Material, report: &RunReport) -> String {
         show_size(report.stream_bytes()),
         report.stream_bytes() as f64 * 8.0 / (2 * Layout::new(m).n_slots) as f64,
     )
-}
-
-/// RAM held by the loaded sub-endgame bitbases of a run (each table once).
-fn caps_bytes<'a>(caps: impl Iterator<Item = &'a Captures>) -> u64 {
-    let mut seen = std::collections::HashSet::new();
-    caps.flat_map(|c| c.tables())
-        .filter(|t| seen.insert(Arc::as_ptr(t)))
-        .map(|t| t.wtm.owned_bytes() + t.btm.owned_bytes())
-        .sum()
-}
-
-/// The plan of one run of a job, before it runs.
-pub struct RunPlan {
-    pub material: Material,
-    /// Its table is already in the output folder.
-    pub built: bool,
-    pub n_slots: u64,
-    pub needs: RunNeeds,
-    /// The chunk plan and its estimated RAM, or why the budget does not fit.
-    pub plan: Result<(Plan, u64), String>,
-    /// With pawns: slices and levels.
-    pub slices: Option<(usize, usize)>,
-    /// White and black chunks over all levels.
-    pub chunks: (usize, usize),
-    /// Its estimated time on the machine planned for.
-    pub time: TimeEstimate,
-}
-
-/// The plan of a whole job.
-pub struct JobPlan {
-    pub runs: Vec<RunPlan>,
-    /// Bytes of all final tables, and the largest work-folder peak of one run.
-    pub final_bytes: u64,
-    pub work_peak: u64,
-    /// What the runs still to build need on each file system (the figures `gen` checks).
-    pub disk: Vec<DiskNeed>,
-    /// The machine the times are estimated for.
-    pub machine: Machine,
-}
-
-/// A run's chunk plan within `budget` and its estimated peak RAM, with the sub-endgame
-/// bitbases it holds.
-fn run_memory(m: &Material, layout: &Layout, budget: &Budget) -> anyhow::Result<(Plan, u64)> {
-    let subs: u64 = m.successor_runs().iter().filter(|s| !s.white_bare()).map(|s| Layout::new(s).n_slots / 4).sum();
-    // Over half the budget they are mapped, not held (see `prepare_run`).
-    let subs = if subs <= budget.mem / 2 { subs } else { 0 };
-    let chunk_budget = Budget { mem: budget.mem.saturating_sub(subs), ..*budget };
-    let plan = Plan::choose(layout, &chunk_budget).with_context(|| sub_endgames_note(budget, subs))?;
-    let mem = plan.estimated_mem(&chunk_budget, subs);
-    Ok((plan, mem))
-}
-
-/// Chunks, blocks, RAM, disk, I/O and time of every run a job needs on `machine`, and the
-/// free space.
-pub fn plan_job(signatures: &[Material], opts: &GenOptions, machine: &Machine) -> anyhow::Result<JobPlan> {
-    let mut runs = Vec::new();
-    for m in runs_of(signatures) {
-        let layout = Layout::new(&m);
-        let needs = run_needs(&layout);
-        let plan = run_memory(&m, &layout, &opts.budget).map_err(|e| format!("{e:#}"));
-        let slices = layout.slices.as_ref().map(|s| (s.len(), s.levels.len()));
-        let chunks = match &plan {
-            Ok((p, _)) if layout.has_pawns() => layout.levels().iter().fold((0, 0), |(w, b), level| {
-                let lp = Plan::new(&layout, level, p.block_bits);
-                (w + lp.white.list.len(), b + lp.black.list.len())
-            }),
-            Ok((p, _)) => (p.white.list.len(), p.black.list.len()),
-            Err(_) => (0, 0),
-        };
-        let built = is_built(&opts.out, &m);
-        let time = estimate_run(&layout, machine);
-        runs.push(RunPlan { built, n_slots: layout.n_slots, needs, plan, slices, chunks, time, material: m });
-    }
-    let todo: Vec<&Material> = runs.iter().filter(|r| !r.built).map(|r| &r.material).collect();
-    Ok(JobPlan {
-        final_bytes: runs.iter().map(|r| r.needs.final_bytes).sum(),
-        work_peak: runs.iter().map(|r| r.needs.work_peak).max().unwrap_or(0),
-        disk: disk_needs(&todo, opts),
-        runs,
-        machine: *machine,
-    })
 }

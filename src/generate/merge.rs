@@ -3,7 +3,7 @@
 //! written sequentially.
 
 use super::edge::{EdgeSet, EDGE_STEP};
-use super::pass::LevelContext;
+use super::level::LevelContext;
 use super::plan::Budget;
 use crate::chess::Color;
 use crate::index::Level;

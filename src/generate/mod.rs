@@ -1,39 +1,55 @@
-//! Building tables: the job over every run a set of signatures needs, smallest first; each
+//! Generating tables: the job over every run a set of signatures needs, smallest first; each
 //! run's passes over chunks streamed from the work folder; resuming and repairing after a
-//! kill; and the merge into the final table.
+//! kill; the merge into the final table; the distributed job.
 //!
+//! Owns: everything that makes a table, from the job down to one pass. May import every
+//! layer below it (`chess`, `index`, `solve`, `work`, `table`, `pipeline`, `progress`); may
+//! not import `cli`. Inside, `job` drives `run`, which drives `pass`; nothing below imports
+//! what drives it.
+//!
+//! - [`options`]: what a job is asked to do, and the tests' hooks into it;
 //! - [`plan`]: chunks and blocks for a RAM budget, disk and I/O estimates;
 //! - [`estimate`]: a run's time from rates measured per position;
+//! - [`captures`]: the sub-endgames' bitbases a run's conversions read;
+//! - [`level`]: what the passes of one level share;
 //! - [`pass`]: one pass over all chunks of its side (resume scan, pipeline, commit);
-//! - [`run`]: one run from its manifest to its published table;
 //! - [`repair`]: the checks of an interrupted run's files, and block rebuilds;
 //! - [`edge`]: the positions whose step is one ply more than their distance, up to the
 //!   wins of exactly 100 plies;
 //! - [`merge`]: the delta streams into 6-bit values and the final table;
-//! - [`job`]: the closure of sub-endgames, the job's manifest, the disk check;
+//! - [`run`]: one run from its manifest to its published table;
+//! - [`job`]: the closure of sub-endgames, the job's manifest, runs side by side;
+//! - [`job_plan`]: what `tbstream plan` shows;
+//! - [`disk`]: the disk a job needs, against what is free;
 //! - [`status`]: what a job in a work folder has done;
-//! - [`compact`]: the conversion of a folder of uncompressed tables;
+//! - [`convert_folder`]: the conversion of a folder of uncompressed tables;
 //! - `cluster` (feature `mpi`): one job's chunks computed by several processes.
 
+mod captures;
 #[cfg(feature = "mpi")]
 pub mod cluster;
-pub mod compact;
+pub mod convert_folder;
 mod disk;
 mod edge;
 pub mod estimate;
 pub mod job;
+pub mod job_plan;
+mod level;
 mod merge;
-pub mod pass;
+pub mod options;
+mod pass;
 pub mod plan;
 mod repair;
 pub mod run;
 pub mod status;
 
-pub use compact::{compact_folder, Compacted};
+pub use captures::{is_built, load_bitbase};
+pub use convert_folder::{convert_folder, Conversion};
 pub use disk::DiskNeed;
 pub use estimate::{available_ram, project_pawnless, Machine, Projection, TimeEstimate};
-pub use job::{generate, is_built, load_bitbase, plan_job, runs_of, GenOptions, JobPlan, RunOutcome, RunPlan};
-pub use pass::StepMode;
+pub use job::{generate, runs_of, RunOutcome};
+pub use job_plan::{plan_job, JobPlan, RunPlan};
+pub use options::{GenOptions, JobHooks, NoHooks, StepMode};
 pub use plan::{show_size, Budget};
 pub use run::RunReport;
 

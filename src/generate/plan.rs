@@ -19,6 +19,15 @@ pub struct Budget {
     pub block_bytes: u64,
 }
 
+/// How a run's levels are cut: storage blocks of `2^block_bits` positions, and chunks whose
+/// keys fix at most `max_fixed_bits` of the other side's high bits (`None`: as many as the
+/// index allows). Fixed for a run: its manifest records it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Cut {
+    pub block_bits: u32,
+    pub max_fixed_bits: Option<u32>,
+}
+
 /// A chunk with its stored blocks (ids and words counted from its level's first slot).
 #[derive(Clone, Debug)]
 pub struct Chunk {
@@ -40,8 +49,8 @@ pub struct Chunks {
 
 impl Chunks {
     /// The chunks of one level's passes where `mover` moves.
-    pub fn new(layout: &Layout, level: &Level, mover: Color, block_bits: u32) -> Chunks {
-        let scheme = Chunks::scheme(layout, mover, block_bits);
+    pub fn new(layout: &Layout, level: &Level, mover: Color, cut: Cut) -> Chunks {
+        let scheme = Chunks::scheme(layout, mover, cut);
         let list: Vec<Chunk> = Chunks::slices(layout, level)
             .iter()
             .flat_map(|&slice| scheme.keys().map(move |key| (slice, key)))
@@ -52,10 +61,9 @@ impl Chunks {
         Chunks { scheme, list, buffer_words }
     }
 
-    fn scheme(layout: &Layout, mover: Color, block_bits: u32) -> ChunkScheme {
-        // Tuning and testing knob: fix fewer bits, i.e. use fewer and larger chunks.
-        let limit = std::env::var("TBSTREAM_MAX_FIXED_BITS").ok().and_then(|v| v.parse().ok()).unwrap_or(usize::MAX);
-        ChunkScheme::with_fixed_limit(layout, mover, block_bits, limit)
+    fn scheme(layout: &Layout, mover: Color, cut: Cut) -> ChunkScheme {
+        let limit = cut.max_fixed_bits.map_or(usize::MAX, |bits| bits as usize);
+        ChunkScheme::with_fixed_limit(layout, mover, cut.block_bits, limit)
     }
 
     /// The slices a level's chunks lie in (`None`: a pawnless run).
@@ -72,8 +80,9 @@ impl Chunks {
     /// Bytes of the chunk buffer that [`Chunks::new`] would give, without listing the blocks
     /// (with small blocks the lists take tens of MB).
     /// (Which blocks are holes does not depend on the slice.)
-    pub fn buffer_bytes_of(layout: &Layout, mover: Color, block_bits: u32) -> u64 {
-        let scheme = Chunks::scheme(layout, mover, block_bits);
+    pub fn buffer_bytes_of(layout: &Layout, mover: Color, cut: Cut) -> u64 {
+        let block_bits = cut.block_bits;
+        let scheme = Chunks::scheme(layout, mover, cut);
         let words = 1usize << (block_bits - 6);
         let blocks_per_chunk = 1usize << (scheme.local_bits() - block_bits);
         let last_stored = |key| {
@@ -119,6 +128,8 @@ const MERGE_GROUP_POSITIONS: u64 = 1 << 22;
 /// How a run is cut: one block size, and the chunks of each side's passes.
 pub struct Plan {
     pub block_bits: u32,
+    /// See [`Cut`].
+    pub max_fixed_bits: Option<u32>,
     pub white: Chunks,
     pub black: Chunks,
     /// Per side (white, black): the chunk buffers a chunk of its init pass reads for its
@@ -143,14 +154,20 @@ pub fn show_size(bytes: u64) -> String {
 }
 
 impl Plan {
-    /// The plan of one level with storage blocks of `2^block_bits` positions.
-    pub fn new(layout: &Layout, level: &Level, block_bits: u32) -> Plan {
+    /// The plan of one level cut by `cut`.
+    pub fn new(layout: &Layout, level: &Level, cut: Cut) -> Plan {
         Plan {
-            block_bits,
-            white: Chunks::new(layout, level, Color::White, block_bits),
-            black: Chunks::new(layout, level, Color::Black, block_bits),
+            block_bits: cut.block_bits,
+            max_fixed_bits: cut.max_fixed_bits,
+            white: Chunks::new(layout, level, Color::White, cut),
+            black: Chunks::new(layout, level, Color::Black, cut),
             push_buffers: [Color::White, Color::Black].map(|c| 2 * layout.material.pawns(c) as u64),
         }
+    }
+
+    /// How the plan cuts its level.
+    pub fn cut(&self) -> Cut {
+        Cut { block_bits: self.block_bits, max_fixed_bits: self.max_fixed_bits }
     }
 
     /// The largest block size a layout allows: blocks lie inside a slice (with pawns), or
@@ -221,19 +238,21 @@ impl Plan {
     }
 
     /// The plan with the largest blocks (at most `budget.block_bytes`) whose chunk buffers fit
-    /// the budget and stay cache-sized; failing that, the one with the smallest chunks.
-    pub fn choose(layout: &Layout, budget: &Budget) -> anyhow::Result<Plan> {
+    /// the budget and stay cache-sized; failing that, the one with the smallest chunks. Its
+    /// chunk keys fix at most `max_fixed_bits` bits ([`Cut`]).
+    pub fn choose(layout: &Layout, budget: &Budget, max_fixed_bits: Option<u32>) -> anyhow::Result<Plan> {
         let max_bits = (budget.block_bytes.max(64) * 8).ilog2().min(Plan::max_block_bits(layout));
         let min_bits = MIN_BLOCK_BITS.min(max_bits);
         let level = Plan::sample_level(layout);
         // A side whose chunks cannot get cache-sized (one piece against many) aims at its
         // smallest chunks instead.
-        let smallest = [Color::White, Color::Black].map(|c| Chunks::buffer_bytes_of(layout, c, min_bits));
+        let cut = |block_bits| Cut { block_bits, max_fixed_bits };
+        let smallest = [Color::White, Color::Black].map(|c| Chunks::buffer_bytes_of(layout, c, cut(min_bits)));
         let target = |c: &Chunks, s: u64| c.buffer_bytes() <= CACHE_BUFFER_BYTES.max(s);
         let mut fitting = None;
         let mut least = u64::MAX;
         for bits in (min_bits..=max_bits).rev() {
-            let plan = Plan::new(layout, &level, bits);
+            let plan = Plan::new(layout, &level, cut(bits));
             if plan.fits(budget) {
                 if target(&plan.white, smallest[0]) && target(&plan.black, smallest[1]) {
                     return Ok(plan);

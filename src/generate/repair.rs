@@ -2,9 +2,10 @@
 //! its work folder is checked against its checksums; damaged table blocks are rebuilt from
 //! the logs' streams (or by recomputing their init chunk), never trusted.
 
-use super::pass::{open_finals, read_pushes, LevelContext};
+use super::level::LevelContext;
+use super::pass::PassFinals;
 use crate::index::Block;
-use crate::solve::{compute_chunk, obsolete_after, Frame, Pass, WorkTable};
+use crate::solve::{compute_chunk, obsolete_after, ChunkTables, Conversions, Frame, Pass, WorkTable};
 use crate::work::bits::{block_sum, load_sums, save_sums, BitFile};
 use crate::work::deltalog::PassStreams;
 use crate::work::gap::set_positions;
@@ -91,9 +92,7 @@ pub fn check_block(
     let block_words = ctx.block_words();
     match file.read_range(block, 1, block_words, sums) {
         Ok(_) => return Ok(false),
-        Err(e @ StorageError::ChecksumMismatch { .. }) => {
-            ctx.progress.log(&format!("{}: {e}; rebuilding the block", ctx.layout.material))
-        }
+        Err(e @ StorageError::ChecksumMismatch { .. }) => ctx.log(&format!("{e}; rebuilding the block")),
         Err(e) => return Err(e.into()),
     }
     let words = rebuild()?;
@@ -151,9 +150,9 @@ fn rebuild_block(
         return Ok(words);
     }
     // An init table: the init pass that writes it recomputes the chunk that holds the block.
-    let (pass, o) = [Pass::InitWhite, Pass::InitBlack]
+    let pass = [Pass::InitWhite, Pass::InitBlack]
         .into_iter()
-        .find_map(|p| ctx.spec(p).outputs.iter().position(|&t| t == table).map(|o| (p, o)))
+        .find(|&p| ctx.spec(p).outputs.contains(&table))
         .with_context(|| format!("unknown work table {table}"))?;
     let chunks = ctx.plan.chunks_of(pass);
     let ch =
@@ -167,16 +166,18 @@ fn rebuild_block(
             for b in &ch.blocks {
                 buf[b.local_word..b.local_word + b.words].copy_from_slice(&rebuild_or_read(ctx, input, b.id, streams)?);
             }
-            Ok(buf)
+            Ok((input, buf))
         })
-        .collect::<anyhow::Result<Vec<_>>>()?;
+        .collect::<anyhow::Result<ChunkTables>>()?;
     let frame = Frame::new(&ctx.layout, &chunks.scheme, ch.key, ch.slice);
-    let pushes = read_pushes(ctx, pass, ch, &open_finals(ctx, pass, false)?, chunks.buffer_words)?;
-    let pushes_eventual = read_pushes(ctx, pass, ch, &open_finals(ctx, pass, true)?, chunks.buffer_words)?;
-    let eventual = ctx.eventual_with(&pushes, &pushes_eventual);
-    let out = compute_chunk(pass, &frame, ctx.caps, &pushes.targets(), eventual.as_ref(), chunks.buffer_words, inputs);
+    let pushes = PassFinals::open(ctx, pass)?.read(ctx, pass, ch, chunks.buffer_words)?;
+    let (rule, eventual) = (pushes.rule.targets(), pushes.eventual.targets());
+    let eventual = ctx.eventual_with(rule, eventual);
+    let rule = pushes.rule.targets();
+    let conversions = Conversions { caps: ctx.caps, pushes: &rule, eventual: eventual.as_ref() };
+    let out = compute_chunk(pass, &frame, &conversions, chunks.buffer_words, inputs);
     let b = ch.blocks.iter().find(|b| b.id == block).context("block of its chunk")?;
-    Ok(out[o][b.local_word..b.local_word + b.words].to_vec())
+    Ok(out.words(table)[b.local_word..b.local_word + b.words].to_vec())
 }
 
 /// A block of a table: read if intact, rebuilt otherwise.

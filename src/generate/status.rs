@@ -1,12 +1,11 @@
 //! What a job in a work folder has done and how far its current pass is (`tbstream status`).
 
-use super::plan::Plan;
-use super::run::new_per_pass;
+use super::plan::{Cut, Plan};
 use crate::chess::Material;
 use crate::index::Layout;
 use crate::solve::{chains_complete, Pass};
 use crate::work::deltalog;
-use crate::work::manifest::{self, JobManifest, RunManifest};
+use crate::work::manifest::{self, new_per_pass, JobManifest, RunManifest};
 use crate::work::RunFolder;
 use anyhow::Context;
 use std::path::{Path, PathBuf};
@@ -133,7 +132,8 @@ fn run_status(dir: &Path) -> anyhow::Result<Option<RunStatus>> {
     let layout = Layout::new(&Material::parse(&run.run)?);
     let levels = layout.levels();
     let level = levels.iter().position(|l| !run.levels.iter().any(|d| d.level == l.number)).unwrap_or(0);
-    let plan = Plan::new(&layout, &levels[level], run.block_bits);
+    let plan =
+        Plan::new(&layout, &levels[level], Cut { block_bits: run.block_bits, max_fixed_bits: run.max_fixed_bits });
     let pass = Pass::nth(run.passes.len());
     let chunks = plan.chunks_of(pass).list.len();
     let log = folder.level(levels[level].number).log(pass);

@@ -7,6 +7,7 @@
 //! business of the layers above.
 
 pub mod captures;
+mod chunk;
 pub mod frame;
 mod init;
 mod kernels;
@@ -14,9 +15,10 @@ mod pass;
 pub mod sparse;
 
 pub use captures::{BitWords, Bitbase, Captures};
+pub use chunk::{combine_words, compute_chunk, edge_chunk, ChunkTables, Conversions, Eventual};
 pub use frame::Frame;
 pub use init::{illegal_word, PushTargets};
 pub use pass::{
-    chains_complete, combine, compute_chunk, edge_chunk, last_step_where, last_step_within, obsolete_after, Eventual,
-    Pass, PassSpec, WorkTable, EVENTUAL_CAPTURE_STEP, LAST_STEP, MAX_STEP,
+    chains_complete, last_step_where, last_step_within, obsolete_after, Pass, PassSpec, WorkTable,
+    EVENTUAL_CAPTURE_STEP, LAST_STEP, MAX_STEP,
 };

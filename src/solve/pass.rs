@@ -5,10 +5,6 @@
 //! black ANDs for even `k`), combined with `t(k-2)` and `c` or `d`. The odd chain starts
 //! from the illegal wtm positions, which act as `t(-1)`.
 
-use super::captures::Captures;
-use super::frame::Frame;
-use super::init::PushTargets;
-use super::{init, kernels};
 use crate::chess::Color;
 use std::fmt;
 
@@ -237,110 +233,6 @@ impl PassSpec {
     }
 }
 
-/// The conversions of an eventual level: the sub-endgames' bitbases of positions won with or
-/// without the 50-move rule, and the same for the levels above that pawn pushes reach.
-pub struct Eventual<'a> {
-    pub caps: &'a Captures,
-    pub pushes: PushTargets<'a>,
-}
-
-/// Computes one chunk of a pass from its chunk-local inputs: the init tables, or the words
-/// that the side to move reaches (white: OR over moves; black: AND over moves). The init
-/// passes also read the final words of the slices the mover's pawn pushes lead to, and with
-/// `eventual` they also write `c∞` or `d∞`.
-pub fn compute_chunk(
-    pass: Pass,
-    frame: &Frame,
-    caps: &Captures,
-    pushes: &PushTargets,
-    eventual: Option<&Eventual>,
-    words: usize,
-    mut inputs: Vec<Vec<u64>>,
-) -> Vec<Vec<u64>> {
-    match pass {
-        Pass::InitWhite => {
-            let mut illegal = vec![!0u64; words];
-            let mut c = vec![0u64; words];
-            init::init_white(frame, caps, pushes, &mut illegal, &mut c);
-            let mut illegal_btm = vec![!0u64; words];
-            init::illegal_btm(frame, &mut illegal_btm);
-            let mut out = vec![illegal, c, illegal_btm];
-            if let Some(e) = eventual {
-                let mut c_inf = vec![0u64; words];
-                init::init_white(frame, e.caps, &e.pushes, &mut vec![!0u64; words], &mut c_inf);
-                out.push(c_inf);
-            }
-            out
-        }
-        Pass::InitBlack => {
-            let illegal_wtm = inputs.pop().expect("input");
-            let mut d = vec![!0u64; words];
-            kernels::black_moves(frame, &illegal_wtm, &mut d);
-            drop(illegal_wtm);
-            let mut t0 = vec![0u64; words];
-            // Before `init_black`, `d` holds the positions without a legal quiet move.
-            let mut forced = d.clone();
-            let mut d_inf = eventual.map(|_| d.clone());
-            init::init_black(frame, caps, pushes, &mut d, &mut t0);
-            for (f, &d) in forced.iter_mut().zip(&d) {
-                *f &= d;
-            }
-            let mut out = vec![d, t0, forced];
-            if let (Some(e), Some(mut d_inf)) = (eventual, d_inf.take()) {
-                init::init_black(frame, e.caps, &e.pushes, &mut d_inf, &mut vec![0u64; words]);
-                out.push(d_inf);
-            }
-            out
-        }
-        Pass::Step(k) if k % 2 == 1 => {
-            let mut out = vec![0u64; words];
-            kernels::white_moves(frame, &inputs[0], &mut out);
-            vec![out]
-        }
-        Pass::Step(_) => {
-            let mut out = vec![!0u64; words];
-            kernels::black_moves(frame, &inputs[0], &mut out);
-            vec![out]
-        }
-    }
-}
-
-/// `E_k` in one chunk (`docs/CURSED.md` part 2) by the kernels, for a set `E_(k-1)` of many
-/// positions there (`e_prev`; `generate::edge` follows a few positions one by one): the new
-/// positions of step `k` (`new_k`) that need one ply less than the step, given, for even `k`,
-/// the new positions of step `k-1` (`new_prev`). Odd `k`: those with a white quiet move into
-/// `E_(k-1)`; even `k`: those whose every black quiet move avoids `new_(k-1) & !E_(k-1)`. The
-/// kernels skip the configurations with nothing to do (the sets are sparse).
-pub fn edge_chunk(frame: &Frame, e_prev: &[u64], new_prev: Option<&[u64]>, new_k: &[u64]) -> Vec<u64> {
-    let words = e_prev.len();
-    let mut edge = match new_prev {
-        None => {
-            let mut out = vec![0u64; words];
-            kernels::white_moves_sparse(frame, e_prev, &mut out);
-            out
-        }
-        Some(new_prev) => {
-            let avoid: Vec<u64> = new_prev.iter().zip(e_prev).map(|(&n, &e)| !(n & !e)).collect();
-            let mut out = vec![!0u64; words];
-            kernels::black_moves_at(frame, &avoid, &mut out, new_k);
-            out
-        }
-    };
-    for (e, &n) in edge.iter_mut().zip(new_k) {
-        *e &= n;
-    }
-    edge
-}
-
-/// Combines a kernel's word `out` of step `k` with the previous table of the chain (`old`)
-/// and `c` (step 1), `c∞` (step 103 of an eventual level) or `d`/`d∞` (even steps; odd steps
-/// without an extra table pass 0): returns the step's table word and its new bits.
-#[inline]
-pub fn combine(k: u16, out: u64, old: u64, extra: u64) -> (u64, u64) {
-    let reached = if k % 2 == 1 { out | extra } else { out & extra };
-    (old | reached, reached & !old)
-}
-
 /// The tables that no pass after `pass` reads, deleted once it is finished: `c` after step
 /// 1, `t(k-2)` after step `k` (`t(k)` contains it), except `t99` and `t100`, the final
 /// bitbases under the 50-move rule, which the merge reads.
@@ -432,9 +324,6 @@ mod tests {
         assert_eq!(PassSpec::of(Pass::Step(105), true).combine, [Chain(103)]);
         assert_eq!(PassSpec::of(Pass::Step(106), true).combine, [Chain(104), CapturesLoseEventual]);
         assert_eq!(obsolete_after(Pass::Step(103), true), [Chain(101), WinningCaptureEventual]);
-        // Odd steps OR their extra table in; even steps AND it.
-        assert_eq!(combine(103, 0b0011, 0b0001, 0b0100), (0b0111, 0b0110));
-        assert_eq!(combine(104, 0b0011, 0b0001, 0b0110), (0b0011, 0b0010));
     }
 
     #[test]

@@ -45,7 +45,7 @@ pub struct ChunkRecord {
 const HEAD: usize = 48;
 
 /// Encodes a record: its blocks and (offset, length, checksum) of its streams.
-pub fn encode(chunk: u32, new_count: u64, blocks: &[BlockEntry], streams: (u64, u64, u64)) -> Vec<u8> {
+fn encode(chunk: u32, new_count: u64, blocks: &[BlockEntry], streams: (u64, u64, u64)) -> Vec<u8> {
     type Le = LittleEndian;
     let tables = blocks.first().map_or(0, |b| b.sums.len());
     let body_len = HEAD + blocks.len() * (8 + 8 * tables);
@@ -73,35 +73,6 @@ pub fn encode(chunk: u32, new_count: u64, blocks: &[BlockEntry], streams: (u64, 
     };
     put(&mut out).expect("writing to memory");
     out
-}
-
-/// An append-only log file.
-pub struct DeltaLog {
-    pub path: PathBuf,
-    file: File,
-    len: u64,
-}
-
-impl DeltaLog {
-    /// Opens a log for appending after its first `valid_len` bytes (the rest is cut off).
-    pub fn open(path: &Path, valid_len: u64) -> Result<DeltaLog, StorageError> {
-        let file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .open(path)
-            .doing(|| format!("opening {}", path.display()))?;
-        file.set_len(valid_len).doing(|| format!("truncating {}", path.display()))?;
-        Ok(DeltaLog { path: path.to_path_buf(), file, len: valid_len })
-    }
-
-    /// Appends an encoded record.
-    pub fn append(&mut self, record: &[u8]) -> Result<(), StorageError> {
-        self.file.write_all_at(record, self.len).doing(|| format!("writing {}", self.path.display()))?;
-        self.len += record.len() as u64;
-        Ok(())
-    }
 }
 
 /// The valid records of a log, the length they cover, and a description of the damage found
@@ -196,44 +167,80 @@ pub fn streams_path(log: &Path) -> PathBuf {
     log.with_extension("streams")
 }
 
-/// The sequential writer of a pass's stream file.
-pub struct StreamWriter {
-    pub path: PathBuf,
-    file: std::io::BufWriter<File>,
-    pos: u64,
+/// The writer of a pass's log and stream file: each finished chunk's streams, then its
+/// record (which points at them and carries its blocks' checksums). A chunk counts as
+/// finished once its record is whole in the log, so the streams go first.
+pub struct PassLog {
+    log_path: PathBuf,
+    log: File,
+    log_len: u64,
+    streams_path: PathBuf,
+    streams: std::io::BufWriter<File>,
+    streams_len: u64,
 }
 
-impl StreamWriter {
-    /// Opens the stream file for appending after its first `valid_len` bytes.
-    pub fn open(path: &Path, valid_len: u64) -> Result<StreamWriter, StorageError> {
-        let file = OpenOptions::new()
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .open(path)
-            .doing(|| format!("opening {}", path.display()))?;
-        file.set_len(valid_len).doing(|| format!("truncating {}", path.display()))?;
-        let mut file = std::io::BufWriter::with_capacity(1 << 16, file);
+impl PassLog {
+    /// Opens a pass's log `log` and its stream file for appending after their first
+    /// `log_len` and `streams_len` bytes (what finished chunks cover; the rest is cut off).
+    pub fn open(log: &Path, log_len: u64, streams_len: u64) -> Result<PassLog, StorageError> {
+        let open = |path: &Path, len: u64| -> Result<File, StorageError> {
+            let file = OpenOptions::new()
+                .read(true)
+                .write(true)
+                .create(true)
+                .truncate(false)
+                .open(path)
+                .doing(|| format!("opening {}", path.display()))?;
+            file.set_len(len).doing(|| format!("truncating {}", path.display()))?;
+            Ok(file)
+        };
+        let streams_path = streams_path(log);
+        let mut streams = std::io::BufWriter::with_capacity(1 << 16, open(&streams_path, streams_len)?);
         use std::io::Seek;
-        file.seek(std::io::SeekFrom::Start(valid_len)).doing(|| format!("seeking in {}", path.display()))?;
-        Ok(StreamWriter { path: path.to_path_buf(), file, pos: valid_len })
+        streams
+            .seek(std::io::SeekFrom::Start(streams_len))
+            .doing(|| format!("seeking in {}", streams_path.display()))?;
+        Ok(PassLog {
+            log_path: log.to_path_buf(),
+            log: open(log, log_len)?,
+            log_len,
+            streams_path,
+            streams,
+            streams_len,
+        })
     }
 
-    /// Current end of the file.
-    pub fn pos(&self) -> u64 {
-        self.pos
+    /// Appends a finished chunk: its blocks' `streams` (one per entry of `blocks`, whose
+    /// stream lengths are filled in here), then its record. Returns the bytes of the record
+    /// and of the streams.
+    pub fn append_chunk(
+        &mut self,
+        chunk: u32,
+        new_count: u64,
+        mut blocks: Vec<BlockEntry>,
+        streams: &[Vec<u8>],
+    ) -> Result<(u64, u64), StorageError> {
+        let first = self.streams_len;
+        let mut hasher = xxhash_rust::xxh3::Xxh3::new();
+        for (bytes, entry) in streams.iter().zip(blocks.iter_mut()) {
+            hasher.update(bytes);
+            self.streams.write_all(bytes).doing(|| format!("writing {}", self.streams_path.display()))?;
+            self.streams_len += bytes.len() as u64;
+            entry.stream_len = bytes.len() as u32;
+        }
+        self.flush()?;
+        let streams_len = self.streams_len - first;
+        let record = encode(chunk, new_count, &blocks, (first, streams_len, hasher.digest()));
+        self.log.write_all_at(&record, self.log_len).doing(|| format!("writing {}", self.log_path.display()))?;
+        self.log_len += record.len() as u64;
+        Ok((record.len() as u64, streams_len))
     }
 
-    /// Appends bytes.
-    pub fn write(&mut self, bytes: &[u8]) -> Result<(), StorageError> {
-        self.file.write_all(bytes).doing(|| format!("writing {}", self.path.display()))?;
-        self.pos += bytes.len() as u64;
-        Ok(())
-    }
-
-    /// Pushes buffered bytes to the file (before a record that points at them).
+    /// Pushes buffered stream bytes to the file: flushed, not synced (a kill loses nothing
+    /// the page cache holds, and after a power loss the resume checks every record and
+    /// stream against its checksum).
     pub fn flush(&mut self) -> Result<(), StorageError> {
-        self.file.flush().doing(|| format!("writing {}", self.path.display()))
+        self.streams.flush().doing(|| format!("writing {}", self.streams_path.display()))
     }
 }
 
@@ -342,23 +349,18 @@ mod tests {
     /// streams; returns the log's path and each record's end offset.
     fn sample_log(dir: &Path, n: u32) -> (PathBuf, Vec<u64>) {
         let log_path = dir.join("pass-007.log");
-        let mut log = DeltaLog::open(&log_path, 0).unwrap();
-        let mut streams = StreamWriter::open(&streams_path(&log_path), 0).unwrap();
+        let mut log = PassLog::open(&log_path, 0, 0).unwrap();
         let mut ends = Vec::new();
         for chunk in 0..n {
             let bytes = vec![chunk as u8 + 1; 3 + chunk as usize];
-            let at = streams.pos();
-            streams.write(&bytes).unwrap();
-            streams.flush().unwrap();
             let blocks = vec![
-                BlockEntry { id: 2 * chunk, stream_len: bytes.len() as u32, sums: vec![11, 12] },
+                BlockEntry { id: 2 * chunk, stream_len: 0, sums: vec![11, 12] },
                 BlockEntry { id: 2 * chunk + 1, stream_len: 0, sums: vec![13, 14] },
             ];
-            let record = encode(chunk, 5, &blocks, (at, bytes.len() as u64, xxh3_64(&bytes)));
-            log.append(&record).unwrap();
-            ends.push(ends.last().copied().unwrap_or(0) + record.len() as u64);
+            let (record, streams) = log.append_chunk(chunk, 5, blocks, &[bytes.clone(), Vec::new()]).unwrap();
+            assert_eq!(streams, bytes.len() as u64);
+            ends.push(ends.last().copied().unwrap_or(0) + record);
         }
-        streams.flush().unwrap();
         drop(log);
         (log_path, ends)
     }
@@ -393,8 +395,8 @@ mod tests {
             let damage = s.damage.expect("the torn record is reported").to_string();
             assert!(damage.contains("truncated record") && damage.contains(&format!("offset {}", ends[1])), "{damage}");
             // Appending resumes after the last good record.
-            let log = DeltaLog::open(&path, s.valid_len).unwrap();
-            assert_eq!(log.len, ends[1]);
+            let log = PassLog::open(&path, s.valid_len, 0).unwrap();
+            assert_eq!(log.log_len, ends[1]);
             assert_eq!(std::fs::metadata(&path).unwrap().len(), ends[1]);
         }
     }

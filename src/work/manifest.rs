@@ -57,6 +57,10 @@ pub struct RunManifest {
     pub run: String,
     /// log2 of the positions of a storage block; fixed for the whole run.
     pub block_bits: u32,
+    /// The most fixed bits of a chunk key, when the job limited them (fewer, larger
+    /// chunks); fixed for the whole run. Absent: as many as the index allows.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_fixed_bits: Option<u32>,
     /// The levels solved, in order.
     pub levels: Vec<LevelDone>,
     /// The finished passes of the level in progress (the first level not in `levels`).
@@ -65,6 +69,11 @@ pub struct RunManifest {
     /// its chains go on at least to step 104); recorded for `status`.
     #[serde(default)]
     pub eventual: bool,
+}
+
+/// The new positions of each finished pass, as the chain logic wants them.
+pub fn new_per_pass(passes: &[PassDone]) -> Vec<(Pass, u64)> {
+    passes.iter().map(|p| (p.pass, p.new)).collect()
 }
 
 /// Writes a manifest as `JSON\nxxh3:<hex>\n`, atomically and durably.

@@ -16,9 +16,9 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-/// What `compact` did with one table file.
+/// What the conversion of a folder did with one table file.
 #[derive(Clone, Debug)]
-pub enum Compacted {
+pub enum Conversion {
     /// Converted: the old and new sizes in bytes, and the seconds it took.
     Converted { old_bytes: u64, new_bytes: u64, secs: f64 },
     /// Already compact.
@@ -36,15 +36,15 @@ fn version_of(path: &Path) -> anyhow::Result<Option<u16>> {
 }
 
 /// Converts every uncompressed table of `dir` (files `*.tbs`) into the compact format at
-/// zstd `level` with `threads` workers. Intermediate files go to `work` (created if needed,
+/// `zstd_level` with `threads` workers. Intermediate files go to `work` (created if needed,
 /// removed when done); a second `compact` or `gen` on the same work folder is refused.
-pub fn compact_folder(
+pub fn convert_folder(
     dir: &Path,
     work: &Path,
-    level: i32,
+    zstd_level: i32,
     threads: usize,
     progress: &dyn Progress,
-) -> anyhow::Result<Vec<(PathBuf, Compacted)>> {
+) -> anyhow::Result<Vec<(PathBuf, Conversion)>> {
     anyhow::ensure!(dir.is_dir(), "table folder {} does not exist", dir.display());
     let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
         .with_context(|| format!("listing {}", dir.display()))?
@@ -60,9 +60,9 @@ pub fn compact_folder(
             Some(VERSION_COMPACT) => {
                 let name = path.display();
                 CompactTable::open(&path).with_context(|| format!("{name} is compact but does not open"))?;
-                Compacted::AlreadyCompact
+                Conversion::AlreadyCompact
             }
-            Some(_) => convert(&path, work, level, threads, progress)?,
+            Some(_) => convert(&path, work, zstd_level, threads, progress)?,
             None => anyhow::bail!("{} is not a tbstream table (bad magic)", path.display()),
         };
         done.push((path, outcome));
@@ -75,7 +75,7 @@ pub fn compact_folder(
 
 /// The progress of writing a compact table (`what`: "compaction", "conversion"): a stage of
 /// blocks, and a line when it resumes an interrupted write.
-pub(super) fn block_progress<'a>(
+pub fn block_progress<'a>(
     progress: &'a dyn Progress,
     material: &'a Material,
     what: &'a str,
@@ -94,7 +94,13 @@ pub(super) fn block_progress<'a>(
 }
 
 /// Converts one uncompressed table in place.
-fn convert(path: &Path, work: &Path, level: i32, threads: usize, progress: &dyn Progress) -> anyhow::Result<Compacted> {
+fn convert(
+    path: &Path,
+    work: &Path,
+    zstd_level: i32,
+    threads: usize,
+    progress: &dyn Progress,
+) -> anyhow::Result<Conversion> {
     let t = Instant::now();
     let src = TableFile::open(path)?;
     let material: Material = src.header.material.clone();
@@ -103,7 +109,7 @@ fn convert(path: &Path, work: &Path, level: i32, threads: usize, progress: &dyn 
     let old_bytes = src.header.file_len();
     let partial = work.join(format!("{material}.compact"));
     let mut show = block_progress(progress, &material, "conversion");
-    let out = compact_table(&src, &partial, path, level, threads, &mut |done, total| {
+    let out = compact_table(&src, &partial, path, zstd_level, threads, &mut |done, total| {
         show(done, total);
         Ok(())
     })?;
@@ -116,5 +122,5 @@ fn convert(path: &Path, work: &Path, level: i32, threads: usize, progress: &dyn 
         old_bytes as f64 / new_bytes as f64,
         t.elapsed().as_secs_f64()
     ));
-    Ok(Compacted::Converted { old_bytes, new_bytes, secs: t.elapsed().as_secs_f64() })
+    Ok(Conversion::Converted { old_bytes, new_bytes, secs: t.elapsed().as_secs_f64() })
 }

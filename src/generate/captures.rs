@@ -1,0 +1,197 @@
+//! The sub-endgames a run's captures and promotions lead to: their finished tables opened
+//! and checked, their bitbases decoded into RAM (or into mapped files of the run's work
+//! folder when they would crowd the budget), shared between the runs that read them.
+
+use crate::chess::{Color, Material};
+use crate::index::Layout;
+use crate::solve::{BitWords, Bitbase, Captures};
+use crate::table::compact::CompactTable;
+use crate::table::format::{table_path, FormatError};
+use anyhow::Context;
+use std::collections::{HashMap, HashSet};
+use std::path::Path;
+use std::sync::Arc;
+
+/// The sub-endgame bitbases a run's captures read: the final ones, and the eventual ones of
+/// sub-endgames with cursed positions.
+pub struct LoadedCaptures {
+    pub rule: Captures,
+    pub eventual: Option<Captures>,
+    /// RAM they hold (out of the budget).
+    pub bytes: u64,
+}
+
+/// Whether an existing table's blocks are to be checked when it is opened.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Check {
+    /// Every block against its checksum.
+    Blocks,
+    /// Header and block indexes only: this job checked or built the table already.
+    HeaderOnly,
+}
+
+/// Which of a table's bitbases.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Won {
+    /// The positions won under the 50-move rule (`t99`, `t100`).
+    UnderTheRule,
+    /// The positions won with or without the rule (cursed wins included).
+    Eventually,
+}
+
+/// Where decoded bitbase words are kept.
+#[derive(Clone, Copy)]
+enum Placement<'a> {
+    Ram,
+    /// In a file of this work folder, deleted when closed, and mapped: the kernel holds the
+    /// pages instead of the budget.
+    Mapped(&'a Path),
+}
+
+/// Opens an existing table of the output folder (checking its blocks with
+/// [`Check::Blocks`]).
+pub fn open_existing(path: &Path, m: &Material, check: Check) -> Result<CompactTable, FormatError> {
+    let table = CompactTable::open_run(path, m)?;
+    if check == Check::Blocks {
+        table.check_sums()?;
+    }
+    Ok(table)
+}
+
+/// Whether a finished, undamaged table of a run is in `dir`.
+pub fn is_built(dir: &Path, m: &Material) -> bool {
+    open_existing(&table_path(dir, m), m, Check::Blocks).is_ok()
+}
+
+/// Loads the final bitbases of a finished run, checking its checksums.
+pub fn load_bitbase(dir: &Path, m: &Material) -> anyhow::Result<Bitbase> {
+    open_bitbase(dir, m, Won::UnderTheRule, Placement::Ram, Check::Blocks)
+}
+
+/// A finished run's bitbases for the conversions into it.
+fn open_bitbase(dir: &Path, m: &Material, won: Won, place: Placement, check: Check) -> anyhow::Result<Bitbase> {
+    let table = open_existing(&table_path(dir, m), m, check).with_context(|| format!("sub-endgame {m} is needed"))?;
+    let words = |stm| bitbase_words(&table, stm, won, place);
+    Ok(Bitbase { layout: Layout::new(m), wtm: words(Color::White)?, btm: words(Color::Black)? })
+}
+
+/// One bitbase of a table, decoded.
+fn bitbase_words(table: &CompactTable, stm: Color, won: Won, place: Placement) -> anyhow::Result<BitWords> {
+    use byteorder::{LittleEndian, WriteBytesExt};
+    use std::io::Write;
+    let m = &table.header.material;
+    let eventual = won == Won::Eventually;
+    let Placement::Mapped(work) = place else {
+        let mut words = Vec::with_capacity((table.header.n_slots / 64) as usize);
+        table.bitbase_words(stm, eventual, &mut |w| {
+            words.push(w);
+            Ok(())
+        })?;
+        return Ok(BitWords::Owned(words));
+    };
+    let mut tmp = tempfile::tempfile_in(work).with_context(|| format!("creating a file in {}", work.display()))?;
+    let mut out = std::io::BufWriter::with_capacity(1 << 20, &mut tmp);
+    table
+        .bitbase_words(stm, eventual, &mut |w| out.write_u64::<LittleEndian>(w))
+        .with_context(|| format!("writing {m}'s bitbase into {}", work.display()))?;
+    out.flush().with_context(|| format!("writing {m}'s bitbase into {}", work.display()))?;
+    drop(out);
+    // SAFETY: the file is private to this process (unnamed) and never written again.
+    let map = unsafe { memmap2::Mmap::map(&tmp) }.context("mapping a bitbase")?;
+    let words = map.len() / 8;
+    Ok(BitWords::Mapped { map: Arc::new(map), offset: 0, words })
+}
+
+/// The bytes of the sub-endgames' final bitbases a run holds in RAM: all of them when they
+/// fit half the budget `mem`, none when they are mapped instead (see
+/// [`Loaded::captures_of`]).
+pub fn held_bytes(m: &Material, mem: u64) -> u64 {
+    let bytes: u64 = m.successor_runs().iter().filter(|s| !s.white_bare()).map(|s| Layout::new(s).n_slots / 4).sum();
+    if bytes <= mem / 2 {
+        bytes
+    } else {
+        0
+    }
+}
+
+/// The bitbases already loaded, kept for the next runs that read them, and the tables this
+/// job checked (or built) already.
+#[derive(Default)]
+pub struct Loaded {
+    pub bitbases: HashMap<Material, Arc<Bitbase>>,
+    pub checked: HashSet<Material>,
+}
+
+impl Loaded {
+    fn check(&self, m: &Material) -> Check {
+        if self.checked.contains(m) {
+            Check::HeaderOnly
+        } else {
+            Check::Blocks
+        }
+    }
+
+    /// Loads run `m`'s captures from the tables in `out`, reusing the bitbases loaded
+    /// already (only `m`'s sub-endgames stay) and checking each table's blocks unless this
+    /// job checked it. When they would take more than half of `mem` they are mapped from
+    /// files in `run_work` instead of held.
+    pub fn captures_of(
+        &mut self,
+        m: &Material,
+        out: &Path,
+        mem: u64,
+        run_work: &Path,
+    ) -> anyhow::Result<LoadedCaptures> {
+        let needed = m.successor_runs();
+        self.bitbases.retain(|sub, _| needed.contains(sub));
+        // Sub-endgames with cursed positions also give their eventual bitbases (`c∞`, `d∞`).
+        let mut cursed = Vec::new();
+        for sub in needed.iter().filter(|s| !s.white_bare()) {
+            let table = CompactTable::open_run(&table_path(out, sub), sub)
+                .with_context(|| format!("sub-endgame {sub} is needed"))?;
+            if table.header.meta.longest_cursed != [0, 0] {
+                cursed.push(sub.clone());
+            }
+        }
+        let needed_bytes: u64 =
+            needed.iter().chain(&cursed).filter(|s| !s.white_bare()).map(|s| Layout::new(s).n_slots / 4).sum();
+        let place = if needed_bytes <= mem / 2 { Placement::Ram } else { Placement::Mapped(run_work) };
+        let caps = Captures::new(m, |sub| -> anyhow::Result<Arc<Bitbase>> {
+            if let Some(b) = self.bitbases.get(sub) {
+                return Ok(b.clone());
+            }
+            std::fs::create_dir_all(run_work).with_context(|| format!("creating {}", run_work.display()))?;
+            let b = Arc::new(open_bitbase(out, sub, Won::UnderTheRule, place, self.check(sub))?);
+            self.bitbases.insert(sub.clone(), b.clone());
+            Ok(b)
+        })?;
+        let caps_eventual = if cursed.is_empty() {
+            None
+        } else {
+            std::fs::create_dir_all(run_work).with_context(|| format!("creating {}", run_work.display()))?;
+            let mut made: HashMap<Material, Arc<Bitbase>> = HashMap::new();
+            Some(Captures::new(m, |sub| -> anyhow::Result<Arc<Bitbase>> {
+                if !cursed.contains(sub) {
+                    return self.bitbases.get(sub).cloned().context("sub-endgame loaded with the captures");
+                }
+                if let Some(b) = made.get(sub) {
+                    return Ok(b.clone());
+                }
+                let b = Arc::new(open_bitbase(out, sub, Won::Eventually, place, Check::HeaderOnly)?);
+                made.insert(sub.clone(), b.clone());
+                Ok(b)
+            })?)
+        };
+        let bytes = caps_bytes(caps_eventual.iter().chain([&caps]));
+        Ok(LoadedCaptures { rule: caps, eventual: caps_eventual, bytes })
+    }
+}
+
+/// RAM held by the loaded sub-endgame bitbases of a run (each table once).
+fn caps_bytes<'a>(caps: impl Iterator<Item = &'a Captures>) -> u64 {
+    let mut seen = std::collections::HashSet::new();
+    caps.flat_map(|c| c.tables())
+        .filter(|t| seen.insert(Arc::as_ptr(t)))
+        .map(|t| t.wtm.owned_bytes() + t.btm.owned_bytes())
+        .sum()
+}

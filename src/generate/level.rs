@@ -1,0 +1,163 @@
+//! What the passes of one level of a run share: the layout and the level, its chunk plan,
+//! the sub-endgames' bitbases, its work folder, the budget, and where its conversions look
+//! up eventual wins. A pawnless run is one level.
+
+use super::captures::LoadedCaptures;
+use super::options::{JobHooks, StepMode};
+use super::plan::{Budget, Plan};
+use crate::index::{Layout, Level};
+use crate::progress::Progress;
+use crate::solve::{Captures, Eventual, Pass, PassSpec, PushTargets, WorkTable};
+use crate::work::bits::{load_sums, BitFile};
+use crate::work::{LevelFolder, RunFolder};
+
+/// What every level of a run shares.
+pub struct RunContext<'a> {
+    pub layout: &'a Layout,
+    pub folder: &'a RunFolder,
+    pub caps: &'a LoadedCaptures,
+    /// The job's budget (the sub-endgames' bitbases not yet taken out).
+    pub budget: &'a Budget,
+    pub steps: StepMode,
+    pub progress: &'a dyn Progress,
+    pub hooks: &'a dyn JobHooks,
+}
+
+/// Everything the passes of one level of a run share.
+pub struct LevelContext<'a> {
+    pub layout: Layout,
+    pub level: Level,
+    /// The solved levels whose final bitbases this level's pawn pushes read (one and two
+    /// levels up), with their folders.
+    pub above: Vec<(Level, LevelFolder)>,
+    pub plan: Plan,
+    pub caps: &'a Captures,
+    pub folder: LevelFolder,
+    /// The budget for chunk buffers (the sub-endgames' bitbases already taken out).
+    pub budget: Budget,
+    /// Largest single read or write.
+    pub io_bytes: usize,
+    pub progress: &'a dyn Progress,
+    /// Set when the level's conversions reach cursed positions (an eventual level, see
+    /// [`PassSpec`]).
+    pub eventual: Option<EventualSources<'a>>,
+    /// How steps choose between the dense kernels and the sparse ones.
+    pub steps: StepMode,
+    pub hooks: &'a dyn JobHooks,
+}
+
+/// Where an eventual level's conversions look up positions won with or without the rule.
+pub struct EventualSources<'a> {
+    /// The sub-endgames' eventual bitbases (the rule ones for runs without cursed positions).
+    pub caps: &'a Captures,
+    /// Per level in `above`: whether it has cursed positions (its `final-*-inf` tables are
+    /// read instead of its final bitbases).
+    pub above_cursed: Vec<bool>,
+}
+
+/// The levels a level's pawn pushes lead to (one and two levels up, solved before it).
+pub fn levels_above(layout: &Layout, level: &Level) -> Vec<Level> {
+    let up = |l: &Level| l.number == level.number + 1 || l.number == level.number + 2;
+    layout.levels().into_iter().filter(|l| layout.has_pawns() && up(l)).collect()
+}
+
+impl<'a> LevelContext<'a> {
+    /// The context of level `level` of a run, with its chunk plan: the levels above it that
+    /// its pawn pushes read, and (when a sub-endgame or a level above has cursed positions,
+    /// `above_cursed` telling which of the levels above do) where its conversions look up
+    /// eventual wins; the budget less the captures' RAM.
+    pub fn new(run: &RunContext<'a>, level: Level, plan: Plan, above_cursed: Vec<bool>) -> LevelContext<'a> {
+        let caps = run.caps;
+        let above = levels_above(run.layout, &level).into_iter().map(|l| (l, run.folder.level(l.number))).collect();
+        let eventual = (caps.eventual.is_some() || above_cursed.contains(&true))
+            .then(|| EventualSources { caps: caps.eventual.as_ref().unwrap_or(&caps.rule), above_cursed });
+        LevelContext {
+            layout: run.layout.clone(),
+            level,
+            above,
+            plan,
+            caps: &caps.rule,
+            folder: run.folder.level(level.number),
+            budget: Budget { mem: run.budget.mem.saturating_sub(caps.bytes), ..*run.budget },
+            io_bytes: run.budget.block_bytes as usize,
+            progress: run.progress,
+            eventual,
+            steps: run.steps,
+            hooks: run.hooks,
+        }
+    }
+}
+
+impl LevelContext<'_> {
+    /// Whether the level is eventual: its init passes also write `c∞` and `d∞`.
+    pub fn is_eventual(&self) -> bool {
+        self.eventual.is_some()
+    }
+
+    /// The pass's tables at this level.
+    pub fn spec(&self, pass: Pass) -> PassSpec {
+        PassSpec::of(pass, self.is_eventual())
+    }
+
+    /// The table a step updates in place: `t(k-2)`, the previous table of its chain, from
+    /// step 2 on wherever no later pass reads it (not in steps 101 and 102, which keep `t99`
+    /// and `t100` for the merge).
+    pub fn in_place_source(&self, pass: Pass) -> Option<WorkTable> {
+        let Pass::Step(k) = pass else { return None };
+        let previous = WorkTable::chain(k as i32 - 2);
+        let spec = self.spec(pass);
+        (k >= 2
+            && spec.combine.first() == Some(&previous)
+            && crate::solve::obsolete_after(pass, self.is_eventual()).contains(&previous))
+        .then_some(previous)
+    }
+
+    /// An eventual level's conversion sources for a chunk, given the push targets read for
+    /// it (`rule`, and `eventual` when a level above has cursed positions, else the same
+    /// words serve); `None` for a level that is not eventual.
+    pub fn eventual_with<'b>(&'b self, rule: PushTargets<'b>, eventual: PushTargets<'b>) -> Option<Eventual<'b>> {
+        self.eventual.as_ref().map(|e| {
+            let pushes = if e.above_cursed.contains(&true) { eventual } else { rule };
+            Eventual { caps: e.caps, pushes }
+        })
+    }
+
+    /// The run's name in progress lines, with the level for a run with pawns (`KRPvKR/5`).
+    pub fn name(&self) -> String {
+        if self.layout.has_pawns() {
+            format!("{}/{}", self.layout.material, self.level.number)
+        } else {
+            self.layout.material.to_string()
+        }
+    }
+
+    /// A log line about the level's run.
+    pub fn log(&self, msg: &str) {
+        self.progress.log(&format!("{}: {msg}", self.layout.material));
+    }
+
+    /// Storage blocks per table of the level.
+    pub fn n_blocks(&self) -> usize {
+        (self.level.n_slots >> self.plan.block_bits) as usize
+    }
+
+    /// Words per storage block.
+    pub fn block_words(&self) -> usize {
+        1 << (self.plan.block_bits - 6)
+    }
+
+    /// Opens (creating if needed) a work table.
+    pub fn open_table(&self, table: WorkTable) -> anyhow::Result<BitFile> {
+        Ok(BitFile::open(&self.folder.bits(table), self.level.n_words(), self.io_bytes)?)
+    }
+
+    /// A finished work table's block checksums.
+    pub fn sums(&self, table: WorkTable) -> anyhow::Result<Vec<u64>> {
+        Ok(load_sums(&self.folder.sums(table), self.n_blocks())?)
+    }
+
+    /// Opens a finished work table with its block checksums.
+    pub fn open_finished(&self, table: WorkTable) -> anyhow::Result<(BitFile, Vec<u64>)> {
+        Ok((self.open_table(table)?, self.sums(table)?))
+    }
+}

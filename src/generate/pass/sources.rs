@@ -1,0 +1,387 @@
+//! The reading and computing side of a pass: what its chunks read (opened once by each
+//! process that computes chunks of the pass), the reader's part of a chunk (its input
+//! blocks, checked, or the previous step's new positions in it) and the worker's part (the
+//! chunk computed, combined with the previous table of its chain, its new positions
+//! gap-coded per block).
+
+use super::pushes::{ChunkPushes, PassFinals};
+use crate::chess::Color;
+use crate::generate::level::LevelContext;
+use crate::generate::options::StepMode;
+use crate::generate::plan::{Chunk, Chunks};
+use crate::index::Block;
+use crate::solve::sparse::{self, Word};
+use crate::solve::{
+    combine_words, compute_chunk, ChunkTables, Conversions, Frame, Pass, PassSpec, WorkTable, EVENTUAL_CAPTURE_STEP,
+};
+use crate::work::bits::BitFile;
+use crate::work::deltalog::{self, PassStreams};
+use crate::work::gap::{self, GapEncoder};
+use anyhow::Context;
+
+/// What a step does with one chunk.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ChunkWork {
+    /// Its input gained nothing: the previous table of the chain, as it is.
+    Unchanged,
+    /// From the previous step's new positions in the chunk, if there are at most `limit`
+    /// (`None`: however many); dense otherwise. The reader counts them.
+    Sparse { limit: Option<u64> },
+    /// The dense kernels over the whole chunk.
+    #[default]
+    Dense,
+}
+
+/// Auto mode takes a chunk sparse when the previous step found at most `1 /
+/// SPARSE_DENSITY[mover]` of its positions (which also keeps the reader's list of them, 16
+/// bytes per word, within a chunk buffer). White's sparse step only marks the predecessors
+/// of each new position (about 40 writes); black's evaluates every move of each of those
+/// (about 40 x 40 random reads), so it pays only when the new positions are much sparser.
+/// Measured on KQRvKQR (`docs/BENCHMARKS.md`, "Sparse steps"): a black step with 1 new
+/// position in 1,900 took 11.3 s sparse against 7.0 s dense, a white one with 1 in 2,700
+/// took 1.1 s against 3-4 s for dense white steps. (The count comes from decoding the
+/// streams: their length says little, a sparse stream spends a byte per 255 positions
+/// skipped.)
+const SPARSE_DENSITY: [u64; 2] = [128, 4096];
+
+/// What the reader hands a worker for one chunk.
+#[derive(Default)]
+pub struct ChunkInput {
+    /// The chunk's words of the tables the pass reads whole (for an unchanged chunk, the
+    /// previous table of the chain).
+    tables: ChunkTables,
+    pushes: ChunkPushes,
+    /// For a sparse chunk: the previous step's new positions in it, in word order.
+    new_prev: Vec<Word>,
+    /// How the chunk is computed (a sparse chunk with too many new positions turns dense).
+    work: ChunkWork,
+}
+
+/// What a worker hands the writer for one chunk: the output tables (chunk-local words), the
+/// gap-encoded new positions of each block, how many there are, and how it was computed.
+#[derive(Debug)]
+pub struct ChunkOutput {
+    pub tables: ChunkTables,
+    pub streams: Vec<Vec<u8>>,
+    pub new_count: u64,
+    pub work: ChunkWork,
+}
+
+/// A finished work table open for reading, with its block checksums.
+pub struct SourceTable {
+    /// The table the blocks hold (for a step updating `t(k-2)` in place, the file is already
+    /// `t(k)`'s, and the blocks no chunk has committed yet hold `t(k-2)`).
+    pub name: WorkTable,
+    pub file: BitFile,
+    pub sums: Vec<u64>,
+}
+
+impl SourceTable {
+    fn open(ctx: &LevelContext, name: WorkTable) -> anyhow::Result<SourceTable> {
+        let (file, sums) = ctx.open_finished(name)?;
+        Ok(SourceTable { name, file, sums })
+    }
+}
+
+/// What a pass's chunks read, opened once by each process that computes chunks of the pass
+/// (the coordinating one and, in a distributed job, each worker rank).
+pub struct PassSources {
+    /// The tables the pass reads whole.
+    pub inputs: Vec<SourceTable>,
+    /// The tables its output is combined with: the previous table of the chain, then `c` or
+    /// `d` if any.
+    pub combined: Vec<SourceTable>,
+    finals: PassFinals,
+    /// How each chunk is computed, and the previous step's streams for the sparse ones.
+    work: Vec<ChunkWork>,
+    new_prev: Option<PassStreams>,
+    /// Whether the step updates the previous table of its chain in place.
+    pub in_place: bool,
+}
+
+impl PassSources {
+    /// Opens the pass's sources; `in_place_base` holds `t(k-2)`'s checksums for a step that
+    /// updates it in place (after [`super::resume::InPlace::start`] has renamed it).
+    pub fn open(ctx: &LevelContext, spec: &PassSpec, in_place_base: Option<Vec<u64>>) -> anyhow::Result<Self> {
+        let in_place = in_place_base.is_some();
+        let inputs = spec.inputs.iter().map(|&t| SourceTable::open(ctx, t)).collect::<anyhow::Result<Vec<_>>>()?;
+        let mut base = in_place_base;
+        let combined = spec
+            .combine
+            .iter()
+            .enumerate()
+            .map(|(i, &t)| match base.take().filter(|_| i == 0) {
+                // The previous table is the output's file until each chunk is committed.
+                Some(sums) => Ok(SourceTable { name: t, file: ctx.open_table(spec.outputs[0])?, sums }),
+                None => SourceTable::open(ctx, t),
+            })
+            .collect::<anyhow::Result<Vec<_>>>()?;
+        let finals = PassFinals::open(ctx, spec.pass)?;
+        let (work, new_prev) = chunk_work(ctx, spec.pass, ctx.plan.chunks_of(spec.pass))?;
+        Ok(PassSources { inputs, combined, finals, work, new_prev, in_place })
+    }
+
+    /// The reader's part of a chunk: the words it needs, by how it is computed.
+    pub fn read(&self, ctx: &LevelContext, spec: &PassSpec, chunk: usize) -> anyhow::Result<ChunkInput> {
+        let chunks = ctx.plan.chunks_of(spec.pass);
+        let (ch, words) = (&chunks.list[chunk], chunks.buffer_words);
+        let mut input = ChunkInput { work: self.work[chunk], ..ChunkInput::default() };
+        if let ChunkWork::Sparse { limit } = input.work {
+            match read_new_positions(ch, self.new_prev.as_ref().expect("streams of the last step"), limit)? {
+                Some(list) => input.new_prev = list,
+                None => input.work = ChunkWork::Dense,
+            }
+        }
+        match input.work {
+            // Updated in place, it stays as it is.
+            ChunkWork::Unchanged if self.in_place => {}
+            // Its output is the previous table of the chain, as it is.
+            ChunkWork::Unchanged => input.tables = read_tables(ch, &self.combined[..1], words)?,
+            // Black's moves are evaluated in `t(k-1)`; white's need only the new positions.
+            ChunkWork::Sparse { .. } if spec.pass.mover() == Color::Black => {
+                input.tables = read_tables(ch, &self.inputs, words)?
+            }
+            ChunkWork::Sparse { .. } => {}
+            ChunkWork::Dense => {
+                input.tables = read_tables(ch, &self.inputs, words)?;
+                input.pushes = self.finals.read(ctx, spec.pass, ch, words)?;
+            }
+        }
+        Ok(input)
+    }
+
+    /// The worker's part of a chunk: its output tables and the streams of its new positions.
+    pub fn compute(
+        &self,
+        ctx: &LevelContext,
+        spec: &PassSpec,
+        chunk: usize,
+        mut input: ChunkInput,
+    ) -> anyhow::Result<ChunkOutput> {
+        let chunks = ctx.plan.chunks_of(spec.pass);
+        let (ch, words) = (&chunks.list[chunk], chunks.buffer_words);
+        let io_words = (ctx.io_bytes / 8).max(1);
+        let frame = || Frame::new(&ctx.layout, &chunks.scheme, ch.key, ch.slice);
+        let out = match input.work {
+            ChunkWork::Unchanged => {
+                let streams = vec![Vec::new(); ch.blocks.len()];
+                let tables = match self.in_place {
+                    true => ChunkTables::new(),
+                    false => [(spec.outputs[0], input.tables.take(self.combined[0].name))].into_iter().collect(),
+                };
+                return Ok(ChunkOutput { tables, streams, new_count: 0, work: input.work });
+            }
+            ChunkWork::Sparse { .. } => {
+                let frame = frame();
+                let mut reached = vec![0u64; words];
+                match spec.pass.mover() {
+                    Color::White => sparse::white_reached(&frame, &input.new_prev, &mut reached),
+                    Color::Black => {
+                        let candidates = sparse::black_candidates(&frame, &input.new_prev, words);
+                        let previous = input.tables.words(spec.inputs[0]);
+                        sparse::black_reached(&frame, previous, &candidates, &mut reached);
+                    }
+                }
+                [(spec.outputs[0], reached)].into_iter().collect()
+            }
+            ChunkWork::Dense => {
+                let (rule, eventual) = (input.pushes.rule.targets(), input.pushes.eventual.targets());
+                let pushes = input.pushes.rule.targets();
+                let eventual = ctx.eventual_with(rule, eventual);
+                let conversions = Conversions { caps: ctx.caps, pushes: &pushes, eventual: eventual.as_ref() };
+                compute_chunk(spec.pass, &frame(), &conversions, words, input.tables)
+            }
+        };
+        let mut done = finish_chunk(spec.pass, &ch.blocks, &self.combined, out, io_words)?;
+        done.work = input.work;
+        Ok(done)
+    }
+}
+
+/// What step `k` does with each chunk, and the previous step's streams when some chunk is
+/// sparse.
+///
+/// From step 3 on, the new positions of step `k` are predecessors of those of step `k-1`
+/// ([`crate::solve::sparse`]). A chunk whose blocks gained nothing in step `k-1` has nothing
+/// to find: `t(k-1)` equals `t(k-3)` there, so the mover reaches what it reached in step
+/// `k-2`, all of it in `t(k-2)` already (the mover's moves stay inside its chunk). Not step
+/// 2: `t0` holds only the mates, not what black reached from `t(-1)` (the positions whose
+/// only moves are losing captures or pawn moves). Nor steps 102 and 103 of an eventual
+/// level, where `d∞` and `c∞` come in.
+fn chunk_work(
+    ctx: &LevelContext,
+    pass: Pass,
+    chunks: &Chunks,
+) -> anyhow::Result<(Vec<ChunkWork>, Option<PassStreams>)> {
+    let new_extra = |k: u16| ctx.is_eventual() && (k == EVENTUAL_CAPTURE_STEP - 1 || k == EVENTUAL_CAPTURE_STEP);
+    let k = match pass {
+        Pass::Step(k) if k >= 3 && !new_extra(k) => k,
+        _ => return Ok((vec![ChunkWork::Dense; chunks.list.len()], None)),
+    };
+    // The previous step's records say which blocks gained new positions (a block no record
+    // covers counts as changed).
+    let log = ctx.folder.log(Pass::Step(k - 1));
+    let scan = deltalog::scan(&log)?;
+    if let Some(damage) = scan.damage {
+        return Err(damage)
+            .context("delta log of the previous step damaged (delete the work folder to recompute the run)");
+    }
+    let mut stream_len = vec![u64::MAX; ctx.n_blocks()];
+    for e in scan.records.iter().flat_map(|r| &r.blocks) {
+        if let Some(len) = stream_len.get_mut(e.id as usize) {
+            *len = e.stream_len as u64;
+        }
+    }
+    let work: Vec<ChunkWork> = chunks
+        .list
+        .iter()
+        .map(|ch| {
+            let bytes = ch.blocks.iter().fold(0u64, |sum, b| sum.saturating_add(stream_len[b.id]));
+            let positions = ch.blocks.iter().map(|b| b.words as u64 * 64).sum::<u64>();
+            match ctx.steps {
+                _ if bytes == 0 => ChunkWork::Unchanged,
+                _ if bytes == u64::MAX => ChunkWork::Dense,
+                StepMode::Dense => ChunkWork::Dense,
+                StepMode::Sparse => ChunkWork::Sparse { limit: None },
+                StepMode::Auto => ChunkWork::Sparse { limit: Some(positions / SPARSE_DENSITY[pass.mover().index()]) },
+            }
+        })
+        .collect();
+    let streams = match work.iter().any(|w| matches!(w, ChunkWork::Sparse { .. })) {
+        // The log read once: its records say what each chunk needs and index the streams.
+        true => Some(PassStreams::from_scan(&log, scan, ctx.n_blocks())?),
+        false => None,
+    };
+    Ok((work, streams))
+}
+
+/// The reader's part for a sparse chunk: the previous step's new positions in its blocks, as
+/// chunk-local words in increasing order; `None` if there are more than `limit`.
+fn read_new_positions(ch: &Chunk, streams: &PassStreams, limit: Option<u64>) -> anyhow::Result<Option<Vec<Word>>> {
+    let mut out: Vec<Word> = Vec::new();
+    let mut count = 0u64;
+    for b in &ch.blocks {
+        let bytes = streams.block(b.id)?;
+        for pos in gap::decode(&bytes) {
+            let pos = pos.with_context(|| format!("{}: block {}", streams.path.display(), b.id))?;
+            anyhow::ensure!(
+                pos < b.words as u64 * 64,
+                "{}: block {}: position out of range",
+                streams.path.display(),
+                b.id
+            );
+            count += 1;
+            if limit.is_some_and(|l| count > l) {
+                return Ok(None);
+            }
+            let (w, bit) = (b.local_word + (pos / 64) as usize, 1u64 << (pos % 64));
+            match out.last_mut() {
+                Some((last, bits)) if *last == w => *bits |= bit,
+                _ => out.push((w, bit)),
+            }
+        }
+    }
+    Ok(Some(out))
+}
+
+/// The reader's part: a chunk's blocks of every table of `sources`, checked.
+fn read_tables(ch: &Chunk, sources: &[SourceTable], words: usize) -> anyhow::Result<ChunkTables> {
+    sources
+        .iter()
+        .map(|s| {
+            let mut b = vec![0u64; words];
+            s.file.read_blocks(&ch.blocks, &mut b, &s.sums)?;
+            Ok((s.name, b))
+        })
+        .collect()
+}
+
+/// Completes a computed chunk: for steps, combines the kernel's words with the previous
+/// table of the chain (and `c` or `d`), read in batches of at most `io_words` words so that
+/// a worker holds no further chunk buffer; then gap-encodes each block's new positions
+/// (`t0` for `InitBlack`, none for `InitWhite`).
+fn finish_chunk(
+    pass: Pass,
+    blocks: &[Block],
+    combined: &[SourceTable],
+    mut out: ChunkTables,
+    io_words: usize,
+) -> anyhow::Result<ChunkOutput> {
+    let mut streams = Vec::with_capacity(blocks.len());
+    let mut new_count = 0;
+    let mut encode = |new: &[u64]| {
+        let mut enc = GapEncoder::new();
+        for (w, &word) in new.iter().enumerate() {
+            enc.push_word(w, word);
+        }
+        new_count += enc.count();
+        streams.push(enc.finish());
+    };
+    match pass {
+        Pass::InitWhite => blocks.iter().for_each(|_| encode(&[])),
+        Pass::InitBlack => {
+            let t0 = out.words(WorkTable::Chain(0));
+            blocks.iter().for_each(|b| encode(&t0[b.local_word..b.local_word + b.words]))
+        }
+        Pass::Step(k) => {
+            let table = out.words_mut(WorkTable::Chain(k));
+            for batch in io_batches(blocks, io_words) {
+                let local = rebased(batch);
+                let n = batch.iter().map(|b| b.words).sum();
+                let mut with = combined
+                    .iter()
+                    .map(|s| {
+                        let mut buf = vec![0u64; n];
+                        s.file.read_blocks(&local, &mut buf, &s.sums).map(|_| buf)
+                    })
+                    .collect::<Result<Vec<_>, _>>()?;
+                // The previous table's words are replaced by the new positions.
+                let (old, extra) = with.split_at_mut(1);
+                let (old, extra) = (&mut old[0], extra.first());
+                for (b, l) in batch.iter().zip(&local) {
+                    let reached = &mut table[b.local_word..b.local_word + b.words];
+                    let fresh = &mut old[l.local_word..l.local_word + l.words];
+                    match extra {
+                        Some(x) => combine_words(k, reached, fresh, &x[l.local_word..l.local_word + l.words]),
+                        None => combine_words(k, reached, fresh, &[]),
+                    }
+                    encode(fresh);
+                }
+            }
+        }
+    }
+    Ok(ChunkOutput { tables: out, streams, new_count, work: ChunkWork::Dense })
+}
+
+/// Splits a chunk's blocks into runs that are contiguous in storage, of at most `max_words`.
+fn io_batches(blocks: &[Block], max_words: usize) -> Vec<&[Block]> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    let mut words = 0;
+    for (i, b) in blocks.iter().enumerate() {
+        let contiguous = i > start && blocks[i - 1].slot_word + blocks[i - 1].words == b.slot_word;
+        if i > start && (!contiguous || words + b.words > max_words) {
+            out.push(&blocks[start..i]);
+            start = i;
+            words = 0;
+        }
+        words += b.words;
+    }
+    if start < blocks.len() {
+        out.push(&blocks[start..]);
+    }
+    out
+}
+
+/// The same blocks placed one after the other from local word 0.
+fn rebased(blocks: &[Block]) -> Vec<Block> {
+    let mut at = 0;
+    blocks
+        .iter()
+        .map(|b| {
+            let r = Block { local_word: at, ..*b };
+            at += b.words;
+            r
+        })
+        .collect()
+}

@@ -1,0 +1,306 @@
+//! One white-wins run, out of core: the run's manifest ([`resume`]), then level by level (a
+//! pawnless run is one level) the check of an interrupted level's files (and the decision to
+//! repair or restart), the passes until the chains are complete, the edge and the merge of
+//! the level's values into the table being assembled, and the level's final bitbases for the
+//! levels below ([`finals`]); finally the table is compacted and published ([`finish`]).
+//!
+//! Owns: a run's manifest and the order of its stages. May not import: `job`, `cluster`,
+//! `cli`.
+
+mod finals;
+mod finish;
+mod resume;
+
+use super::captures::LoadedCaptures;
+use super::edge::exact_100_wins;
+use super::level::{levels_above, LevelContext, RunContext};
+use super::merge::write_level;
+use super::options::{GenOptions, JobHooks, NoHooks};
+use super::pass::run_pass;
+use super::plan::{show_size, Budget, Plan};
+use super::repair::check_and_repair;
+use crate::chess::Material;
+use crate::index::{Layout, Level};
+use crate::progress::Progress;
+use crate::solve::{chains_complete, last_step_where, last_step_within, obsolete_after, Pass, LAST_STEP, MAX_STEP};
+use crate::table::format::PartialTable;
+use crate::work::bits::save_sums;
+use crate::work::manifest::{self, new_per_pass, LevelDone, PassDone, RunManifest};
+use crate::work::publish::Durability;
+use crate::work::RunFolder;
+use anyhow::Context;
+use finals::LevelFinals;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Instant;
+
+/// What a run measured.
+#[derive(Debug, Default, Clone)]
+pub struct RunReport {
+    /// The passes of every level.
+    pub passes: Vec<PassDone>,
+    /// The last step that added positions under the 50-move rule (at most 100).
+    pub last_step: u8,
+    /// The longest cursed wins (the last steps beyond 100 that added positions), wtm and
+    /// btm; 0 if none.
+    pub longest_cursed: [u16; 2],
+    pub levels: usize,
+    pub block_bits: u32,
+    pub white_chunks: usize,
+    pub black_chunks: usize,
+    pub merge_secs: f64,
+    pub merge_bytes_read: u64,
+    pub merge_bytes_written: u64,
+    /// Seconds spent writing the compact table.
+    pub compact_secs: f64,
+    pub path: PathBuf,
+}
+
+impl RunReport {
+    /// Bytes of all delta streams of the run.
+    pub fn stream_bytes(&self) -> u64 {
+        self.passes.iter().map(|p| p.stream_bytes).sum()
+    }
+
+    /// Seconds spent in the passes that `pick` selects.
+    pub fn secs(&self, pick: impl Fn(Pass) -> bool) -> f64 {
+        self.passes.iter().filter(|p| pick(p.pass)).map(|p| p.secs).sum()
+    }
+}
+
+/// Context of a budget error: what the sub-endgames' bitbases took out of `--mem`.
+pub fn sub_endgames_note(budget: &Budget, subs: u64) -> String {
+    format!("--mem {}, of which the sub-endgames' bitbases take {}", show_size(budget.mem), show_size(subs))
+}
+
+/// How a solved run's table is written.
+struct TableSettings {
+    out_dir: PathBuf,
+    zstd_level: i32,
+    threads: usize,
+    hooks: Option<Arc<dyn JobHooks>>,
+}
+
+/// A run whose levels are solved: its table assembled in the work folder, to be compacted
+/// and published ([`Solved::finish`]), which may go on while the next run is solved.
+pub struct Solved {
+    partial: PartialTable,
+    manifest: RunManifest,
+    layout: Layout,
+    folder: RunFolder,
+    settings: TableSettings,
+    report: RunReport,
+}
+
+impl Solved {
+    /// Bytes the compact table will take in the output folder, estimated.
+    pub fn final_bytes(&self) -> u64 {
+        super::plan::run_needs(&self.layout).final_bytes
+    }
+
+    /// Compacts the assembled table (resuming an interrupted compaction), publishes it and
+    /// removes the run's work folder.
+    pub fn finish(self, progress: &dyn Progress) -> anyhow::Result<RunReport> {
+        let t = Instant::now();
+        let Solved { partial, manifest, layout, folder, settings, report } = self;
+        let path = finish::finish_table(partial, &manifest, &layout, &folder, &settings, progress)?;
+        let compact_secs = t.elapsed().as_secs_f64();
+        let work_dir = folder.path();
+        std::fs::remove_dir_all(work_dir).with_context(|| format!("removing {}", work_dir.display()))?;
+        Ok(RunReport { path, compact_secs, ..report })
+    }
+}
+
+/// Computes (or resumes) the levels of one white-wins run in its work folder `work_dir`,
+/// with the sub-endgames' bitbases in `caps`; [`Solved::finish`] then publishes its table
+/// into `opts.out`.
+pub fn solve_run(
+    material: &Material,
+    caps: &LoadedCaptures,
+    work_dir: &Path,
+    opts: &GenOptions,
+    progress: &dyn Progress,
+) -> anyhow::Result<Solved> {
+    let layout = Layout::new(material);
+    let folder = RunFolder::new(work_dir);
+    let budget = &opts.budget;
+    std::fs::create_dir_all(work_dir).with_context(|| format!("creating {}", work_dir.display()))?;
+    // The sub-endgames held in RAM come out of the budget.
+    let chunk_budget = Budget { mem: budget.mem.saturating_sub(caps.bytes), ..*budget };
+    let chosen = Plan::choose(&layout, &chunk_budget, opts.max_fixed_bits)
+        .with_context(|| sub_endgames_note(budget, caps.bytes))?;
+    let (mut manifest, partial) = resume::resume_levels(&layout, &folder, chosen.cut(), progress)?;
+    let cut = resume::cut_of(&manifest);
+    let mut chosen = Some(chosen);
+    let levels = layout.levels();
+    let run = RunContext {
+        layout: &layout,
+        folder: &folder,
+        caps,
+        budget,
+        steps: opts.steps,
+        progress,
+        hooks: opts.hooks.as_deref().unwrap_or(&NoHooks),
+    };
+    for level in levels.iter().copied() {
+        if manifest.levels.iter().any(|l| l.level == level.number) {
+            continue;
+        }
+        let plan = match chosen.take() {
+            Some(p) if p.cut() == cut && levels.len() == 1 => p,
+            _ => Plan::new(&layout, &level, cut),
+        };
+        let above = levels_above(&layout, &level);
+        let above_cursed: Vec<bool> = above.iter().map(|l| level_is_cursed(&manifest, l)).collect();
+        for (l, &cursed) in above.iter().zip(&above_cursed) {
+            let f = folder.level(l.number);
+            let finals = LevelFinals {
+                level: l,
+                folder: &f,
+                cursed,
+                block_bits: cut.block_bits,
+                io_bytes: budget.block_bytes as usize,
+            };
+            finals.ensure(&partial, progress)?;
+        }
+        let ctx = LevelContext::new(&run, level, plan, above_cursed);
+        solve_level(&ctx, &folder, &mut manifest, &partial)?;
+        // Levels more than one above are read no more.
+        for l in levels.iter().filter(|l| l.number > level.number + 1) {
+            let dir = folder.level(l.number);
+            if dir.path().exists() {
+                std::fs::remove_dir_all(dir.path()).with_context(|| format!("removing {}", dir.path().display()))?;
+            }
+        }
+    }
+    let report = finish::run_report(&manifest, &layout);
+    let settings = TableSettings {
+        out_dir: opts.out.clone(),
+        zstd_level: opts.zstd_level,
+        threads: super::alone_threads(budget.threads),
+        hooks: opts.hooks.clone(),
+    };
+    Ok(Solved { partial, manifest, layout, folder, settings, report })
+}
+
+/// Solves (or resumes) one level: its passes, then the merge of its values into the table
+/// being assembled; records it in the run's manifest.
+fn solve_level(
+    ctx: &LevelContext,
+    folder: &RunFolder,
+    manifest: &mut RunManifest,
+    partial: &PartialTable,
+) -> anyhow::Result<()> {
+    let material = &ctx.layout.material;
+    std::fs::create_dir_all(ctx.folder.path()).with_context(|| format!("creating {}", ctx.folder.path().display()))?;
+    if !manifest.passes.is_empty() {
+        ctx.log(&format!("resuming after {} finished passes; checking them", manifest.passes.len()));
+        match check_and_repair(ctx, &manifest.passes) {
+            Ok(0) => {}
+            Ok(n) => ctx.log(&format!("rebuilt {n} damaged blocks")),
+            Err(e) => {
+                ctx.log(&format!("{e:#}; restarting this level"));
+                let dir = ctx.folder.path();
+                std::fs::remove_dir_all(dir).with_context(|| format!("removing {}", dir.display()))?;
+                std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+                manifest.passes.clear();
+                manifest::save(&folder.manifest(), manifest)?;
+            }
+        }
+    }
+    manifest.eventual = ctx.is_eventual();
+    while !chains_complete(&new_per_pass(&manifest.passes), ctx.is_eventual()) {
+        anyhow::ensure!(
+            manifest.passes.len() < MAX_STEP as usize + 2,
+            "{material}: positions are still being won after step {MAX_STEP} (beyond any known endgame)"
+        );
+        run_next_pass(ctx, folder, manifest)?;
+    }
+    let t = Instant::now();
+    // Wins of exactly 100 plies among step 101's positions (recomputed whole on resume).
+    let edge = exact_100_wins(ctx, &manifest.passes)?;
+    let merged = write_level(ctx, &manifest.passes, partial, edge.as_ref())?;
+    manifest.levels.push(LevelDone {
+        level: ctx.level.number,
+        passes: std::mem::take(&mut manifest.passes),
+        merge_secs: t.elapsed().as_secs_f64(),
+        merge_bytes_read: merged.bytes_read,
+        merge_bytes_written: merged.bytes_written,
+        range_sums: merged.range_sums,
+    });
+    // Not synced (the final table is, when published): after a power loss the resume finds
+    // a lost level by its range checksums and solves it again.
+    manifest::save_with(&folder.manifest(), manifest, Durability::Atomic)?;
+    let dir = ctx.folder.path();
+    std::fs::remove_dir_all(dir).with_context(|| format!("removing {}", dir.display()))?;
+    // The levels below read this level's final bitbases.
+    if ctx.layout.has_pawns() && ctx.level.number > 0 {
+        let cursed = level_is_cursed(manifest, &ctx.level);
+        let finals = LevelFinals {
+            level: &ctx.level,
+            folder: &ctx.folder,
+            cursed,
+            block_bits: ctx.plan.block_bits,
+            io_bytes: ctx.io_bytes,
+        };
+        finals.extract(partial)?;
+    }
+    Ok(())
+}
+
+/// Whether a solved level of the run has cursed positions (some step past 100 added some).
+fn level_is_cursed(manifest: &RunManifest, level: &Level) -> bool {
+    manifest
+        .levels
+        .iter()
+        .find(|l| l.level == level.number)
+        .is_some_and(|l| longest_cursed(&new_per_pass(&l.passes)) != [0, 0])
+}
+
+/// Runs the next pass of a level and records it: its tables' block checksums, then the
+/// manifest (the pass is finished from then on), then the tables no later pass reads are
+/// deleted.
+fn run_next_pass(ctx: &LevelContext, folder: &RunFolder, manifest: &mut RunManifest) -> anyhow::Result<()> {
+    let pass = Pass::nth(manifest.passes.len());
+    let spec = ctx.spec(pass);
+    let t = Instant::now();
+    let r = run_pass(ctx, &spec)?;
+    for (&table, sums) in spec.outputs.iter().zip(&r.sums) {
+        save_sums(&ctx.folder.sums(table), sums)?;
+    }
+    manifest.passes.push(PassDone {
+        pass,
+        new: r.new,
+        secs: t.elapsed().as_secs_f64(),
+        bytes_read: r.bytes_read,
+        bytes_written: r.bytes_written,
+        stream_bytes: r.stream_bytes,
+    });
+    // Not synced: after a power loss the resume finds lost data by its checksums.
+    manifest::save_with(&folder.manifest(), manifest, Durability::Atomic)?;
+    // An obsolete table's file becomes the next pass's output (every table has the same
+    // size, and the pass writes every block): overwriting cached pages is cheaper than
+    // allocating new ones. Its stale blocks are never trusted: a chunk counts only with its
+    // record, whose checksums its blocks must match.
+    let mut next_outputs = ctx.spec(pass.next()).outputs.into_iter().map(|t| ctx.folder.bits(t));
+    for table in obsolete_after(pass, ctx.is_eventual()) {
+        std::fs::remove_file(ctx.folder.sums(table)).ok();
+        let old = ctx.folder.bits(table);
+        match next_outputs.next().filter(|next| !next.exists() && old.exists()) {
+            Some(next) => std::fs::rename(&old, &next)
+                .with_context(|| format!("renaming {} to {}", old.display(), next.display()))?,
+            None => drop(std::fs::remove_file(old)),
+        }
+    }
+    Ok(())
+}
+
+/// The last step up to 100 that added positions.
+fn rule_last_step(passes: &[(Pass, u64)]) -> u8 {
+    last_step_within(passes, LAST_STEP).max(last_step_within(passes, LAST_STEP - 1)) as u8
+}
+
+/// The last steps beyond 100 that added positions, odd (wtm) and even (btm); 0 if none.
+fn longest_cursed(passes: &[(Pass, u64)]) -> [u16; 2] {
+    [1, 0].map(|parity| last_step_where(passes, |k| k > LAST_STEP && k % 2 == parity))
+}

@@ -1,0 +1,142 @@
+//! Resuming a run: its manifest (an interrupted run's, or a fresh one), the check of the
+//! solved levels' ranges in the table being assembled, and the decision to solve levels
+//! again or to restart the run.
+
+use crate::chess::Material;
+use crate::generate::plan::Cut;
+use crate::index::{Layout, Level};
+use crate::progress::Progress;
+use crate::table::format::{PartialTable, Section};
+use crate::work::manifest::{self, RunManifest, MANIFEST_FORMAT};
+use crate::work::publish::Durability;
+use crate::work::RunFolder;
+use anyhow::Context;
+
+/// Opens the run's manifest and table being assembled, and checks the solved levels: from
+/// the first damaged one, it and the levels solved after it are solved again. A fresh run
+/// is cut by `cut`; an interrupted one keeps its cut.
+pub fn resume_levels(
+    layout: &Layout,
+    folder: &RunFolder,
+    cut: Cut,
+    progress: &dyn Progress,
+) -> anyhow::Result<(RunManifest, PartialTable)> {
+    let material = &layout.material;
+    let mut manifest = open_manifest(material, folder, cut, progress)?;
+    let mut partial = PartialTable::open(&folder.partial_table(), layout)?;
+    if !manifest.levels.is_empty() {
+        match check_levels(&partial, layout, &manifest) {
+            Ok(None) => {}
+            Ok(Some((first_bad, why))) => {
+                // Levels are recorded before their ranges are synced: after a power loss
+                // the lost ones (and those solved after them, which read them) are redone.
+                progress.log(&format!("{material}: {why}; solving it and the levels after it again"));
+                manifest.levels.truncate(first_bad);
+                manifest.passes.clear();
+                remove_unsolved_levels(layout, folder, &manifest)?;
+                manifest::save_with(&folder.manifest(), &manifest, Durability::Atomic)?;
+            }
+            Err(e) => {
+                let cut = cut_of(&manifest);
+                manifest = restart(material, folder, format!("{e:#}"), cut, progress)?;
+                partial = PartialTable::open(&folder.partial_table(), layout)?;
+            }
+        }
+    }
+    Ok((manifest, partial))
+}
+
+/// How a run's manifest says it is cut.
+pub fn cut_of(manifest: &RunManifest) -> Cut {
+    Cut { block_bits: manifest.block_bits, max_fixed_bits: manifest.max_fixed_bits }
+}
+
+/// Checks that the solved levels' ranges of the table being assembled are intact: the
+/// position in the manifest of the first damaged level, with what is wrong, if any.
+fn check_levels(
+    partial: &PartialTable,
+    layout: &Layout,
+    manifest: &RunManifest,
+) -> anyhow::Result<Option<(usize, String)>> {
+    let levels = layout.levels();
+    for (n, done) in manifest.levels.iter().enumerate() {
+        let level: &Level =
+            levels.iter().find(|l| l.number == done.level).context("the manifest names a level the run lacks")?;
+        for (i, s) in Section::ALL.into_iter().enumerate() {
+            let (offset, len) = partial.range(s, level.first_slot, level.n_slots);
+            if partial.checksum(offset, len)? != done.range_sums[i] {
+                let why = format!("{}: level {} is damaged in section {s:?}", partial.path().display(), level.number);
+                return Ok(Some((n, why)));
+            }
+        }
+    }
+    Ok(None)
+}
+
+/// Removes the folders of the levels the manifest does not hold as solved (their passes
+/// are started again).
+fn remove_unsolved_levels(layout: &Layout, folder: &RunFolder, manifest: &RunManifest) -> anyhow::Result<()> {
+    for level in layout.levels() {
+        let dir = folder.level(level.number);
+        if !manifest.levels.iter().any(|l| l.level == level.number) && dir.path().exists() {
+            std::fs::remove_dir_all(dir.path()).with_context(|| format!("removing {}", dir.path().display()))?;
+        }
+    }
+    Ok(())
+}
+
+/// The run's manifest: the interrupted run's (which keeps its cut), or a fresh one. A
+/// manifest of another run, or a damaged one, restarts the run.
+fn open_manifest(
+    material: &Material,
+    folder: &RunFolder,
+    cut: Cut,
+    progress: &dyn Progress,
+) -> anyhow::Result<RunManifest> {
+    let path = folder.manifest();
+    match manifest::load::<RunManifest>(&path) {
+        Ok(Some(m)) if m.run == material.to_string() => {
+            if m.block_bits != cut.block_bits {
+                progress.log(&format!(
+                    "{material}: keeping the interrupted run's blocks of {} positions",
+                    1u64 << m.block_bits
+                ));
+            }
+            Ok(m)
+        }
+        Ok(Some(m)) => restart(material, folder, format!("{} belongs to run {}", path.display(), m.run), cut, progress),
+        Ok(None) => fresh(material, folder, cut, progress),
+        Err(e) => restart(material, folder, format!("{:#}", anyhow::Error::from(e)), cut, progress),
+    }
+}
+
+/// Starts a run in an empty folder.
+fn fresh(material: &Material, folder: &RunFolder, cut: Cut, progress: &dyn Progress) -> anyhow::Result<RunManifest> {
+    let m = RunManifest {
+        format: MANIFEST_FORMAT,
+        run: material.to_string(),
+        block_bits: cut.block_bits,
+        max_fixed_bits: cut.max_fixed_bits,
+        levels: Vec::new(),
+        passes: Vec::new(),
+        eventual: false,
+    };
+    manifest::save(&folder.manifest(), &m)?;
+    progress.log(&format!("{material}: starting in {}", folder.path().display()));
+    Ok(m)
+}
+
+/// Empties the run's folder and starts the run again.
+fn restart(
+    material: &Material,
+    folder: &RunFolder,
+    why: String,
+    cut: Cut,
+    progress: &dyn Progress,
+) -> anyhow::Result<RunManifest> {
+    progress.log(&format!("{material}: {why}; restarting this run"));
+    let dir = folder.path();
+    std::fs::remove_dir_all(dir).with_context(|| format!("removing {}", dir.display()))?;
+    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    fresh(material, folder, cut, progress)
+}
