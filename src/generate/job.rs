@@ -5,7 +5,7 @@
 
 use super::captures::{is_built, open_existing, Check, Loaded};
 use super::disk::{check_disk, check_writable, free_space};
-use super::job_plan::run_memory;
+use super::job_plan::{run_memory, runs_of};
 use super::options::GenOptions;
 use super::plan::{run_needs, show_size};
 use super::run::{solve_run, RunReport, Solved};
@@ -24,14 +24,6 @@ use std::path::{Path, PathBuf};
 pub enum RunOutcome {
     Built(RunReport),
     Existing(PathBuf),
-}
-
-/// Every run `signatures` need, smallest first.
-pub fn runs_of(signatures: &[Material]) -> Vec<Material> {
-    let mut runs: Vec<Material> = signatures.iter().flat_map(|s| s.closure()).collect();
-    runs.sort_by_key(Material::order_key);
-    runs.dedup();
-    runs
 }
 
 /// Builds every run that `signatures` need and `opts.out` lacks, smallest first. An

@@ -5,13 +5,20 @@
 use super::captures::{held_bytes, is_built};
 use super::disk::{disk_needs, DiskNeed};
 use super::estimate::{estimate_run, Machine, TimeEstimate};
-use super::job::runs_of;
 use super::options::GenOptions;
 use super::plan::{run_needs, Budget, Plan, RunNeeds};
 use super::run::sub_endgames_note;
 use crate::chess::Material;
 use crate::index::Layout;
 use anyhow::Context;
+
+/// Every run `signatures` need, smallest first.
+pub fn runs_of(signatures: &[Material]) -> Vec<Material> {
+    let mut runs: Vec<Material> = signatures.iter().flat_map(|s| s.closure()).collect();
+    runs.sort_by_key(Material::order_key);
+    runs.dedup();
+    runs
+}
 
 /// The plan of one run of a job, before it runs.
 pub struct RunPlan {
