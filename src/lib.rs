@@ -34,6 +34,9 @@ pub use chess::{Color, FenError, Material, MaterialError, Move, Piece, Position,
 /// One job over several processes (`mpirun`), built with the `mpi` feature.
 #[cfg(feature = "mpi")]
 pub use generate::cluster;
+/// A `gen` job on every rank of a distributed job (`mpi` feature).
+#[cfg(feature = "mpi")]
+pub use generate::generate_on_ranks;
 pub use generate::status::{job_status, JobStatus, RunStatus};
 pub use generate::{
     available_ram, convert_folder, generate, is_built, load_bitbase, plan_job, project_pawnless, runs_of, show_size,

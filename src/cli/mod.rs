@@ -1,6 +1,9 @@
 //! The command line: arguments (validated into library options in one place), the
 //! commands, and how their results are shown. Exit codes: 0 success, 1 some probe lines
 //! failed, 2 error.
+//!
+//! Owns: flags, terminal output, plots. Part of the binary, not the library: it uses only
+//! what `tbstream` (lib.rs) exports.
 
 mod plot;
 mod progress;
@@ -11,7 +14,7 @@ use clap::{Args, Parser, Subcommand};
 use progress::Console;
 use std::io::{BufRead, Write};
 use std::path::PathBuf;
-use tbstream::{generate, plan_job, Budget, GenOptions, Machine, Material, Position, StepMode, Tablebase};
+use tbstream::{plan_job, Budget, GenOptions, Machine, Material, Position, StepMode, Tablebase};
 
 /// Endgame tablebase generator after Urban Koistinen's scheme.
 #[derive(Parser)]
@@ -259,9 +262,10 @@ fn parse_materials(signatures: Vec<String>) -> anyhow::Result<Vec<Material>> {
     Ok(names.iter().map(|s| Material::parse(s)).collect::<Result<Vec<_>, _>>()?)
 }
 
+#[cfg(not(feature = "mpi"))]
 fn run_gen(signatures: Vec<String>, opts: GenOptions) -> anyhow::Result<i32> {
     let materials = parse_materials(signatures)?;
-    generate(&materials, &opts, &Console::auto())?;
+    tbstream::generate(&materials, &opts, &Console::auto())?;
     Ok(0)
 }
 
@@ -283,14 +287,10 @@ fn run_gen_distributed(signatures: Vec<String>, job: JobArgs) -> i32 {
             eprintln!("{warning}");
         }
     }
-    let result = match cluster::world() {
-        Some(world) if world.rank > 0 => job.options().and_then(|o| cluster::serve(world, &o)).map(|()| 0),
-        Some(world) => {
-            eprintln!("distributed job: {} ranks (rank 0 coordinates and computes)", world.size);
-            job.options().and_then(|o| run_gen(signatures, o)).inspect(|_| world.release_workers())
-        }
-        None => job.options().and_then(|o| run_gen(signatures, o)),
-    };
+    let result = job.options().and_then(|o| {
+        tbstream::generate_on_ranks(&parse_materials(signatures)?, &o, &Console::auto())?;
+        Ok(0)
+    });
     match (result, cluster::world()) {
         (Ok(code), _) => {
             drop(mpi);

@@ -300,3 +300,23 @@ fn built_line(m: &Material, report: &RunReport) -> String {
         report.stream_bytes() as f64 * 8.0 / (2 * Layout::new(m).n_slots) as f64,
     )
 }
+
+/// A job in a process that may be one rank of a distributed job (after
+/// [`cluster::init`](super::cluster::init)): rank 0 runs [`generate`] and releases the other
+/// ranks when it is done, the others compute the chunks it shares out; with one rank, or
+/// none, it is [`generate`]. On an error the caller ends every rank
+/// ([`World::abort`](super::cluster::World::abort)).
+#[cfg(feature = "mpi")]
+pub fn generate_on_ranks(signatures: &[Material], opts: &GenOptions, progress: &dyn Progress) -> anyhow::Result<()> {
+    use super::cluster;
+    match cluster::world() {
+        Some(world) if world.rank > 0 => cluster::serve(world, opts),
+        Some(world) => {
+            progress.log(&format!("distributed job: {} ranks (rank 0 coordinates and computes)", world.size));
+            generate(signatures, opts, progress)?;
+            world.release_workers();
+            Ok(())
+        }
+        None => generate(signatures, opts, progress).map(drop),
+    }
+}

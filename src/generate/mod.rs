@@ -47,6 +47,8 @@ pub use captures::{is_built, load_bitbase};
 pub use convert_folder::{convert_folder, Conversion};
 pub use disk::DiskNeed;
 pub use estimate::{available_ram, project_pawnless, Machine, Projection, TimeEstimate};
+#[cfg(feature = "mpi")]
+pub use job::generate_on_ranks;
 pub use job::{generate, RunOutcome};
 pub use job_plan::{plan_job, runs_of, JobPlan, RunPlan};
 pub use options::{GenOptions, JobHooks, NoHooks, StepMode};

@@ -3,8 +3,11 @@
 //! This layer is pure computation over chunk-local buffers: it knows which tables a pass
 //! reads and writes ([`PassSpec`]), how the init tables and the move kernels fill a chunk
 //! ([`compute_chunk`]), how a step's table and its new positions come from the kernel's words
-//! ([`combine`]), and when the chains are complete. Reading, writing and resuming are the
-//! business of the layers above.
+//! ([`combine_words`]), and when the chains are complete. Reading, writing and resuming are
+//! the business of the layers above.
+//!
+//! Owns: the passes and their tables, one chunk computed. May import `chess` and `index`
+//! only: no file, no thread, no progress.
 
 pub mod captures;
 mod chunk;

@@ -9,7 +9,10 @@
 //! - [`lock`]: one job per work folder, one builder per table.
 //!
 //! This layer stores and checks; it never decides. Damage comes back as a
-//! [`StorageError`], and the build layer chooses to rebuild a block or restart a run.
+//! [`StorageError`], and the generate layer chooses to rebuild a block or restart a run.
+//!
+//! Owns: the bytes of the work folder. May import `chess`, `index` and `solve` (the names of
+//! passes and tables); never `table`, `generate` or `cli`.
 
 pub mod bits;
 pub mod deltalog;
