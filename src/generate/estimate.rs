@@ -9,7 +9,7 @@
 //! one endgame and checked on others. Runs of 7 men use the 6-men rates: a lower bound for
 //! the computation, and the disk usually bounds them anyway.
 
-use super::plan::{needs_of, RunNeeds};
+use super::plan::{needs_of, RunNeeds, RunShape};
 use crate::index::Layout;
 
 /// Seconds per position (of one side to move) of each stage of a run with the measuring
@@ -150,7 +150,13 @@ pub fn project_pawnless(men: usize, machine: &Machine) -> Projection {
     Projection {
         men,
         positions,
-        needs: needs_of(positions, positions, true, 0, 0),
+        needs: needs_of(&RunShape {
+            level_slots: positions,
+            n_slots: positions,
+            eventual: true,
+            finals_above: 0,
+            header: 0,
+        }),
         time: estimate(men, positions, positions, machine),
     }
 }

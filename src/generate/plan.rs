@@ -311,13 +311,25 @@ pub fn run_needs(layout: &Layout) -> RunNeeds {
     };
     let slice_section = layout.slices.as_ref().map_or(0, |s| 4 * s.len() as u64 + 48 * s.levels.len() as u64);
     let header = 4096 * (5 + layout.has_pawns() as u64) + slice_section;
-    needs_of(level_slots, layout.n_slots, eventual, finals_above, header)
+    needs_of(&RunShape { level_slots, n_slots: layout.n_slots, eventual, finals_above, header })
 }
 
-/// [`run_needs`] from a run's counts: positions in its largest level and in all, whether it
-/// may be eventual, the bytes of the final bitbases above it it reads, and the assembled
-/// table's header and slice sections.
-pub fn needs_of(level_slots: u64, n_slots: u64, eventual: bool, finals_above: u64, header: u64) -> RunNeeds {
+/// What a run's disk needs follow from.
+pub struct RunShape {
+    /// Positions in its largest level, and in all.
+    pub level_slots: u64,
+    pub n_slots: u64,
+    /// Whether it may be eventual (`c-inf` and `d-inf` too).
+    pub eventual: bool,
+    /// Bytes of the final bitbases of the levels above that its pawn moves read.
+    pub finals_above: u64,
+    /// Bytes of the assembled table's header and slice sections.
+    pub header: u64,
+}
+
+/// [`run_needs`] from a run's shape.
+pub fn needs_of(shape: &RunShape) -> RunNeeds {
+    let &RunShape { level_slots, n_slots, eventual, finals_above, header } = shape;
     let table_bytes = level_slots / 8;
     let deltas = level_slots * 2 * 10 / 8;
     let tables = if eventual { 11 } else { 9 };
