@@ -20,8 +20,8 @@
 //! resume, merge, the job); `pipeline` and `progress` serve the layers above `solve`.
 //! The modules are private; this page re-exports what users and tools need.
 
-mod generate;
 mod chess;
+mod generate;
 mod index;
 mod pipeline;
 mod progress;
@@ -29,6 +29,8 @@ mod solve;
 mod table;
 mod work;
 
+pub use chess::square::TRIANGLE;
+pub use chess::{Color, FenError, Material, MaterialError, Move, Piece, Position, Role, Square, Symmetry, MAX_MEN};
 /// One job over several processes (`mpirun`), built with the `mpi` feature.
 #[cfg(feature = "mpi")]
 pub use generate::cluster;
@@ -38,8 +40,6 @@ pub use generate::{
     Budget, Compacted, DiskNeed, GenOptions, JobPlan, Machine, Projection, RunOutcome, RunPlan, RunReport, StepMode,
     TimeEstimate,
 };
-pub use chess::square::TRIANGLE;
-pub use chess::{Color, FenError, Material, MaterialError, Move, Piece, Position, Role, Square, Symmetry, MAX_MEN};
 pub use index::Layout;
 pub use pipeline::WorkerPanicked;
 pub use progress::{Progress, SilentProgress};

@@ -15,7 +15,7 @@ pub mod sparse;
 
 pub use captures::{BitWords, Bitbase, Captures};
 pub use frame::Frame;
-pub use init::{illegal_word, PushTargets};
+pub use init::PushTargets;
 pub use pass::{
     chains_complete, combine, compute_chunk, edge_chunk, last_step_where, last_step_within, obsolete_after, Eventual,
     Pass, PassSpec, WorkTable, EVENTUAL_CAPTURE_STEP, LAST_STEP, MAX_STEP,

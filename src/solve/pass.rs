@@ -9,12 +9,12 @@ use super::captures::Captures;
 use super::frame::Frame;
 use super::init::PushTargets;
 use super::{init, kernels};
-use crate::chess::Color;
+use crate::chess::{Color, RULE_PLIES};
 use std::fmt;
 
 /// The last step of the chains under the 50-move rule: `t100` (btm). Later steps find the
 /// positions won only without the rule (cursed wins, and the losses they make blessed).
-pub const LAST_STEP: u16 = 100;
+pub const LAST_STEP: u16 = RULE_PLIES;
 
 /// The last step a run may take: the longest cursed win any endgame up to 7 men is known to
 /// need is far below it; a run that would go further stops with an error.

@@ -543,7 +543,7 @@ impl CompactTable {
     /// order: with white to move, positions white wins (`eventual`: with or without the
     /// 50-move rule) and every illegal one; with black to move, positions black loses
     /// (`eventual`: with or without the rule), illegal ones clear. Illegal positions are
-    /// found from the layout (`solve::illegal_word`), as the init passes mark them.
+    /// found from the layout (`index::illegal_word`), as the init passes mark them.
     pub fn bitbase_words(
         &self,
         stm: Color,
@@ -561,7 +561,7 @@ impl CompactTable {
             for w in 0..per_block.min(n_words - first) {
                 let [lo, hi] = planes_at(&data, w as usize);
                 let won = if eventual { lo | hi } else { lo & !hi };
-                let (ill_w, ill_b) = crate::solve::illegal_word(&layout, first + w);
+                let (ill_w, ill_b) = crate::index::illegal_word(&layout, first + w);
                 let word = if stm == Color::White { won | ill_w } else { won & !ill_b };
                 each(word).doing(|| format!("storing the bitbase of {}", self.path.display()))?;
             }
@@ -627,7 +627,7 @@ impl CompactTable {
         let dtz_first = first % (1 << (DTZ_BLOCK_BITS - 6));
         out.clear();
         for w in 0..n {
-            let (ill_w, ill_b) = crate::solve::illegal_word(layout, (first + w) as u64);
+            let (ill_w, ill_b) = crate::index::illegal_word(layout, (first + w) as u64);
             let illegal = if stm == Color::White { ill_w } else { ill_b };
             let [lo, hi] = planes_at(&classes, first % per_wdl + w);
             out.push(std::array::from_fn(|b| {

@@ -40,7 +40,7 @@ impl<'a> Sampled<'a> {
 
     /// The slot's class, or `None` for an illegal position (not stored).
     pub(super) fn class(&self, stm: Color, slot: u64) -> Option<u8> {
-        let (ill_w, ill_b) = crate::solve::illegal_word(&self.layout, slot >> 6);
+        let (ill_w, ill_b) = crate::index::illegal_word(&self.layout, slot >> 6);
         let illegal = if stm == Color::White { ill_w } else { ill_b };
         if illegal >> (slot & 63) & 1 != 0 {
             return None;

@@ -682,7 +682,7 @@ fn check_btm_batch(
     for u in words {
         let (c, word) = ctx.config(bk_code, u);
         let (codes, mates, stalemates) = ctx.derive_btm(&c);
-        let (_, reader_illegal) = crate::solve::illegal_word(ctx.layout, word as u64);
+        let (_, reader_illegal) = crate::index::illegal_word(ctx.layout, word as u64);
         let [lo, hi] = planes_at(stored, word);
         // The positions the summary counts: each position once, as `stats` counts them.
         let counted = if ctx.in_order(&c) { ctx.first_images(&c, word, true) } else { 0 };
