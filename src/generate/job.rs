@@ -10,8 +10,9 @@ use crate::chess::{Color, Material};
 use crate::index::Layout;
 use crate::progress::{LogOnly, Progress};
 use crate::solve::{BitWords, Bitbase, Captures, Pass};
-use crate::table::compact::{CompactTable, DEFAULT_LEVEL};
-use crate::table::format::{table_path, FormatError};
+use crate::table::compact::{CompactTable, DEFAULT_ZSTD_LEVEL};
+use crate::table::version::table_path;
+use crate::table::FormatError;
 use crate::work::lock::Lock;
 use crate::work::manifest::{self, JobManifest, MANIFEST_FORMAT};
 use crate::work::publish::remove_stale;
@@ -41,7 +42,7 @@ impl GenOptions {
             out: out.to_path_buf(),
             work: None,
             budget: Budget { mem: 1 << 30, threads, block_bytes: 512 << 10 },
-            level: DEFAULT_LEVEL,
+            level: DEFAULT_ZSTD_LEVEL,
             steps: StepMode::Auto,
         }
     }

@@ -16,10 +16,11 @@ use crate::progress::Progress;
 use crate::solve::WorkTable;
 use crate::solve::{chains_complete, last_step_where, last_step_within, obsolete_after, Pass, LAST_STEP, MAX_STEP};
 use crate::table::compact::CompactTable;
-use crate::table::convert::compact_table;
-use crate::table::format::{
-    beyond_rule_mask, slice_section, table_path, LevelRecord, PartialTable, Section, TableFile, VALUE_WORD_BYTES,
+use crate::table::convert::uncompressed_to_compact;
+use crate::table::uncompressed::{
+    beyond_rule_mask, slice_section, LevelRecord, PartialTable, Section, TableFile, VALUE_WORD_BYTES,
 };
+use crate::table::version::table_path;
 use crate::table::TableError;
 use crate::work::bits::save_sums;
 use crate::work::bits::{load_sums, BitFile};
@@ -242,7 +243,7 @@ fn finish_table(
     )?;
     let src = TableFile::open_run_unchecked(&assembled, material)?;
     let mut show = super::compact::block_progress(progress, material, "compaction");
-    let path = compact_table(
+    let path = uncompressed_to_compact(
         &src,
         &folder.compact_table(),
         &table_path(out_dir, material),

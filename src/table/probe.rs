@@ -28,9 +28,10 @@
 //! ```
 
 use super::cache::{BlockCache, DEFAULT_CACHE_BYTES};
-use super::compact::{class, CompactTable};
+use super::compact::CompactTable;
 use super::error::TableError;
-use super::format::{code_to_distance, table_path};
+use super::values::{code_to_distance, Class};
+use super::version::table_path;
 use crate::chess::attacks::attacks;
 use crate::chess::{Color, Material, Move, Position, Role, Square, MAX_PIECES};
 use crate::index::slices::MAX_PAWNS;
@@ -143,7 +144,7 @@ impl Run {
     /// wins only without the 50-move rule (2); for black to move, whether black loses (1),
     /// loses only without the rule (2); 0 otherwise. Meaningless for illegal positions.
     #[inline]
-    pub fn class(&self, stm: Color, slot: u64) -> Result<u8, TableError> {
+    pub fn class(&self, stm: Color, slot: u64) -> Result<Class, TableError> {
         Ok(self.file.class(stm, slot, &self.cache)?)
     }
 
@@ -618,18 +619,18 @@ impl Tablebase {
                 let meta = &run.file.header.meta;
                 Ok((run.class(stm, slot)?, meta.five_valued, meta.edge_exact))
             },
-            |(class, ..)| class != class::NONE,
+            |(class, ..)| class != Class::NotWon,
         )?;
         let complete = white.is_none_or(|w| w.1) && black.is_none_or(|b| b.1);
-        if white.is_some_and(|w| w.0 == class::EDGE && !w.2) {
+        if white.is_some_and(|w| w.0 == Class::Edge && !w.2) {
             // A win of exactly 100 plies or a cursed win of 101: not told apart in this table.
             return Ok(None);
         }
         let stored = match (white.map(|w| w.0), black.map(|b| b.0)) {
-            (Some(class::WIN), _) => Category::Win,
-            (Some(class::CURSED | class::EDGE), _) => Category::CursedWin,
-            (_, Some(class::WIN)) => Category::Loss,
-            (_, Some(class::CURSED)) => Category::BlessedLoss,
+            (Some(Class::Win), _) => Category::Win,
+            (Some(Class::Cursed | Class::Edge), _) => Category::CursedWin,
+            (_, Some(Class::Win)) => Category::Loss,
+            (_, Some(Class::Cursed)) => Category::BlessedLoss,
             _ => Category::Draw,
         };
         if !complete && stored == Category::Draw {
@@ -662,13 +663,13 @@ impl Tablebase {
     fn probe_stored(&self, pos: &Position, men: &Men) -> Result<Probe, TableError> {
         let g50 = 100 - pos.halfmove.min(101) as i32;
         let (white, black) =
-            self.read_runs(men, |run, stm, slot| Ok((run.class(stm, slot)?, slot)), |(c, _)| c == class::WIN)?;
-        if let Some((class::WIN, slot)) = white {
+            self.read_runs(men, |run, stm, slot| Ok((run.class(stm, slot)?, slot)), |(c, _)| c == Class::Win)?;
+        if let Some((Class::Win, slot)) = white {
             let run = self.run_at(men.piece_set[0] * PIECE_SETS + men.piece_set[1])?;
             let d = win_distance(run, slot)?;
             return Ok(if d as i32 <= g50 { Probe { wdl: 1, dtz: d as i32 } } else { Probe { wdl: 0, dtz: 0 } });
         }
-        if let Some((class::WIN, _)) = black {
+        if let Some((Class::Win, _)) = black {
             let run = self.run_at(men.piece_set[1] * PIECE_SETS + men.piece_set[0])?;
             let d = self.loser_distance(pos, men, run, None)?.expect("no bound");
             if d as i32 <= g50 {
@@ -814,7 +815,7 @@ impl Tablebase {
         // A fresh clock: a win (at most 100 plies) is class 1 of the winner's run, with either
         // side to move.
         let (white, black) =
-            self.read_runs(&men, |run, stm, slot| Ok(run.class(stm, slot)? == class::WIN), |won| won)?;
+            self.read_runs(&men, |run, stm, slot| Ok(run.class(stm, slot)? == Class::Win), |won| won)?;
         Ok(if white == Some(true) {
             Wdl::Win
         } else if black == Some(true) {
@@ -928,7 +929,7 @@ impl Tablebase {
             }
             let child = pos.play(mv);
             let men = Men::gather(&child, child.turn == Color::Black);
-            if run.class(Color::Black, run.slot(&men, true))? != class::WIN {
+            if run.class(Color::Black, run.slot(&men, true))? != Class::Win {
                 continue;
             }
             if self.loser_distance(&child, &men, run, Some(target))? == Some(target) {

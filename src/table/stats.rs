@@ -6,48 +6,18 @@
 //! and once per order of two identical men; only the smallest of those slots counts. Both runs
 //! of a signature then count the same set of positions, which [`SignatureStats::runs`] shows.
 
-use super::compact::{CompactTable, Summary, CODE_LOST_UNMEASURED, WDL_BLOCK_BITS};
+use super::codes::{CodeSource, BATCH_WORDS};
+use super::compact::{CompactTable, Summary};
 use super::error::TableError;
-use super::format::{code_to_distance, is_beyond_rule, table_path, TableFile, CODE_ILLEGAL};
+use super::uncompressed::TableFile;
+use super::values::{code_to_distance, is_beyond_rule, CODE_ILLEGAL, CODE_LOST_UNMEASURED, MAX_DISTANCE};
+use super::version::table_path;
 use crate::chess::attacks::{attacks, king_attacks, pawn_attacks};
 use crate::chess::square::on_diagonal;
 use crate::chess::{Color, Material, Piece, Position, Role, Square, Symmetry, MAX_PIECES};
 use crate::index::{Layout, Pawns};
 use crate::pipeline::{self, Order};
 use std::path::Path;
-
-/// Distances in plies run from 0 (checkmated) to 100.
-pub const MAX_DISTANCE: usize = 100;
-/// Storage words a worker takes at a time: one block of a compact table's class sections.
-const BATCH_WORDS: usize = 1 << (WDL_BLOCK_BITS - 6);
-
-/// Where a scan reads a run's value codes: 64 per storage word, in the codes of the
-/// uncompressed format (`docs/FORMAT.md`, 63 for an illegal position), read in batches so
-/// that a scan holds only the batches in flight.
-pub(crate) enum CodeSource<'a> {
-    /// An uncompressed table (a run being assembled, or a file to convert).
-    Plain(&'a TableFile),
-    /// A compact table: classes, wtm distances, legality from the position.
-    Compact(&'a CompactTable, &'a Layout),
-}
-
-impl CodeSource<'_> {
-    fn n_slots(&self) -> u64 {
-        match self {
-            CodeSource::Plain(f) => f.header.n_slots,
-            CodeSource::Compact(t, _) => t.header.n_slots,
-        }
-    }
-
-    /// The codes of words `first..first + n` (`first` a multiple of [`BATCH_WORDS`], `n` at
-    /// most that).
-    pub(crate) fn read(&self, stm: Color, first: usize, n: usize, out: &mut Vec<[u8; 64]>) -> Result<(), TableError> {
-        match self {
-            CodeSource::Plain(f) => Ok(f.read_codes(stm, first, n, out)?),
-            CodeSource::Compact(t, l) => Ok(t.read_codes(l, stm, first, n, out)?),
-        }
-    }
-}
 
 /// Longest win of a run over both sides to move (plies, chain parity), 0 if none: the
 /// longest wtm distance stored, and the longest btm distance of the summary.

@@ -10,15 +10,14 @@
 //! distance derived from its successors ([`derive_btm`]), and each derived class must be the
 //! stored one.
 
-#[allow(unused_imports)]
-use super::super::compact::CODE_LOST_UNMEASURED;
-use super::super::compact::{CompactTable, WDL_BLOCK_BITS};
-use super::super::error::TableError;
-use super::super::format::{planes_of_codes, slice_section, LevelRecord, PartialTable, Section, TableFile};
-use super::super::stats::CodeSource;
 use crate::chess::{Color, Material};
 use crate::index::Layout;
 use crate::pipeline::{self, Order};
+use crate::table::codes::CodeSource;
+use crate::table::compact::{CompactTable, WDL_BLOCK_BITS};
+use crate::table::error::TableError;
+use crate::table::uncompressed::{planes_of_codes, slice_section, LevelRecord, PartialTable, Section, TableFile};
+use crate::table::values::is_rule_win;
 use std::path::Path;
 use tempfile::TempPath;
 
@@ -62,7 +61,7 @@ pub fn expand(table: &CompactTable, near: &Path, threads: usize) -> Result<Expan
                     let p = planes_of_codes(c);
                     // The bitbases: won under the rule; illegal wtm 1, illegal btm 0.
                     let illegal = c.iter().enumerate().fold(0u64, |m, (b, &c)| m | ((c == 63) as u64) << b);
-                    let won = c.iter().enumerate().fold(0u64, |m, (b, &c)| m | (rule_win(stm, c) as u64) << b);
+                    let won = c.iter().enumerate().fold(0u64, |m, (b, &c)| m | (is_rule_win(stm, c) as u64) << b);
                     let word = if stm == Color::White { won | illegal } else { won };
                     words.extend_from_slice(&word.to_le_bytes());
                     for plane in p {
@@ -94,16 +93,6 @@ pub fn expand(table: &CompactTable, near: &Path, threads: usize) -> Result<Expan
     )?;
     let file = TableFile::open_run_unchecked(&path, material)?;
     Ok(Expanded { file, _path: path })
-}
-
-/// Whether a value code of the uncompressed format is a win under the 50-move rule (for
-/// black to move, a loss; the placeholder of a loss whose distance is not derived counts).
-fn rule_win(stm: Color, code: u8) -> bool {
-    match code {
-        0 | 51 if stm == Color::White => false,
-        0 | 52 | 63 => false,
-        _ => true,
-    }
 }
 
 /// Derives the black-to-move code of every legal position of `range` with `derive` (`None`

@@ -30,10 +30,12 @@
 
 use super::compact::CompactTable;
 use super::error::TableError;
-use super::format::{
-    code_to_distance, is_beyond_rule, table_path, TableFile, CODE_CURSED, CODE_EDGE, CODE_EXACT_100, CODE_ILLEGAL,
-    CODE_NONE,
+use super::uncompressed::TableFile;
+use super::values::{
+    code_to_distance, describe_code, is_beyond_rule, is_rule_win, lost_only_without_rule_after, BTM_MAX_CODE,
+    CODE_CURSED, CODE_EDGE, CODE_EXACT_100, CODE_ILLEGAL, CODE_NONE, WTM_MAX_CODE,
 };
+use super::version::table_path;
 use crate::chess::attacks::{attacks, king_attacks};
 use crate::chess::position::board_field;
 use crate::chess::square::{square_name, triangle_code, TRIANGLE};
@@ -45,19 +47,8 @@ use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-/// Largest wtm code the run's chains can hold (distance 99).
-const WTM_MAX_CODE: u8 = 50;
-/// Largest btm code (distance 100).
-const BTM_MAX_CODE: u8 = 51;
 /// Slots a worker takes at a time.
 const BATCH: u64 = 1 << 12;
-
-/// Whether a black quiet move into a wtm position of `code` loses only without the 50-move
-/// rule: white wins it only so (52, or 51 in older tables), or in exactly 100 plies (53),
-/// which the black move makes 101.
-fn lost_only_without_rule_after(code: u8) -> bool {
-    matches!(code, CODE_CURSED | CODE_EDGE | CODE_EXACT_100)
-}
 
 /// What was checked on one side to move of a run.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -252,20 +243,6 @@ fn describe_men(layout: &Layout, men: &Men, stm: Color) -> String {
     s
 }
 
-/// Human reading of a value code.
-fn describe_code(stm: Color, code: u8) -> String {
-    match (stm, code) {
-        (_, CODE_NONE) => "code 0 (not won)".to_string(),
-        (_, CODE_ILLEGAL) => "code 63 (illegal)".to_string(),
-        (_, CODE_CURSED) => "code 52 (won for white only without the 50-move rule)".to_string(),
-        (Color::White, CODE_EDGE) => "code 51 (white wins in 100 or, without the rule, 101 plies)".to_string(),
-        (Color::White, CODE_EXACT_100) => "code 53 (white wins in exactly 100 plies)".to_string(),
-        (Color::White, c) if c <= WTM_MAX_CODE => format!("code {c} (white wins in {} plies)", 2 * c - 1),
-        (Color::Black, c) if c <= BTM_MAX_CODE => format!("code {c} (black loses in {} plies)", 2 * (c - 1)),
-        (_, c) => format!("code {c} (out of range)"),
-    }
-}
-
 /// An illegal position must hold code 63, bitbase bit 1 (wtm) or 0 (btm); `here` names it.
 fn check_illegal(
     stm: Color,
@@ -313,7 +290,7 @@ fn check_bit_and_count(
     fen: &dyn Fn() -> String,
     rep: &mut SideReport,
 ) -> Result<(), TableError> {
-    let rule_win = stored != CODE_NONE && stored != CODE_CURSED && !(stm == Color::White && stored == CODE_EDGE);
+    let rule_win = is_rule_win(stm, stored);
     if stored_bit != rule_win {
         wrong!(
             "{}: value {} but bitbase ({}) bit {}",

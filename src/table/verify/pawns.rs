@@ -26,8 +26,8 @@
 use super::expand::derive_btm;
 use super::sample::{Sampled, Sampler};
 use super::{
-    check_bit_and_count, check_derived, check_illegal, describe_code, lost_only_without_rule_after, side_name,
-    verify_side, CheckSlot, Checked, SideReport, Sources, Values, BTM_MAX_CODE, WTM_MAX_CODE,
+    check_bit_and_count, check_derived, check_illegal, side_name, verify_side, CheckSlot, Checked, SideReport, Sources,
+    Values,
 };
 use crate::chess::attacks::{attacks, king_attacks, pawn_attacks};
 use crate::chess::position::board_field;
@@ -35,8 +35,12 @@ use crate::chess::square::square_name;
 use crate::chess::{Color, Material, Move, Piece, Position, Role, Square, MAX_PIECES};
 use crate::index::slices::MAX_PAWNS;
 use crate::index::{Layout, Pawns, Slices};
-use crate::table::compact::{class, CompactTable, LevelEntry};
-use crate::table::format::{is_beyond_rule, TableFile, CODE_CURSED, CODE_EDGE, CODE_ILLEGAL, CODE_NONE};
+use crate::table::compact::{CompactTable, LevelEntry};
+use crate::table::uncompressed::TableFile;
+use crate::table::values::{
+    describe_code, is_beyond_rule, lost_only_without_rule_after, Class, BTM_MAX_CODE, CODE_CURSED, CODE_EDGE,
+    CODE_ILLEGAL, CODE_NONE, WTM_MAX_CODE,
+};
 use crate::table::TableError;
 use std::cmp::Ordering;
 
@@ -606,8 +610,8 @@ impl Sampler for PawnCtx<'_, Sampled<'_>> {
     fn material(&self) -> &Material {
         self.material
     }
-    fn stored_black_class(&self, slot: u64) -> u8 {
-        self.file.class(Color::Black, slot).unwrap_or(class::NONE)
+    fn stored_black_class(&self, slot: u64) -> Class {
+        self.file.class(Color::Black, slot).unwrap_or(Class::NotWon)
     }
     fn legal_slot(&self, stm: Color, slot: u64) -> bool {
         self.men_of_slot(slot).legal(stm)

@@ -15,10 +15,9 @@ use crate::chess::{Color, Material, Move, Position};
 use crate::index::Layout;
 use crate::pipeline::{self, Order};
 use crate::table::cache::BlockCache;
-use crate::table::compact::CODE_LOST_UNMEASURED;
-use crate::table::compact::{class, CompactTable};
-use crate::table::error::TableError;
-use crate::table::format::{CODE_CURSED, CODE_EDGE, CODE_ILLEGAL, CODE_NONE};
+use crate::table::compact::CompactTable;
+use crate::table::error::{FormatError, TableError};
+use crate::table::values::{Class, CODE_CURSED, CODE_EDGE, CODE_ILLEGAL, CODE_LOST_UNMEASURED, CODE_NONE};
 use std::path::Path;
 use std::sync::Mutex;
 use std::time::Instant;
@@ -39,18 +38,19 @@ impl<'a> Sampled<'a> {
     }
 
     /// The slot's class, or `None` for an illegal position (not stored).
-    pub(super) fn class(&self, stm: Color, slot: u64) -> Option<u8> {
+    pub(super) fn class(&self, stm: Color, slot: u64) -> Option<Class> {
         let (ill_w, ill_b) = crate::index::illegal_word(&self.layout, slot >> 6);
         let illegal = if stm == Color::White { ill_w } else { ill_b };
         if illegal >> (slot & 63) & 1 != 0 {
             return None;
         }
-        Some(self.table.class(stm, slot, self.cache).unwrap_or_else(|e| self.fail(e)))
+        Some(self.table.class(stm, slot, self.cache).unwrap_or_else(|e| self.fail(e, Class::NotWon)))
     }
 
-    fn fail(&self, e: crate::table::format::FormatError) -> u8 {
+    /// Keeps the first read error; the read then gives `value`.
+    fn fail<T>(&self, e: FormatError, value: T) -> T {
         self.error.lock().expect("error slot").get_or_insert(e.into());
-        class::NONE
+        value
     }
 
     fn take_error(&self) -> Option<TableError> {
@@ -62,20 +62,20 @@ impl Values for Sampled<'_> {
     fn value_code(&self, stm: Color, slot: u64) -> u8 {
         match self.class(stm, slot) {
             None => CODE_ILLEGAL,
-            Some(class::NONE) => CODE_NONE,
-            Some(class::WIN) if stm == Color::White => {
-                self.table.dtz_code(slot, self.cache).unwrap_or_else(|e| self.fail(e))
+            Some(Class::NotWon) => CODE_NONE,
+            Some(Class::Win) if stm == Color::White => {
+                self.table.dtz_code(slot, self.cache).unwrap_or_else(|e| self.fail(e, CODE_NONE))
             }
-            Some(class::WIN) => CODE_LOST_UNMEASURED,
-            Some(class::CURSED) => CODE_CURSED,
-            Some(_) => CODE_EDGE,
+            Some(Class::Win) => CODE_LOST_UNMEASURED,
+            Some(Class::Cursed) => CODE_CURSED,
+            Some(Class::Edge) => CODE_EDGE,
         }
     }
 
     fn bit(&self, stm: Color, slot: u64) -> bool {
         match self.class(stm, slot) {
             None => stm == Color::White,
-            Some(c) => c == class::WIN,
+            Some(c) => c == Class::Win,
         }
     }
 }
@@ -92,16 +92,6 @@ pub struct SampleReport {
     pub secs: f64,
 }
 
-/// The class a black-to-move code stands for.
-fn class_of_btm_code(code: u8) -> u8 {
-    match code {
-        CODE_NONE => class::NONE,
-        CODE_CURSED => class::CURSED,
-        CODE_EDGE => class::EDGE,
-        _ => class::WIN,
-    }
-}
-
 /// A small seeded generator (splitmix64): the same seed draws the same positions.
 fn splitmix(state: &mut u64) -> u64 {
     *state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
@@ -115,7 +105,7 @@ fn splitmix(state: &mut u64) -> u64 {
 pub(super) trait Sampler: CheckSlot {
     fn material(&self) -> &Material;
     /// The run's stored black-to-move class of a legal slot.
-    fn stored_black_class(&self, slot: u64) -> u8;
+    fn stored_black_class(&self, slot: u64) -> Class;
     fn legal_slot(&self, stm: Color, slot: u64) -> bool;
     /// Black's expected code in a legal slot, the move that decides it, and the position.
     fn black_expected(&self, slot: u64) -> (u8, Option<Move>, Position);
@@ -125,8 +115,8 @@ impl Sampler for Ctx<'_, Sampled<'_>> {
     fn material(&self) -> &Material {
         self.material
     }
-    fn stored_black_class(&self, slot: u64) -> u8 {
-        self.file.class(Color::Black, slot).unwrap_or(class::NONE)
+    fn stored_black_class(&self, slot: u64) -> Class {
+        self.file.class(Color::Black, slot).unwrap_or(Class::NotWon)
     }
     fn legal_slot(&self, stm: Color, slot: u64) -> bool {
         self.legal(&self.men_of_slot(slot), stm)
@@ -258,22 +248,16 @@ fn sample_sides(
 fn check_black_class(ctx: &impl Sampler, slot: u64) -> Result<(), TableError> {
     let stored = ctx.stored_black_class(slot);
     let (code, via, pos) = ctx.black_expected(slot);
-    let expected = class_of_btm_code(code);
+    let expected = Class::of_code(Color::Black, code);
     if stored != expected {
-        let class_name = |c: u8| match c {
-            class::NONE => "not lost",
-            class::WIN => "lost",
-            class::CURSED => "lost only without the 50-move rule",
-            _ => "lost in exactly 100 plies",
-        };
         let via = via.map(|mv| format!(" (move {})", pos.play(mv).fen())).unwrap_or_default();
         return Err(TableError::Wrong(format!(
             "{} {} slot {slot}: {}: stored {}, but its moves make it {}{via}",
             ctx.material(),
             side_name(Color::Black),
             pos.fen(),
-            class_name(stored),
-            class_name(expected)
+            stored.btm_name(),
+            expected.btm_name()
         )));
     }
     Ok(())

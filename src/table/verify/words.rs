@@ -16,18 +16,20 @@
 //! black-king square at a time (a tenth), since white's moves never move the black king; the
 //! sub-endgames' codes of the side a capture leads to.
 
-use super::{describe_code, describe_men, open_compact, side_name, Checked, Men, SideReport};
+use super::{describe_men, open_compact, side_name, Checked, Men, SideReport};
 use crate::chess::attacks::{attacks, between, king_attacks};
 use crate::chess::square::{triangle_code, TRIANGLE};
 use crate::chess::{Color, Material, Role, Square, Symmetry, MAX_PIECES};
 use crate::index::{deposit_mask, extract_mask, Layout};
 use crate::pipeline::{self, Order};
+use crate::table::codes::CodeSource;
 use crate::table::compact::{
-    class, planes_at, CompactTable, Part, Summary, SUMMARY_DISTANCES, WDL_BLOCK_BITS, WDL_WORD_BYTES,
+    planes_at, CompactTable, Part, Summary, SUMMARY_DISTANCES, WDL_BLOCK_BITS, WDL_WORD_BYTES,
 };
 use crate::table::error::TableError;
-use crate::table::format::{code_to_distance, CODE_CURSED, CODE_EDGE, CODE_EXACT_100, CODE_ILLEGAL, CODE_NONE};
-use crate::table::stats::CodeSource;
+use crate::table::values::{
+    code_to_distance, describe_code, Class, CODE_CURSED, CODE_EDGE, CODE_EXACT_100, CODE_ILLEGAL, CODE_NONE,
+};
 use std::path::Path;
 
 /// Storage words a worker takes at a time.
@@ -659,15 +661,6 @@ struct BtmBatch {
     longest: Option<(u8, u64)>,
 }
 
-/// A class of black's as the class section stores it.
-fn btm_class(code: u8) -> u8 {
-    match code {
-        CODE_NONE => class::NONE,
-        CODE_CURSED => class::CURSED,
-        _ => class::WIN,
-    }
-}
-
 /// Derives black's codes of the local words `words` of black-king code `bk_code` into `out`
 /// and checks them against the stored classes (`stored`, the decoded class section) and
 /// against where the reader finds illegal positions.
@@ -688,11 +681,11 @@ fn check_btm_batch(
         let counted = if ctx.in_order(&c) { ctx.first_images(&c, word, true) } else { 0 };
         for (l, &want) in codes.iter().enumerate() {
             let illegal = reader_illegal >> l & 1 != 0;
-            let got = ((lo >> l) & 1 | ((hi >> l) & 1) << 1) as u8;
-            if illegal != (want == CODE_ILLEGAL) || (!illegal && got != btm_class(want)) {
-                let says = ["not lost", "lost", "lost only without the 50-move rule", "class 3"];
-                let s = if illegal { "illegal" } else { says[got as usize] };
-                let w = if want == CODE_ILLEGAL { "illegal" } else { says[btm_class(want) as usize] };
+            let got = Class::of_planes(lo, hi, l as u64);
+            let expected = Class::of_code(Color::Black, want);
+            if illegal != (want == CODE_ILLEGAL) || (!illegal && got != expected) {
+                let s = if illegal { "illegal" } else { got.btm_name() };
+                let w = if want == CODE_ILLEGAL { "illegal" } else { expected.btm_name() };
                 let msg = format!(
                     "{}: black to move is stored as {s}, but its moves make it {w} (code {want})",
                     ctx.describe(&c, Color::Black, l, word)
