@@ -12,6 +12,8 @@ pub mod compact;
 pub mod convert;
 mod error;
 pub mod header;
+mod keys;
+mod men;
 pub mod probe;
 pub mod stats;
 pub mod uncompressed;
