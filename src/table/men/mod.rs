@@ -204,10 +204,13 @@ impl Men {
         m
     }
 
-    /// The image under a symmetry of the board (pawnless men: only the left-right mirror
+    /// The image under a symmetry of the board (with pawns only the left-right mirror, which
     /// keeps pawns pawns).
     #[inline]
     pub fn image(&self, sym: Symmetry) -> Men {
+        if sym == Symmetry::MIRROR_FILES {
+            return self.mirrored();
+        }
         debug_assert!(self.pawns.n == 0, "pawns have no symmetric images but the mirror's");
         let mut m = *self;
         for k in &mut m.kings {

@@ -9,7 +9,7 @@ use crate::table::cache::{BlockCache, DEFAULT_CACHE_BYTES};
 use crate::table::compact::CompactTable;
 use crate::table::keys::{material_of_key, run_key, PIECE_SETS};
 use crate::table::men::Men;
-use crate::table::values::Class;
+use crate::table::values::{Class, WTM_MAX_CODE};
 use crate::table::version::table_path;
 use crate::table::TableError;
 use std::path::{Path, PathBuf};
@@ -236,7 +236,7 @@ impl Tablebase {
             // The winner (black of `child`) is the run's white, to move.
             let slot = run.slot(child, true);
             match run.dtz_code(slot) {
-                Ok(c @ 1..=50) => worst = worst.max(c),
+                Ok(c @ 1..=WTM_MAX_CODE) => worst = worst.max(c),
                 Ok(c) => {
                     failed = Some(TableError::Wrong(format!(
                         "{}: {} is lost, but after {} the winner's distance code is {c} (table damaged)",

@@ -39,7 +39,7 @@ use super::error::TableError;
 use super::stats::btm_summary;
 use super::uncompressed::TableFile;
 use super::version::table_path;
-use crate::chess::{Color, Material};
+use crate::chess::{Color, Material, RULE_PLIES};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -223,7 +223,7 @@ pub fn verify_run_with(
     }
     for (side, rep) in [(Color::White, &checked.wtm), (Color::Black, &checked.btm)] {
         let beyond = meta.longest_cursed[side.index()];
-        if (rep.cursed > 0) != (beyond > 100) {
+        if (rep.cursed > 0) != (beyond > RULE_PLIES) {
             wrong!(
                 "{run}: {} has {} cursed positions, but the header's longest cursed step is {beyond}",
                 side_name(side),

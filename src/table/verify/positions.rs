@@ -118,8 +118,7 @@ impl<'a, V: Values> Positions<'a, V> {
     ) -> Result<u64, TableError> {
         let mut representative = slot;
         for sym in self.symmetries(slot) {
-            let image = if men.pawns.n == 0 { men.image(sym) } else { men.mirrored() };
-            let other = self.own_slot(&image);
+            let other = self.own_slot(&men.image(sym));
             representative = representative.min(other);
             if other == slot {
                 continue;

@@ -113,7 +113,9 @@ pub(super) fn verify_words(
     let mut sub_runs: Vec<Material> = loaded.into_iter().map(|(m, _, _)| m).collect();
     sub_runs.sort();
     sub_runs.dedup();
-    let summary =
-        Summary { by_distance: by_distance.try_into().expect("101 distances"), longest_slot: longest.map(|(_, s)| s) };
+    let summary = Summary {
+        by_distance: by_distance.try_into().expect("a count per distance"),
+        longest_slot: longest.map(|(_, s)| s),
+    };
     Ok((Checked { wtm: wtm_rep, btm: btm_rep, sub_runs }, summary))
 }
