@@ -48,7 +48,8 @@ pub use pipeline::WorkerPanicked;
 pub use progress::{Progress, SilentProgress};
 pub use solve::Pass;
 pub use table::probe::{men_in_layout_order, Category, Probe, Run, Tablebase, Wdl};
-pub use table::stats::{longest_win, signature_stats, Longest, RunSummary, SignatureStats, ToMove, MAX_DISTANCE};
+pub use table::stats::{longest_win, signature_stats, Longest, RunSummary, SignatureStats, ToMove};
+pub use table::values::MAX_DISTANCE;
 pub use table::verify::sample::{sample_run, SampleReport};
 pub use table::verify::{
     memory_needed as verify_memory, verify_run, verify_run_with, verify_signature, Method as VerifyMethod, SideReport,
@@ -61,10 +62,17 @@ pub use work::StorageError;
 pub mod file {
     /// The cache of decoded blocks that compact tables are read through.
     pub use crate::table::cache;
-    /// The compact format (version 3) that final tables are published in.
+    /// The compact format (version 3) that final tables are published in (Part I).
     pub use crate::table::compact;
-    pub use crate::table::format::{
-        code_to_distance, step_code, table_path, FormatError, Header, Section, SectionEntry, TableFile, CODE_CURSED,
-        CODE_EDGE, CODE_EXACT_100, CODE_ILLEGAL, CODE_NONE, EXTENSION, HEADER_LEN, MAGIC, VALUE_WORD_BYTES, VERSION,
+    /// The uncompressed format (versions 1 and 2, Part II): runs being assembled, old tables.
+    pub use crate::table::uncompressed::{Header, Section, SectionEntry, TableFile, VALUE_WORD_BYTES};
+    /// What a table says of a position: value codes, classes, distances.
+    pub use crate::table::values::{
+        code_to_distance, step_code, Class, CODE_CURSED, CODE_EDGE, CODE_EXACT_100, CODE_ILLEGAL, CODE_LOST_UNMEASURED,
+        CODE_NONE,
     };
+    pub use crate::table::version::{
+        table_path, EXTENSION, HEADER_LEN, MAGIC, VERSION_COMPACT, VERSION_UNCOMPRESSED, VERSION_UNCOMPRESSED_PAWNS,
+    };
+    pub use crate::table::FormatError;
 }

@@ -1972,7 +1972,7 @@ fn compare_values(t: &DocTable, lib: &tbstream::Run, run: &str) -> [u64; 2] {
             }
             let fen = men.fen(wtm, 0);
             let ours = t.class(wtm, slot)?;
-            let theirs = lib.class(color, slot).map_err(|e| format!("{fen}: library: {e}"))?;
+            let theirs = lib.class(color, slot).map(|c| c.bits()).map_err(|e| format!("{fen}: library: {e}"))?;
             if ours != theirs {
                 return Err(format!("{fen} (slot {slot}): class {ours}, library {theirs}"));
             }

@@ -74,7 +74,7 @@ fn plain_probe(tb: &Tablebase, pos: &Position) -> Probe {
     let distance = |m: &Material, q: &Position| {
         let run = tb.run(m).unwrap();
         let slot = slot_of(&run, q);
-        if run.class(q.turn, slot).unwrap() != 1 {
+        if run.class(q.turn, slot).unwrap().bits() != 1 {
             return None;
         }
         if q.turn == Color::White {

@@ -1,5 +1,7 @@
-//! Attack sets, rays and the board lines that the bit-parallel passes sweep along.
+//! Attack sets, rays and the board lines that the bit-parallel passes sweep along, and the
+//! attacks of a side's men on a square for all 64 squares of the white king at once.
 
+use super::material::MAX_PIECES;
 use super::piece::{Color, Piece, Role};
 use super::square::{file_of, rank_of, Square};
 use std::sync::OnceLock;
@@ -155,6 +157,81 @@ pub fn between(a: Square, b: Square) -> u64 {
     tables().between[a as usize][b as usize]
 }
 
+/// The a-file and the h-file.
+const FILE_A: u64 = 0x0101_0101_0101_0101;
+const FILE_H: u64 = FILE_A << 7;
+
+/// All bits when `cond`, else none.
+#[inline]
+fn all_if(cond: bool) -> u64 {
+    if cond {
+        !0
+    } else {
+        0
+    }
+}
+
+/// Squares attacked by the pawns `pawns` (a bitboard) of `color`.
+#[inline]
+pub fn pawn_attack_set(color: Color, pawns: u64) -> u64 {
+    match color {
+        Color::White => ((pawns & !FILE_A) << 7) | ((pawns & !FILE_H) << 9),
+        Color::Black => ((pawns & !FILE_A) >> 9) | ((pawns & !FILE_H) >> 7),
+    }
+}
+
+// The white king's squares as the bits of a word (the index's low six bits): white's attacks
+// on a square, for every square of the white king at once.
+
+/// White-king squares for which `target` is attacked by white: by the king itself when
+/// adjacent, by a white piece (`white` roles on `sq`, other than `skip`) whose ray the king
+/// does not block, or by a white pawn of `white_pawns`. `occ` is the board without the white
+/// king.
+#[inline]
+pub fn white_attack_mask(
+    white: &[Role],
+    sq: &[Square],
+    target: Square,
+    skip: Option<usize>,
+    occ: u64,
+    white_pawns: u64,
+) -> u64 {
+    let mut att = [0u64; MAX_PIECES];
+    for (k, (&role, &from)) in white.iter().zip(sq).enumerate() {
+        if skip != Some(k) {
+            att[k] = attacks(role, from, occ);
+        }
+    }
+    white_attack_mask_of(white, sq, &att, target, white_pawns)
+}
+
+/// [`white_attack_mask`] from the white pieces' attack sets (`att`; a skipped man's empty),
+/// for callers that compute them once for several uses.
+#[inline]
+pub fn white_attack_mask_of(white: &[Role], sq: &[Square], att: &[u64], target: Square, white_pawns: u64) -> u64 {
+    let mut m = king_attacks(target) | all_if(pawn_attack_set(Color::White, white_pawns) & (1 << target) != 0);
+    for ((&role, &from), &a) in white.iter().zip(sq).zip(att) {
+        if a & (1 << target) != 0 {
+            m |= if role.is_slider() { !between(from, target) } else { !0 };
+        }
+    }
+    m
+}
+
+/// Squares attacked by the black king on `bk`, black's pieces (`roles` on `sq`) and black's
+/// pawns, with the board occupied by `occ`.
+#[inline]
+pub fn black_attack_set(roles: &[Role], sq: &[Square], bk: Square, occ: u64, black_pawns: u64) -> u64 {
+    black_attack_union(bk, black_pawns, roles.iter().zip(sq).map(|(&role, &from)| attacks(role, from, occ)))
+}
+
+/// Squares attacked by the black king on `bk`, black's pawns and black's pieces, whose attack
+/// sets are `pieces`.
+#[inline]
+pub fn black_attack_union(bk: Square, black_pawns: u64, pieces: impl Iterator<Item = u64>) -> u64 {
+    pieces.fold(king_attacks(bk) | pawn_attack_set(Color::Black, black_pawns), |a, b| a | b)
+}
+
 /// King-move dilation of a whole bitboard: every square one king step from a set square.
 #[inline]
 pub fn king_dilate(bb: u64) -> u64 {
@@ -199,6 +276,15 @@ mod tests {
             let black = attacks_of(piece(Color::Black, Role::Pawn), sq ^ 56, 0);
             assert_eq!(black, attacks_of(piece(Color::White, Role::Pawn), sq, 0).swap_bytes());
             assert_eq!(attacks_of(piece(Color::Black, Role::Rook), sq, 1 << 36), attacks(Role::Rook, sq, 1 << 36));
+        }
+    }
+
+    #[test]
+    fn pawn_attack_sets_are_the_union_of_single_pawns() {
+        for color in [Color::White, Color::Black] {
+            for sq in 0..64u8 {
+                assert_eq!(pawn_attack_set(color, 1 << sq), pawn_attacks(color, sq), "{color:?} {sq}");
+            }
         }
     }
 

@@ -11,5 +11,5 @@ pub mod square;
 
 pub use material::{Material, MaterialError, MAX_MEN, MAX_PIECES};
 pub use piece::{Color, Piece, Role};
-pub use position::{FenError, Move, Position};
+pub use position::{FenError, Move, Position, RULE_PLIES};
 pub use square::{Square, Symmetry};

@@ -64,6 +64,11 @@ pub enum FenError {
     Count(usize),
 }
 
+/// The 50-move rule: a game is drawn once this many plies have gone by without a capture or
+/// a pawn move (a zeroing move). Every limit of the tables derives from it: the longest
+/// distance stored, the last step of the chains under the rule.
+pub const RULE_PLIES: u16 = 100;
+
 /// A position: the men, the side to move, the en passant square and the half-move clock.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Position {

@@ -43,7 +43,7 @@ struct JobArgs {
     #[arg(long, default_value = "512KiB")]
     block: String,
     /// zstd level of the final tables' blocks, 1 to 22 (higher: smaller and slower to write).
-    #[arg(long = "level", default_value_t = tbstream::file::compact::DEFAULT_LEVEL)]
+    #[arg(long = "level", default_value_t = tbstream::file::compact::DEFAULT_ZSTD_LEVEL)]
     zstd_level: i32,
     /// How steps compute a chunk: auto (sparse where the last step found few positions),
     /// dense or sparse. The tables are the same; this only changes the time.
@@ -143,7 +143,7 @@ enum Command {
         #[arg(long)]
         work: Option<PathBuf>,
         /// zstd level of the blocks, 1 to 22 (higher: smaller and slower to write).
-        #[arg(long = "level", default_value_t = tbstream::file::compact::DEFAULT_LEVEL)]
+        #[arg(long = "level", default_value_t = tbstream::file::compact::DEFAULT_ZSTD_LEVEL)]
         zstd_level: i32,
     },
     /// Probe positions: prints FEN, WDL, DTZ and a best move per line.

@@ -7,8 +7,9 @@
 use crate::chess::Material;
 use crate::progress::Progress;
 use crate::table::compact::{CompactTable, VERSION_COMPACT};
-use crate::table::convert::compact_table;
-use crate::table::format::{TableFile, EXTENSION, MAGIC};
+use crate::table::convert::uncompressed_to_compact;
+use crate::table::uncompressed::TableFile;
+use crate::table::version::{EXTENSION, MAGIC};
 use crate::work::lock::Lock;
 use anyhow::Context;
 use byteorder::{ByteOrder, LittleEndian};
@@ -109,7 +110,7 @@ fn convert(
     let old_bytes = src.header.file_len();
     let partial = work.join(format!("{material}.compact"));
     let mut show = block_progress(progress, &material, "conversion");
-    let out = compact_table(&src, &partial, path, zstd_level, threads, &mut |done, total| {
+    let out = uncompressed_to_compact(&src, &partial, path, zstd_level, threads, &mut |done, total| {
         show(done, total);
         Ok(())
     })?;

@@ -5,7 +5,7 @@ use super::options::GenOptions;
 use super::plan::{run_needs, show_size};
 use crate::chess::Material;
 use crate::index::Layout;
-use crate::table::format::table_path;
+use crate::table::version::table_path;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 

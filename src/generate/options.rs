@@ -3,7 +3,7 @@
 
 use super::plan::Budget;
 use crate::chess::Material;
-use crate::table::compact::DEFAULT_LEVEL;
+use crate::table::compact::DEFAULT_ZSTD_LEVEL;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -34,7 +34,7 @@ impl GenOptions {
             out: out.to_path_buf(),
             work: None,
             budget: Budget { mem: 1 << 30, threads, block_bytes: 512 << 10 },
-            zstd_level: DEFAULT_LEVEL,
+            zstd_level: DEFAULT_ZSTD_LEVEL,
             steps: StepMode::Auto,
             max_fixed_bits: None,
             hooks: None,

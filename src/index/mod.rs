@@ -8,10 +8,12 @@
 //! positions that differ only in the white king's square. See `docs/FORMAT.md`.
 
 mod chunks;
+mod illegal;
 pub mod slices;
 
 pub(crate) use chunks::{deposit_mask, extract_mask};
 pub use chunks::{Block, ChunkKey, ChunkScheme};
+pub use illegal::illegal_word;
 
 use crate::chess::square::TRIANGLE;
 use crate::chess::{Color, Material, Role, Square, Symmetry};

@@ -49,6 +49,12 @@ impl Pawns {
         self.sq[..self.n].iter().fold(0, |o, &s| o | 1 << s)
     }
 
+    /// One side's pawn squares as a bitboard.
+    #[inline]
+    pub fn occupied_by(&self, color: Color) -> u64 {
+        self.of(color).iter().fold(0, |b, &s| b | 1 << s)
+    }
+
     /// The configuration's key (see the module documentation).
     pub fn key(&self) -> u32 {
         self.sq[..self.n].iter().fold(0u32, |k, &s| (k << 6) | s as u32)

@@ -6,46 +6,23 @@
 //! pawn move. Their results are read from final bitbases: a sub-run's (captures and
 //! promotions) or, for a pawn push, this run's level above (`PushTargets`, read word for word
 //! over the chunk: the push changes only the slice). Illegal results are encoded so that
-//! they never help the side that moves into them (illegal btm is 0, illegal wtm is 1).
+//! they never help the side that moves into them (illegal btm is 0, illegal wtm is 1). The
+//! illegal positions themselves are the layout's (`index::illegal_word` finds them a word at a
+//! time, from the same attack functions of `chess::attacks`).
 
 use super::captures::{squares_after, Captures, PROMOTIONS};
 use super::frame::{Config, Frame};
-use crate::chess::attacks::{attacks, between, king_attacks};
-use crate::chess::{Color, Role, Square, MAX_PIECES};
+use crate::chess::attacks::{
+    attacks, between, black_attack_set, black_attack_union, king_attacks, pawn_attack_set, white_attack_mask,
+    white_attack_mask_of,
+};
+use crate::chess::{Color, Square, MAX_PIECES};
 use crate::index::slices::MAX_PAWNS;
-use crate::index::{Layout, Pawns};
-
-const FILE_A: u64 = 0x0101_0101_0101_0101;
-const FILE_H: u64 = FILE_A << 7;
+use crate::index::Pawns;
 
 #[inline]
 fn word(cfg: &Config) -> usize {
     (cfg.base >> 6) as usize
-}
-
-/// All bits when `cond`, else none.
-#[inline]
-fn all_if(cond: bool) -> u64 {
-    if cond {
-        !0
-    } else {
-        0
-    }
-}
-
-/// Squares attacked by the pawns `pawns` (a bitboard) of `color`.
-#[inline]
-fn pawn_attack_set(color: Color, pawns: u64) -> u64 {
-    match color {
-        Color::White => ((pawns & !FILE_A) << 7) | ((pawns & !FILE_H) << 9),
-        Color::Black => ((pawns & !FILE_A) >> 9) | ((pawns & !FILE_H) >> 7),
-    }
-}
-
-/// The bitboard of one side's pawns.
-#[inline]
-fn pawn_bb(pawns: &Pawns, color: Color) -> u64 {
-    pawns.of(color).iter().fold(0, |b, &s| b | 1 << s)
 }
 
 /// Whether a square is on the last rank of a side's pawns.
@@ -76,40 +53,6 @@ pub struct PushTargets<'a> {
     pub double: [Option<&'a [u64]>; MAX_PAWNS],
 }
 
-/// White-king squares for which `target` is attacked by white: by the king itself when
-/// adjacent, by a white piece (other than `skip`) whose ray the king does not block, or by a
-/// white pawn of `white_pawns`.
-#[inline]
-pub fn white_attack_mask(
-    white: &[Role],
-    sq: &[Square],
-    target: Square,
-    skip: Option<usize>,
-    occ: u64,
-    white_pawns: u64,
-) -> u64 {
-    let mut att = [0u64; MAX_PIECES];
-    for (k, (&role, &from)) in white.iter().zip(sq).enumerate() {
-        if skip != Some(k) {
-            att[k] = attacks(role, from, occ);
-        }
-    }
-    white_attack_mask_of(white, sq, &att, target, white_pawns)
-}
-
-/// [`white_attack_mask`] from the white pieces' attack sets (`att`; a skipped man's empty),
-/// when a configuration computes them once for several uses.
-#[inline]
-fn white_attack_mask_of(white: &[Role], sq: &[Square], att: &[u64], target: Square, white_pawns: u64) -> u64 {
-    let mut m = king_attacks(target) | all_if(pawn_attack_set(Color::White, white_pawns) & (1 << target) != 0);
-    for ((&role, &from), &a) in white.iter().zip(sq).zip(att) {
-        if a & (1 << target) != 0 {
-            m |= if role.is_slider() { !between(from, target) } else { !0 };
-        }
-    }
-    m
-}
-
 /// The attack sets of the men `range` of a configuration on its board.
 #[inline]
 fn attack_sets(frame: &Frame, cfg: &Config, range: std::ops::Range<usize>) -> [u64; MAX_PIECES] {
@@ -124,54 +67,13 @@ fn attack_sets(frame: &Frame, cfg: &Config, range: std::ops::Range<usize>) -> [u
 #[inline]
 fn black_attacks(frame: &Frame, cfg: &Config) -> u64 {
     let black = frame.n_white..frame.n_pieces();
-    black_attack_set(&frame.roles[black.clone()], &cfg.sq[black], cfg.bk, cfg.occ, pawn_bb(&frame.pawns, Color::Black))
-}
-
-/// Squares attacked by the black king on `bk`, black's pieces (`roles` on `sq`) and black's
-/// pawns, with the board occupied by `occ`.
-#[inline]
-fn black_attack_set(roles: &[Role], sq: &[Square], bk: Square, occ: u64, black_pawns: u64) -> u64 {
-    black_attack_union(bk, black_pawns, roles.iter().zip(sq).map(|(&role, &from)| attacks(role, from, occ)))
-}
-
-/// Squares attacked by the black king on `bk`, black's pawns and black's pieces, whose attack
-/// sets are `pieces`.
-#[inline]
-fn black_attack_union(bk: Square, black_pawns: u64, pieces: impl Iterator<Item = u64>) -> u64 {
-    pieces.fold(king_attacks(bk) | pawn_attack_set(Color::Black, black_pawns), |a, b| a | b)
-}
-
-/// The illegal positions of one storage word (the 64 white-king squares of one configuration
-/// of the other men), as the init passes mark them (`IllegalWtm`, `IllegalBtm`): with white
-/// to move, the white king on a man or the black king attacked; with black to move, the
-/// white king on a man or on a square black attacks. A configuration with two of the other
-/// men on one square is illegal for every white-king square. Readers of the compact format,
-/// which stores nothing for illegal positions, rebuild the bitbases' encoding from these.
-pub fn illegal_word(layout: &Layout, word: u64) -> (u64, u64) {
-    let index = layout.index_of_slot(word * 64);
-    let n = layout.pieces.len();
-    let mut sq = [0 as Square; MAX_PIECES];
-    let (code, _) = layout.decode_into(index, &mut sq[..n]);
-    let bk = layout.bk_square(code);
-    let pawns = match &layout.slices {
-        Some(slices) => slices.pawns((index >> layout.total_bits) as u32),
-        None => Pawns::none(),
-    };
-    let mut occ = pawns.occupied();
-    for s in std::iter::once(bk).chain(sq[..n].iter().copied()) {
-        if occ & (1 << s) != 0 {
-            return (!0, !0);
-        }
-        occ |= 1 << s;
-    }
-    let n_white = layout.pieces.iter().filter(|p| p.color == Color::White).count();
-    let mut roles = [Role::King; MAX_PIECES];
-    for (r, p) in roles.iter_mut().zip(&layout.pieces) {
-        *r = p.role;
-    }
-    let wtm = occ | white_attack_mask(&roles[..n_white], &sq, bk, None, occ, pawn_bb(&pawns, Color::White));
-    let btm = occ | black_attack_set(&roles[n_white..n], &sq[n_white..n], bk, occ, pawn_bb(&pawns, Color::Black));
-    (wtm, btm)
+    black_attack_set(
+        &frame.roles[black.clone()],
+        &cfg.sq[black],
+        cfg.bk,
+        cfg.occ,
+        frame.pawns.occupied_by(Color::Black),
+    )
 }
 
 /// Squares of the pieces after piece `gone` is captured and the capturer `mover` (if a
@@ -228,7 +130,7 @@ fn pawns_after(pawns: &Pawns, from: Option<Square>, to: Option<Square>, taken: O
 /// `illegal` must start as all ones (configurations with two men on a square stay so) and
 /// `c` as zeros.
 pub fn init_white(frame: &Frame, caps: &Captures, pushes: &PushTargets, illegal: &mut [u64], c: &mut [u64]) {
-    let wp = pawn_bb(&frame.pawns, Color::White);
+    let wp = frame.pawns.occupied_by(Color::White);
     frame.for_each_config(None, false, &mut |cfg| {
         let w = word(cfg);
         let att = attack_sets(frame, cfg, 0..frame.n_white);
@@ -370,10 +272,10 @@ fn white_double_step(frame: &Frame, caps: &Captures, cfg: &Config, p: Square, lo
         let ep = pawns_after(&after, Some(b), Some(mid), Some(to));
         let occ_ep = (occ & !(1 << b) & !(1 << to)) | 1 << mid;
         all_lose &= sub.word(Color::White, cfg.bk, &cfg.sq[..frame.n_pieces()], &ep, occ_ep);
-        let wp = pawn_bb(&ep, Color::White);
+        let wp = ep.occupied_by(Color::White);
         some_legal |= !white_attack_mask(frame.white_roles(), &cfg.sq, cfg.bk, None, occ_ep, wp);
     }
-    let check = white_attack_mask(frame.white_roles(), &cfg.sq, cfg.bk, None, occ, pawn_bb(&after, Color::White));
+    let check = white_attack_mask(frame.white_roles(), &cfg.sq, cfg.bk, None, occ, after.occupied_by(Color::White));
     let open = all_lose & some_legal & !lost & !check;
     let only_ep = if open != 0 { open & !black_has_move(frame, cfg, &after, occ) } else { 0 };
     (lost | (only_ep & some_legal)) & all_lose
@@ -383,8 +285,8 @@ fn white_double_step(frame: &Frame, caps: &Captures, cfg: &Config, p: Square, lo
 /// `pawns` (occupancy `occ`, the white king not included), has a legal move other than an
 /// en-passant capture.
 fn black_has_move(frame: &Frame, cfg: &Config, pawns: &Pawns, occ: u64) -> u64 {
-    let wp = pawn_bb(pawns, Color::White);
-    let bp = pawn_bb(pawns, Color::Black);
+    let wp = pawns.occupied_by(Color::White);
+    let bp = pawns.occupied_by(Color::Black);
     let mut black_occ = bp | 1 << cfg.bk;
     for k in frame.n_white..frame.n_pieces() {
         black_occ |= 1 << cfg.sq[k];
@@ -422,7 +324,7 @@ fn black_has_move(frame: &Frame, cfg: &Config, pawns: &Pawns, occ: u64) -> u64 {
 /// The white king squares for which some move of a black pawn (push, double step, capture,
 /// promotion; not en passant) is legal.
 fn black_pawn_moves(frame: &Frame, cfg: &Config, pawns: &Pawns, occ: u64) -> u64 {
-    let wp = pawn_bb(pawns, Color::White);
+    let wp = pawns.occupied_by(Color::White);
     let white_piece_at = |x: Square| (0..frame.n_white).find(|&i| cfg.sq[i] == x);
     let mut any = 0u64;
     for &p in pawns.of(Color::Black) {
@@ -456,14 +358,14 @@ fn black_pawn_moves(frame: &Frame, cfg: &Config, pawns: &Pawns, occ: u64) -> u64
 /// black kernel applied to the illegal-wtm table); it is replaced in place. `t0` must start
 /// as zeros.
 pub fn init_black(frame: &Frame, caps: &Captures, pushes: &PushTargets, d: &mut [u64], t0: &mut [u64]) {
-    let wp = pawn_bb(&frame.pawns, Color::White);
+    let wp = frame.pawns.occupied_by(Color::White);
     // Words of configurations with two men on a square stay: they are cleared below.
     let mut seen = vec![false; d.len()];
     frame.for_each_config(None, false, &mut |cfg| {
         let w = word(cfg);
         let att = attack_sets(frame, cfg, 0..frame.n_pieces());
         let black_pieces = att[frame.n_white..frame.n_pieces()].iter().copied();
-        let black_att = black_attack_union(cfg.bk, pawn_bb(&frame.pawns, Color::Black), black_pieces);
+        let black_att = black_attack_union(cfg.bk, frame.pawns.occupied_by(Color::Black), black_pieces);
         let legal = !(cfg.occ | black_att);
         let in_check = white_attack_mask_of(frame.white_roles(), &cfg.sq, &att, cfg.bk, wp);
         let mut captures_lose = !0u64;
@@ -565,7 +467,7 @@ fn black_pawn_conversions(frame: &Frame, caps: &Captures, pushes: &PushTargets, 
 /// The white king squares for which the black king or a black piece may legally capture a
 /// white pawn.
 fn black_takes_white_pawn(frame: &Frame, cfg: &Config, pawns: &Pawns) -> u64 {
-    let wp = pawn_bb(pawns, Color::White);
+    let wp = pawns.occupied_by(Color::White);
     let mut any = 0u64;
     for &x in pawns.of(Color::White) {
         let rest = wp & !(1 << x);

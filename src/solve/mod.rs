@@ -20,7 +20,7 @@ pub mod sparse;
 pub use captures::{BitWords, Bitbase, Captures};
 pub use chunk::{combine_words, compute_chunk, edge_chunk, ChunkTables, Conversions, Eventual};
 pub use frame::Frame;
-pub use init::{illegal_word, PushTargets};
+pub use init::PushTargets;
 pub use pass::{
     chains_complete, last_step_where, last_step_within, obsolete_after, Pass, PassSpec, WorkTable,
     EVENTUAL_CAPTURE_STEP, LAST_STEP, MAX_STEP,

@@ -5,12 +5,12 @@
 //! black ANDs for even `k`), combined with `t(k-2)` and `c` or `d`. The odd chain starts
 //! from the illegal wtm positions, which act as `t(-1)`.
 
-use crate::chess::Color;
+use crate::chess::{Color, RULE_PLIES};
 use std::fmt;
 
 /// The last step of the chains under the 50-move rule: `t100` (btm). Later steps find the
 /// positions won only without the rule (cursed wins, and the losses they make blessed).
-pub const LAST_STEP: u16 = 100;
+pub const LAST_STEP: u16 = RULE_PLIES;
 
 /// The last step a run may take: the longest cursed win any endgame up to 7 men is known to
 /// need is far below it; a run that would go further stops with an error.

@@ -1,12 +1,14 @@
 //! Decoded blocks of compact tables, kept for the next probes: a concurrent cache bounded
 //! in bytes (`quick_cache`, scan-resistant), shared by every table a [`Tablebase`] opens.
 //! A hit takes no lock and allocates nothing; a miss decodes the block (allocating its
-//! buffer) and may evict others.
+//! buffer) and may evict others. The cache does not know how blocks are decoded: a miss calls
+//! the reader's decoder ([`CompactTable::cached_block`]).
 //!
 //! [`Tablebase`]: super::probe::Tablebase
+//! [`CompactTable::cached_block`]: super::compact::CompactTable::cached_block
 
-use super::compact::{BlockData, CompactTable, Part};
-use super::format::FormatError;
+use super::compact::Part;
+use super::error::FormatError;
 use std::sync::Arc;
 
 /// Cache key: the open table's id, the section, the block.
@@ -48,18 +50,19 @@ impl BlockCache {
         self.cache.weight()
     }
 
-    /// Block `i` of a section of `table`, decoded (it must not be a constant block).
+    /// Block `i` of section `part` of the open table `table_id`; on a miss, `decode` gives it.
     #[inline]
-    pub fn get(&self, table: &CompactTable, part: Part, i: usize) -> Result<Arc<[u8]>, FormatError> {
-        let key = (table.id, part as u8, i as u32);
+    pub fn get(
+        &self,
+        table_id: u32,
+        part: Part,
+        i: usize,
+        decode: impl FnOnce() -> Result<Arc<[u8]>, FormatError>,
+    ) -> Result<Arc<[u8]>, FormatError> {
+        let key = (table_id, part as u8, i as u32);
         if let Some(block) = self.cache.get(&key) {
             return Ok(block);
         }
-        self.cache.get_or_insert_with(&key, || match table.block(part, i)? {
-            BlockData::Bytes(b) => Ok(Arc::from(b)),
-            BlockData::Constant(_) => {
-                Err(FormatError::Writer(table.path.clone(), "a constant block asked of the cache"))
-            }
-        })
+        self.cache.get_or_insert_with(&key, decode)
     }
 }

@@ -6,10 +6,9 @@ use super::compact::{
     block_positions, n_blocks, pack_block, slice_bytes, CompactWriter, Part, TableMeta, MIN_MATCH, WDL_WORD_BYTES,
 };
 use super::error::TableError;
-use super::format::{
-    code_mask, codes_of_planes, Section, TableFile, CODE_CURSED, CODE_EDGE, CODE_NONE, LEVEL_RECORD_BYTES,
-};
 use super::stats::btm_summary;
+use super::uncompressed::{code_mask, codes_of_planes, Section, TableFile, LEVEL_RECORD_BYTES};
+use super::values::{Class, CODE_CURSED, CODE_EDGE, CODE_ILLEGAL, CODE_NONE};
 use crate::chess::Color;
 use crate::index::Layout;
 use crate::pipeline::{self, Order};
@@ -48,8 +47,10 @@ fn raw_block(src: &TableFile, part: Part, i: usize) -> Result<(Vec<u8>, Option<u
     let is = |p: &[u64; 6], c: u8| code_mask(p, c);
     if part == Part::WtmDtz {
         // Wins: every code but 0 (not won), 51, 52 (cursed) and 63 (illegal).
-        let wins: Vec<u64> =
-            planes.iter().map(|p| !(is(p, 0) | is(p, CODE_EDGE) | is(p, CODE_CURSED) | is(p, 63))).collect();
+        let wins: Vec<u64> = planes
+            .iter()
+            .map(|p| !(is(p, CODE_NONE) | is(p, CODE_EDGE) | is(p, CODE_CURSED) | is(p, CODE_ILLEGAL)))
+            .collect();
         let mut last = planes
             .iter()
             .zip(&wins)
@@ -80,7 +81,7 @@ fn raw_block(src: &TableFile, part: Part, i: usize) -> Result<(Vec<u8>, Option<u
     let classes: Vec<(u64, u64, u64)> = planes
         .iter()
         .map(|p| {
-            let illegal = is(p, 63);
+            let illegal = is(p, CODE_ILLEGAL);
             let mut cursed = is(p, CODE_CURSED);
             let mut edge = 0;
             if stm == Color::White {
@@ -94,10 +95,11 @@ fn raw_block(src: &TableFile, part: Part, i: usize) -> Result<(Vec<u8>, Option<u
             (!illegal, win | edge, cursed | edge)
         })
         .collect();
-    let first_class = classes.iter().find(|c| c.0 != 0).map_or(0, |&(legal, lo, hi)| {
-        let b = legal.trailing_zeros();
-        ((lo >> b) & 1 | ((hi >> b) & 1) << 1) as u8
-    });
+    let first_class = classes
+        .iter()
+        .find(|c| c.0 != 0)
+        .map_or(Class::NotWon, |&(legal, lo, hi)| Class::of_planes(lo, hi, legal.trailing_zeros() as u64))
+        .bits();
     let (mut carry_lo, mut carry_hi) = (first_class & 1 != 0, first_class & 2 != 0);
     let mut out = Vec::with_capacity(n_words * WDL_WORD_BYTES);
     let (mut all_lo, mut all_hi, mut any_lo, mut any_hi) = (!0u64, !0u64, 0u64, 0u64);
@@ -115,21 +117,22 @@ fn raw_block(src: &TableFile, part: Part, i: usize) -> Result<(Vec<u8>, Option<u
 }
 
 /// Converts the uncompressed table `src` into a compact table written at `partial` (resuming
-/// an interrupted conversion of the same table at the same `level`) and published as `target`.
+/// an interrupted conversion of the same table at the same `zstd_level`) and published as
+/// `target`.
 /// `threads` workers compress blocks; `progress(done, total)` counts blocks (the first call
 /// after a resume counts the blocks written before), and an error it returns stops the
 /// conversion where it is, as a kill would.
-pub fn compact_table(
+pub fn uncompressed_to_compact(
     src: &TableFile,
     partial: &Path,
     target: &Path,
-    level: i32,
+    zstd_level: i32,
     threads: usize,
     progress: &mut dyn FnMut(u64, u64) -> Result<(), TableError>,
 ) -> Result<PathBuf, TableError> {
     let n_slots = src.header.n_slots;
     let mut id_bytes = src.header_bytes().to_vec();
-    id_bytes.extend_from_slice(&level.to_le_bytes());
+    id_bytes.extend_from_slice(&zstd_level.to_le_bytes());
     id_bytes.extend_from_slice(&MIN_MATCH.to_le_bytes());
     let mut writer = CompactWriter::open(partial, n_slots, xxh3_64(&id_bytes))?;
     let total: u64 = Part::BLOCKED.iter().map(|&p| n_blocks(p, n_slots) as u64).sum();
@@ -145,7 +148,7 @@ pub fn compact_table(
             |k| Ok::<_, TableError>(at.block + k),
             |_, i| {
                 let (raw, constant) = raw_block(src, at.part, i)?;
-                pack_block(&raw, constant, level)
+                pack_block(&raw, constant, zstd_level)
                     .map_err(|e| TableError::Wrong(format!("compressing block {i} of {}: {e}", src.path.display())))
             },
             |_, packed| {

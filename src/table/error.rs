@@ -1,9 +1,48 @@
-//! What can go wrong when tables are opened, probed, verified or counted.
+//! What can go wrong when tables are opened, probed, verified or counted: what a file
+//! contains ([`FormatError`]), and what a caller of the table layer meets ([`TableError`]).
 
-use super::format::FormatError;
+use super::compact::Part;
+use super::uncompressed::Section;
+use super::version::{HEADER_LEN, VERSION_COMPACT, VERSION_UNCOMPRESSED, VERSION_UNCOMPRESSED_PAWNS};
 use crate::chess::Material;
 use crate::pipeline::WorkerPanicked;
+use crate::work::StorageError;
 use std::path::PathBuf;
+
+/// Problems with a table file's contents.
+#[derive(Debug, thiserror::Error)]
+pub enum FormatError {
+    #[error("{0}: not a tbstream table (bad magic)")]
+    BadMagic(PathBuf),
+    #[error("{0}: format version {1} is not supported (this build reads version {VERSION_COMPACT}, and converts versions {VERSION_UNCOMPRESSED} and {VERSION_UNCOMPRESSED_PAWNS} with `tbstream compact`)")]
+    Version(PathBuf, u16),
+    #[error("{path}: this table is in the uncompressed format of version {version}, which this build no longer reads; convert the folder with `tbstream compact {}` (no need to regenerate)", path.parent().map_or(".".into(), |p| p.display().to_string()))]
+    OldFormat { path: PathBuf, version: u16 },
+    #[error("{path}: {}checksum mismatch in section {part:?} (file damaged)", block.map_or(String::new(), |b| format!("block {b}: ")))]
+    PartChecksum { path: PathBuf, part: Part, block: Option<usize> },
+    #[error("{path}: block {block} of section {part:?} does not decode ({reason}); file damaged")]
+    BlockDecode { path: PathBuf, part: Part, block: usize, reason: String },
+    #[error("{path}: block index of section {part:?} damaged: {why}")]
+    Index { path: PathBuf, part: Part, why: String },
+    #[error("{0}: header checksum mismatch (file damaged)")]
+    HeaderChecksum(PathBuf),
+    #[error("{0}: file is {1} bytes, shorter than the {HEADER_LEN}-byte header: truncated or empty")]
+    ShortHeader(PathBuf, u64),
+    #[error("{0}: file is {1} bytes, header says {2}: truncated or damaged")]
+    Length(PathBuf, u64, u64),
+    #[error("{path}: section {section:?} checksum mismatch at offset {offset} (file damaged)")]
+    SectionChecksum { path: PathBuf, section: Section, offset: u64 },
+    #[error("{0}: header is inconsistent: {1}")]
+    Inconsistent(PathBuf, String),
+    #[error("{path}: holds the table of {found}, not {expected} (misnamed file)")]
+    WrongRun { path: PathBuf, found: Material, expected: Material },
+    /// Opening, mapping, writing or publishing the file failed.
+    #[error(transparent)]
+    Storage(#[from] StorageError),
+    /// A table was written wrongly (a bug, not a file problem).
+    #[error("writing {0}: {1}")]
+    Writer(PathBuf, &'static str),
+}
 
 /// An error of the table layer. File problems come as [`FormatError`]s (bad magic, damaged
 /// section, truncated file), wrapped with the table they concern. Messages include their

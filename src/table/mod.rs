@@ -1,17 +1,24 @@
-//! Finished tables: the file format, probing, the independent verifier and statistics.
+//! Finished tables: the file formats, probing, the independent verifier and statistics.
 //!
-//! Nothing here builds. The build layer assembles a run in the uncompressed format
-//! ([`format::PartialTable`]), converts it into the published compact format
-//! ([`convert::compact_table`]) and reads its sub-endgames' bitbases from compact tables
-//! ([`compact::CompactTable`]).
+//! Nothing here builds. The generate layer assembles a run in the uncompressed format
+//! ([`uncompressed::PartialTable`]), converts it into the published compact format
+//! ([`convert::uncompressed_to_compact`]) and reads its sub-endgames' bitbases from compact
+//! tables ([`compact::CompactTable`]). What a table says of a position (value codes, classes,
+//! distances) is defined once, in [`values`].
 
 pub mod cache;
+mod codes;
 pub mod compact;
 pub mod convert;
 mod error;
-pub mod format;
+pub mod header;
+mod keys;
+mod men;
 pub mod probe;
 pub mod stats;
+pub mod uncompressed;
+pub mod values;
 pub mod verify;
+pub mod version;
 
-pub use error::TableError;
+pub use error::{FormatError, TableError};

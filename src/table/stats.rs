@@ -6,48 +6,18 @@
 //! and once per order of two identical men; only the smallest of those slots counts. Both runs
 //! of a signature then count the same set of positions, which [`SignatureStats::runs`] shows.
 
-use super::compact::{CompactTable, Summary, CODE_LOST_UNMEASURED, WDL_BLOCK_BITS};
+use super::codes::{CodeSource, BATCH_WORDS};
+use super::compact::{CompactTable, Summary};
 use super::error::TableError;
-use super::format::{code_to_distance, is_beyond_rule, table_path, TableFile, CODE_ILLEGAL};
-use crate::chess::attacks::{attacks, king_attacks, pawn_attacks};
+use super::men::Men;
+use super::uncompressed::TableFile;
+use super::values::{code_to_distance, is_beyond_rule, CODE_ILLEGAL, CODE_LOST_UNMEASURED, MAX_DISTANCE};
+use super::version::table_path;
 use crate::chess::square::on_diagonal;
-use crate::chess::{Color, Material, Piece, Position, Role, Square, Symmetry, MAX_PIECES};
+use crate::chess::{Color, Material, Position, Square, Symmetry, MAX_PIECES};
 use crate::index::{Layout, Pawns};
 use crate::pipeline::{self, Order};
 use std::path::Path;
-
-/// Distances in plies run from 0 (checkmated) to 100.
-pub const MAX_DISTANCE: usize = 100;
-/// Storage words a worker takes at a time: one block of a compact table's class sections.
-const BATCH_WORDS: usize = 1 << (WDL_BLOCK_BITS - 6);
-
-/// Where a scan reads a run's value codes: 64 per storage word, in the codes of the
-/// uncompressed format (`docs/FORMAT.md`, 63 for an illegal position), read in batches so
-/// that a scan holds only the batches in flight.
-pub(crate) enum CodeSource<'a> {
-    /// An uncompressed table (a run being assembled, or a file to convert).
-    Plain(&'a TableFile),
-    /// A compact table: classes, wtm distances, legality from the position.
-    Compact(&'a CompactTable, &'a Layout),
-}
-
-impl CodeSource<'_> {
-    fn n_slots(&self) -> u64 {
-        match self {
-            CodeSource::Plain(f) => f.header.n_slots,
-            CodeSource::Compact(t, _) => t.header.n_slots,
-        }
-    }
-
-    /// The codes of words `first..first + n` (`first` a multiple of [`BATCH_WORDS`], `n` at
-    /// most that).
-    pub(crate) fn read(&self, stm: Color, first: usize, n: usize, out: &mut Vec<[u8; 64]>) -> Result<(), TableError> {
-        match self {
-            CodeSource::Plain(f) => Ok(f.read_codes(stm, first, n, out)?),
-            CodeSource::Compact(t, l) => Ok(t.read_codes(l, stm, first, n, out)?),
-        }
-    }
-}
 
 /// Longest win of a run over both sides to move (plies, chain parity), 0 if none: the
 /// longest wtm distance stored, and the longest btm distance of the summary.
@@ -210,11 +180,8 @@ impl RunSide {
 
 /// The men of one storage word (all but the white king, whose square is the bit number).
 struct WordMen {
-    bk: Square,
-    /// Non-king pieces in layout order.
-    /// Non-king pieces in layout order (the first `n`).
-    squares: [Square; MAX_PIECES],
-    n: usize,
+    /// The men, the white king on a1 (see [`WordMen::at`]).
+    men: Men,
     /// Index bits of the word (white-king bits zero).
     base: u64,
     /// With the black king on the diagonal, index bits of the transposed image (identical
@@ -222,11 +189,19 @@ struct WordMen {
     transposed_base: Option<u64>,
     /// Identical men stand in canonical (increasing square) order.
     canonical_order: bool,
-    /// The pawns of the word's slice (none without pawns).
-    pawns: Pawns,
     /// With pawns whose file pattern is its own mirror image (both orientations stored):
     /// the slot bits of the mirrored men; the mirrored white king is added per position.
     mirror_base: Option<u64>,
+}
+
+impl WordMen {
+    /// The men of the word's position with the white king on `wk`.
+    #[inline]
+    fn at(&self, wk: Square) -> Men {
+        let mut men = self.men;
+        men.kings[Color::White.index()] = wk;
+        men
+    }
 }
 
 /// Scans one run's table.
@@ -263,8 +238,8 @@ impl<'a> RunScanner<'a> {
                 let mut t = squares.map(|s| Symmetry::TRANSPOSE.apply(s));
                 self.canonical_index(bk_code, &mut t[..n])
             });
-            let pawns = Pawns::none();
-            return WordMen { bk, squares, n, base, transposed_base, canonical_order, pawns, mirror_base: None };
+            let men = Men::of_squares(&self.layout, bk, &squares[..n], 0, Pawns::none());
+            return WordMen { men, base, transposed_base, canonical_order, mirror_base: None };
         };
         let pawns = slices.pawns((base >> self.layout.total_bits) as u32);
         let mirror_base = (pawns.orientation() == std::cmp::Ordering::Equal).then(|| {
@@ -274,57 +249,19 @@ impl<'a> RunScanner<'a> {
                 self.layout.canonical_slot(bk ^ 7, &m[..n], 0, &pawns.mirrored()).expect("a stored mirror image");
             slot
         });
-        WordMen { bk, squares, n, base, transposed_base: None, canonical_order, pawns, mirror_base }
+        let men = Men::of_squares(&self.layout, bk, &squares[..n], 0, pawns);
+        WordMen { men, base, transposed_base: None, canonical_order, mirror_base }
     }
 
     /// Whether the side to move (run colours) is stalemated in a legal position.
     fn stalemated(&self, men: &WordMen, wk: Square, stm: Color) -> bool {
-        let occ = men.squares[..men.n].iter().fold((1u64 << men.bk) | (1u64 << wk), |o, &s| o | (1 << s))
-            | men.pawns.occupied();
-        let (king, enemy_king) = if stm == Color::White { (wk, men.bk) } else { (men.bk, wk) };
-        let mut own = 1u64 << king;
-        let mut attacked = king_attacks(enemy_king);
-        for &p in men.pawns.of(stm) {
-            own |= 1 << p;
-        }
-        for &p in men.pawns.of(stm.other()) {
-            attacked |= pawn_attacks(stm.other(), p);
-        }
-        for (p, &sq) in self.layout.pieces.iter().zip(&men.squares) {
-            if p.color == stm {
-                own |= 1 << sq;
-            } else {
-                attacked |= attacks(p.role, sq, occ);
-            }
-        }
-        if attacked & (1 << king) != 0 || king_attacks(king) & !own & !attacked != 0 {
-            return false;
-        }
-        if own == 1 << king {
-            return true;
-        }
-        // The king is stuck but other men may move: ask the plain move generator.
-        self.position(men, wk, stm).is_some_and(|p| !p.has_legal_move())
-    }
-
-    fn position(&self, men: &WordMen, wk: Square, stm: Color) -> Option<Position> {
-        let king = |color| Piece { color, role: Role::King };
-        let mut list = vec![(wk, king(Color::White)), (men.bk, king(Color::Black))];
-        for (p, &sq) in self.layout.pieces.iter().zip(&men.squares) {
-            list.push((sq, Piece { color: p.color, role: p.role }));
-        }
-        for color in [Color::White, Color::Black] {
-            for &sq in men.pawns.of(color) {
-                list.push((sq, Piece { color, role: Role::Pawn }));
-            }
-        }
-        Position::from_men(&list, stm).ok()
+        let men = men.at(wk);
+        !men.in_check(stm) && !men.has_legal_move(stm)
     }
 
     /// The position of a slot (run colours), if legal.
     fn position_of_slot(&self, slot: u64, stm: Color) -> Option<Position> {
-        let men = self.word_men(slot / 64);
-        self.position(&men, (slot % 64) as Square, stm)
+        self.word_men(slot / 64).at((slot % 64) as Square).position(stm)
     }
 
     fn scan_words(&self, stm: Color, first: u64, codes: &[[u8; 64]], acc: &mut RunSide) {

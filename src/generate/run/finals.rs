@@ -6,7 +6,7 @@ use crate::chess::Color;
 use crate::index::{Block, Level};
 use crate::progress::Progress;
 use crate::solve::WorkTable;
-use crate::table::format::{beyond_rule_mask, PartialTable, Section, VALUE_WORD_BYTES};
+use crate::table::uncompressed::{beyond_rule_mask, PartialTable, Section, VALUE_WORD_BYTES};
 use crate::work::bits::{load_sums, save_sums, BitFile};
 use crate::work::LevelFolder;
 use anyhow::Context;

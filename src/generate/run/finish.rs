@@ -11,8 +11,9 @@ use crate::index::Layout;
 use crate::progress::Progress;
 use crate::solve::Pass;
 use crate::table::compact::CompactTable;
-use crate::table::convert::compact_table;
-use crate::table::format::{slice_section, table_path, LevelRecord, PartialTable, TableFile};
+use crate::table::convert::uncompressed_to_compact;
+use crate::table::uncompressed::{slice_section, LevelRecord, PartialTable, TableFile};
+use crate::table::version::table_path;
 use crate::table::TableError;
 use crate::work::manifest::{new_per_pass, RunManifest};
 use crate::work::RunFolder;
@@ -56,7 +57,7 @@ pub(super) fn finish_table(
     let mut show = block_progress(progress, material, "compaction");
     // A hook's error stops the compaction where it is, as a kill would.
     let mut stopped = None;
-    let written = compact_table(
+    let written = uncompressed_to_compact(
         &src,
         &folder.compact_table(),
         &table_path(&settings.out_dir, material),

@@ -23,7 +23,7 @@ use crate::chess::Material;
 use crate::index::{Layout, Level};
 use crate::progress::Progress;
 use crate::solve::{chains_complete, last_step_where, last_step_within, obsolete_after, Pass, LAST_STEP, MAX_STEP};
-use crate::table::format::PartialTable;
+use crate::table::uncompressed::PartialTable;
 use crate::work::bits::save_sums;
 use crate::work::manifest::{self, new_per_pass, LevelDone, PassDone, RunManifest};
 use crate::work::publish::Durability;

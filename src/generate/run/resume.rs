@@ -6,7 +6,7 @@ use crate::chess::Material;
 use crate::generate::plan::Cut;
 use crate::index::{Layout, Level};
 use crate::progress::Progress;
-use crate::table::format::{PartialTable, Section};
+use crate::table::uncompressed::{PartialTable, Section};
 use crate::work::manifest::{self, RunManifest, MANIFEST_FORMAT};
 use crate::work::publish::Durability;
 use crate::work::RunFolder;

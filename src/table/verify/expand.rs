@@ -5,20 +5,19 @@
 //! code 63 and the bitbases their encodings (found from the position, as the init passes do).
 //!
 //! Black-to-move distances are not stored: a shallow expansion marks black's losses with the
-//! placeholder [`CODE_LOST_UNMEASURED`] (enough for a sub-endgame, whose black-to-move
+//! placeholder [`CODE_LOST_UNMEASURED`](crate::table::values::CODE_LOST_UNMEASURED) (enough for a sub-endgame, whose black-to-move
 //! positions are read for their class only); the run being verified then gets every
-//! distance derived from its successors ([`derive_btm`]), and each derived class must be the
+//! distance derived from its successors ([`fill_btm_codes`]), and each derived class must be the
 //! stored one.
 
-#[allow(unused_imports)]
-use super::super::compact::CODE_LOST_UNMEASURED;
-use super::super::compact::{CompactTable, WDL_BLOCK_BITS};
-use super::super::error::TableError;
-use super::super::format::{planes_of_codes, slice_section, LevelRecord, PartialTable, Section, TableFile};
-use super::super::stats::CodeSource;
 use crate::chess::{Color, Material};
 use crate::index::Layout;
 use crate::pipeline::{self, Order};
+use crate::table::codes::{CodeSource, BATCH_WORDS};
+use crate::table::compact::CompactTable;
+use crate::table::error::TableError;
+use crate::table::uncompressed::{planes_of_codes, slice_section, LevelRecord, PartialTable, Section, TableFile};
+use crate::table::values::{is_rule_win, Class, CODE_ILLEGAL};
 use std::path::Path;
 use tempfile::TempPath;
 
@@ -27,9 +26,6 @@ pub struct Expanded {
     pub file: TableFile,
     _path: TempPath,
 }
-
-/// Words decoded at a time: one block of the class sections.
-const BATCH_WORDS: usize = 1 << (WDL_BLOCK_BITS - 6);
 
 /// Decodes `table` into an uncompressed table in a temporary file beside `near` (or in the
 /// system's temporary folder if that folder is not writable), with `threads` workers.
@@ -61,8 +57,8 @@ pub fn expand(table: &CompactTable, near: &Path, threads: usize) -> Result<Expan
                 for c in &codes {
                     let p = planes_of_codes(c);
                     // The bitbases: won under the rule; illegal wtm 1, illegal btm 0.
-                    let illegal = c.iter().enumerate().fold(0u64, |m, (b, &c)| m | ((c == 63) as u64) << b);
-                    let won = c.iter().enumerate().fold(0u64, |m, (b, &c)| m | (rule_win(stm, c) as u64) << b);
+                    let illegal = c.iter().enumerate().fold(0u64, |m, (b, &c)| m | ((c == CODE_ILLEGAL) as u64) << b);
+                    let won = c.iter().enumerate().fold(0u64, |m, (b, &c)| m | (is_rule_win(stm, c) as u64) << b);
                     let word = if stm == Color::White { won | illegal } else { won };
                     words.extend_from_slice(&word.to_le_bytes());
                     for plane in p {
@@ -96,20 +92,10 @@ pub fn expand(table: &CompactTable, near: &Path, threads: usize) -> Result<Expan
     Ok(Expanded { file, _path: path })
 }
 
-/// Whether a value code of the uncompressed format is a win under the 50-move rule (for
-/// black to move, a loss; the placeholder of a loss whose distance is not derived counts).
-fn rule_win(stm: Color, code: u8) -> bool {
-    match code {
-        0 | 51 if stm == Color::White => false,
-        0 | 52 | 63 => false,
-        _ => true,
-    }
-}
-
 /// Derives the black-to-move code of every legal position of `range` with `derive` (`None`
 /// for an illegal slot), checks its class against the compact table's, and writes the codes
 /// into the expanded table's black-to-move values. `progress(done)` counts slots.
-pub fn derive_btm(
+pub fn fill_btm_codes(
     table: &CompactTable,
     expanded: &Expanded,
     range: std::ops::Range<u64>,
@@ -137,22 +123,17 @@ pub fn derive_btm(
             CodeSource::Compact(table, &Layout::new(material)).read(Color::Black, first, n, &mut stored)?;
             let mut planes = Vec::with_capacity(48 * n);
             for (w, stored) in stored.iter().enumerate() {
-                let mut codes = [63u8; 64];
+                let mut codes = [CODE_ILLEGAL; 64];
                 for (b, code) in codes.iter_mut().enumerate() {
                     let slot = 64 * (first + w) as u64 + b as u64;
                     let Some(derived) = derive(slot) else { continue };
-                    let class_of = |c: u8| match c {
-                        0 => 0,
-                        52 => 2,
-                        _ => 1,
-                    };
-                    if stored[b] == 63 || class_of(derived) != class_of(stored[b]) {
-                        let says = ["not lost", "lost", "lost only without the 50-move rule"];
-                        let s = if stored[b] == 63 { "illegal" } else { says[class_of(stored[b]) as usize] };
+                    let class_of = |c: u8| Class::of_code(Color::Black, c);
+                    if stored[b] == CODE_ILLEGAL || class_of(derived) != class_of(stored[b]) {
+                        let s = if stored[b] == CODE_ILLEGAL { "illegal" } else { class_of(stored[b]).btm_name() };
                         return Err(TableError::Wrong(format!(
                             "{}: black to move is stored as {s}, but its moves make it {} (code {derived})",
                             describe(slot),
-                            says[class_of(derived) as usize]
+                            class_of(derived).btm_name()
                         )));
                     }
                     *code = derived;

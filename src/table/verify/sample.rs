@@ -1,24 +1,24 @@
 //! `verify --sample N`: random positions of a run re-derived from their successors, read
 //! where they stand in the compact tables (through a block cache) instead of expanding them.
 //!
-//! The rules are the full verifier's ([`super::Ctx`], [`super::pawns::PawnCtx`] with pawns,
-//! generic over where values come from): a white-to-move position's code must
+//! The rules are the full verifier's ([`Positions`], generic over where values come
+//! from): a white-to-move position's code must
 //! be the one its moves give, black's distances being derived from white's one ply deeper
 //! (as the format defines them), and a black-to-move position's class (not won, won, won only
 //! without the rule) must be the one its moves give. Every symmetric image of a sampled
 //! white-to-move position is checked too. Positions are drawn from a seeded generator, so a
 //! failure can be run again.
 
-use super::pawns::PawnCtx;
-use super::{open_compact, side_name, CheckSlot, Ctx, SideReport, Values};
-use crate::chess::{Color, Material, Move, Position};
-use crate::index::Layout;
+use super::checks::{side_name, Values};
+use super::positions::Positions;
+use super::{open_compact, SideReport};
+use crate::chess::{Color, Material};
+use crate::index::{illegal_word, Layout};
 use crate::pipeline::{self, Order};
 use crate::table::cache::BlockCache;
-use crate::table::compact::CODE_LOST_UNMEASURED;
-use crate::table::compact::{class, CompactTable};
-use crate::table::error::TableError;
-use crate::table::format::{CODE_CURSED, CODE_EDGE, CODE_ILLEGAL, CODE_NONE};
+use crate::table::compact::CompactTable;
+use crate::table::error::{FormatError, TableError};
+use crate::table::values::{Class, CODE_CURSED, CODE_EDGE, CODE_ILLEGAL, CODE_LOST_UNMEASURED, CODE_NONE};
 use std::path::Path;
 use std::sync::Mutex;
 use std::time::Instant;
@@ -39,18 +39,19 @@ impl<'a> Sampled<'a> {
     }
 
     /// The slot's class, or `None` for an illegal position (not stored).
-    pub(super) fn class(&self, stm: Color, slot: u64) -> Option<u8> {
-        let (ill_w, ill_b) = crate::solve::illegal_word(&self.layout, slot >> 6);
+    pub(super) fn class(&self, stm: Color, slot: u64) -> Option<Class> {
+        let (ill_w, ill_b) = illegal_word(&self.layout, slot >> 6);
         let illegal = if stm == Color::White { ill_w } else { ill_b };
         if illegal >> (slot & 63) & 1 != 0 {
             return None;
         }
-        Some(self.table.class(stm, slot, self.cache).unwrap_or_else(|e| self.fail(e)))
+        Some(self.table.class(stm, slot, self.cache).unwrap_or_else(|e| self.fail(e, Class::NotWon)))
     }
 
-    fn fail(&self, e: crate::table::format::FormatError) -> u8 {
+    /// Keeps the first read error; the read then gives `value`.
+    fn fail<T>(&self, e: FormatError, value: T) -> T {
         self.error.lock().expect("error slot").get_or_insert(e.into());
-        class::NONE
+        value
     }
 
     fn take_error(&self) -> Option<TableError> {
@@ -62,20 +63,20 @@ impl Values for Sampled<'_> {
     fn value_code(&self, stm: Color, slot: u64) -> u8 {
         match self.class(stm, slot) {
             None => CODE_ILLEGAL,
-            Some(class::NONE) => CODE_NONE,
-            Some(class::WIN) if stm == Color::White => {
-                self.table.dtz_code(slot, self.cache).unwrap_or_else(|e| self.fail(e))
+            Some(Class::NotWon) => CODE_NONE,
+            Some(Class::Win) if stm == Color::White => {
+                self.table.dtz_code(slot, self.cache).unwrap_or_else(|e| self.fail(e, CODE_NONE))
             }
-            Some(class::WIN) => CODE_LOST_UNMEASURED,
-            Some(class::CURSED) => CODE_CURSED,
-            Some(_) => CODE_EDGE,
+            Some(Class::Win) => CODE_LOST_UNMEASURED,
+            Some(Class::Cursed) => CODE_CURSED,
+            Some(Class::Edge) => CODE_EDGE,
         }
     }
 
     fn bit(&self, stm: Color, slot: u64) -> bool {
         match self.class(stm, slot) {
             None => stm == Color::White,
-            Some(c) => c == class::WIN,
+            Some(c) => c == Class::Win,
         }
     }
 }
@@ -92,16 +93,6 @@ pub struct SampleReport {
     pub secs: f64,
 }
 
-/// The class a black-to-move code stands for.
-fn class_of_btm_code(code: u8) -> u8 {
-    match code {
-        CODE_NONE => class::NONE,
-        CODE_CURSED => class::CURSED,
-        CODE_EDGE => class::EDGE,
-        _ => class::WIN,
-    }
-}
-
 /// A small seeded generator (splitmix64): the same seed draws the same positions.
 fn splitmix(state: &mut u64) -> u64 {
     *state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
@@ -109,33 +100,6 @@ fn splitmix(state: &mut u64) -> u64 {
     z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
     z ^ (z >> 31)
-}
-
-/// What a sample checks of a run, with and without pawns (each from its verifier's rules).
-pub(super) trait Sampler: CheckSlot {
-    fn material(&self) -> &Material;
-    /// The run's stored black-to-move class of a legal slot.
-    fn stored_black_class(&self, slot: u64) -> u8;
-    fn legal_slot(&self, stm: Color, slot: u64) -> bool;
-    /// Black's expected code in a legal slot, the move that decides it, and the position.
-    fn black_expected(&self, slot: u64) -> (u8, Option<Move>, Position);
-}
-
-impl Sampler for Ctx<'_, Sampled<'_>> {
-    fn material(&self) -> &Material {
-        self.material
-    }
-    fn stored_black_class(&self, slot: u64) -> u8 {
-        self.file.class(Color::Black, slot).unwrap_or(class::NONE)
-    }
-    fn legal_slot(&self, stm: Color, slot: u64) -> bool {
-        self.legal(&self.men_of_slot(slot), stm)
-    }
-    fn black_expected(&self, slot: u64) -> (u8, Option<Move>, Position) {
-        let men = self.men_of_slot(slot);
-        let (code, via) = self.derive_btm(&men, &mut SideReport::default());
-        (code, via, self.position(&men, Color::Black).expect("legal position"))
-    }
 }
 
 /// Checks `n` random positions of each side to move of a run in `tables_dir` (its
@@ -184,39 +148,22 @@ pub fn sample_run(
             .or_else(|| sampled_subs.iter().find_map(|(_, s)| s.as_ref().and_then(|s| s.take_error())))
             .map(|e| verifying(None, e))
     };
-    let layout = Layout::new(run);
-    let legal = if run.has_pawns() {
-        let subs: Vec<(Material, Option<&Sampled>)> =
-            sampled_subs.iter().map(|(m, s)| (m.clone(), s.as_ref())).collect();
-        let ctx = PawnCtx::new(run, &own, &subs, true);
-        sample_sides(&ctx, layout.n_slots, n, seed, threads, &read_error)?
-    } else {
-        // Sub-tables by captured piece (layout order).
-        let subs = layout
-            .pieces
-            .iter()
-            .map(|p| {
-                let sub = if p.color == Color::Black { run.without_black(p.role) } else { run.without_white(p.role) };
-                let found = sampled_subs.iter().find(|(m, _)| *m == sub).and_then(|(_, s)| s.as_ref());
-                found.map(|s| (Layout::new(&sub), s))
-            })
-            .collect();
-        let ctx = Ctx { material: run, layout: layout.clone(), file: &own, subs, derive_black: true };
-        sample_sides(&ctx, layout.n_slots, n, seed, threads, &read_error)?
-    };
+    let subs: Vec<(Material, Option<&Sampled>)> = sampled_subs.iter().map(|(m, s)| (m.clone(), s.as_ref())).collect();
+    let ctx = Positions::new(run, &own, &subs, true);
+    let legal = sample_sides(&ctx, n, seed, threads, &read_error)?;
     Ok(SampleReport { material: run.clone(), drawn: [n, n], legal, seed, secs: t.elapsed().as_secs_f64() })
 }
 
 /// Draws `n` slots of each side to move and checks the legal ones; returns how many.
 fn sample_sides(
-    ctx: &impl Sampler,
-    n_slots: u64,
+    ctx: &Positions<Sampled>,
     n: u64,
     seed: u64,
     threads: usize,
     read_error: &(dyn Fn() -> Option<TableError> + Sync),
 ) -> Result<[u64; 2], TableError> {
     const BATCH: u64 = 256;
+    let n_slots = ctx.layout.n_slots;
     let mut legal = [0u64; 2];
     for stm in [Color::White, Color::Black] {
         pipeline::run(
@@ -229,7 +176,7 @@ fn sample_sides(
                 let mut checked = 0u64;
                 for _ in (b as u64 * BATCH)..((b as u64 + 1) * BATCH).min(n) {
                     let slot = splitmix(&mut state) % n_slots;
-                    if !ctx.legal_slot(stm, slot) {
+                    if !ctx.men_of_slot(slot).legal(stm) {
                         continue;
                     }
                     checked += 1;
@@ -255,25 +202,21 @@ fn sample_sides(
 }
 
 /// A black-to-move position's stored class against the one its moves give.
-fn check_black_class(ctx: &impl Sampler, slot: u64) -> Result<(), TableError> {
-    let stored = ctx.stored_black_class(slot);
-    let (code, via, pos) = ctx.black_expected(slot);
-    let expected = class_of_btm_code(code);
+fn check_black_class(ctx: &Positions<Sampled>, slot: u64) -> Result<(), TableError> {
+    let stored = ctx.file.class(Color::Black, slot).unwrap_or(Class::NotWon);
+    let men = ctx.men_of_slot(slot);
+    let (code, via) = ctx.derive_btm(&men, slot, &mut SideReport::default());
+    let pos = men.position(Color::Black).expect("a legal position");
+    let expected = Class::of_code(Color::Black, code);
     if stored != expected {
-        let class_name = |c: u8| match c {
-            class::NONE => "not lost",
-            class::WIN => "lost",
-            class::CURSED => "lost only without the 50-move rule",
-            _ => "lost in exactly 100 plies",
-        };
         let via = via.map(|mv| format!(" (move {})", pos.play(mv).fen())).unwrap_or_default();
         return Err(TableError::Wrong(format!(
             "{} {} slot {slot}: {}: stored {}, but its moves make it {}{via}",
-            ctx.material(),
+            ctx.material,
             side_name(Color::Black),
             pos.fen(),
-            class_name(stored),
-            class_name(expected)
+            stored.btm_name(),
+            expected.btm_name()
         )));
     }
     Ok(())

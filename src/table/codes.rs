@@ -1,0 +1,43 @@
+//! Where a reader of a run's table takes its value codes from, whichever the format: 64 per
+//! storage word, in the codes of the uncompressed format ([`super::values`]: 63 for an illegal
+//! position, black's losses in a compact table [`CODE_LOST_UNMEASURED`]).
+//!
+//! [`CODE_LOST_UNMEASURED`]: super::values::CODE_LOST_UNMEASURED
+
+use super::compact::{CompactTable, WDL_BLOCK_BITS};
+use super::error::TableError;
+use super::uncompressed::TableFile;
+use crate::chess::Color;
+use crate::index::Layout;
+
+/// Storage words of one block of a compact table's class sections: the most a reader takes
+/// at a time.
+pub(crate) const BATCH_WORDS: usize = 1 << (WDL_BLOCK_BITS - 6);
+
+/// Where a scan reads a run's value codes: 64 per storage word, in the codes of the
+/// uncompressed format (`docs/FORMAT.md`, 63 for an illegal position), read in batches so
+/// that a scan holds only the batches in flight.
+pub(crate) enum CodeSource<'a> {
+    /// An uncompressed table (a run being assembled, or a file to convert).
+    Plain(&'a TableFile),
+    /// A compact table: classes, wtm distances, legality from the position.
+    Compact(&'a CompactTable, &'a Layout),
+}
+
+impl CodeSource<'_> {
+    pub(crate) fn n_slots(&self) -> u64 {
+        match self {
+            CodeSource::Plain(f) => f.header.n_slots,
+            CodeSource::Compact(t, _) => t.header.n_slots,
+        }
+    }
+
+    /// The codes of words `first..first + n`, which must lie in one block of the compact
+    /// format's class sections (`first` a multiple of [`BATCH_WORDS`], `n` at most that).
+    pub(crate) fn read(&self, stm: Color, first: usize, n: usize, out: &mut Vec<[u8; 64]>) -> Result<(), TableError> {
+        match self {
+            CodeSource::Plain(f) => Ok(f.read_codes(stm, first, n, out)?),
+            CodeSource::Compact(t, l) => Ok(t.read_codes(l, stm, first, n, out)?),
+        }
+    }
+}

@@ -1,0 +1,34 @@
+//! The compact table file that tables are published in (format version 3, `docs/FORMAT.md`,
+//! Part I): per side to move a win/draw/loss class, per white-to-move position a distance
+//! code, each section cut into blocks that are compressed on their own (zstd) behind a
+//! checksummed block index. Opening a table checks its header and indexes only; a block's
+//! checksum is checked the first time it is decoded, so that a probe on a cold cache reads a
+//! few kilobytes, never the table.
+//!
+//! Nothing is stored for illegal positions (they take whatever value compresses best), and
+//! black-to-move distances are not stored: they follow from the white-to-move distances by a
+//! one-ply search (`docs/FORMAT.md`, "Black-to-move distances"). The black-to-move distance
+//! histogram is kept in a small summary section, for `stats`.
+//!
+//! [`CompactWriter`] writes a table block by block in storage order (it never holds more than
+//! the blocks in flight) and resumes an interrupted write from its last complete block.
+
+mod codec;
+mod header;
+mod part;
+mod reader;
+mod slices;
+mod summary;
+mod writer;
+
+pub use codec::{class_at, pack_block, planes_at, BlockData, DEFAULT_ZSTD_LEVEL, MIN_MATCH};
+pub use header::{CompactHeader, TableMeta, CODEC_ZSTD};
+pub use part::{
+    block_positions, n_blocks, Part, PartEntry, DTZ_BLOCK_BITS, INDEX_ENTRY_BYTES, WDL_BLOCK_BITS, WDL_WORD_BYTES,
+};
+pub use reader::CompactTable;
+pub use slices::{slice_bytes, LevelEntry, LEVEL_BYTES};
+pub use summary::{Summary, SUMMARY_BYTES, SUMMARY_DISTANCES};
+pub use writer::{CompactWriter, WritePosition};
+
+pub use crate::table::version::VERSION_COMPACT;

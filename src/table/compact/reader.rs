@@ -1,0 +1,333 @@
+//! A compact table opened for reading: its header and block indexes checked on opening, each
+//! block's checksum the first time it is decoded; classes, distance codes, the generator's
+//! bitbases and the uncompressed format's value codes read from it.
+
+use super::codec::{class_at, decompress, expand_constant, planes_at, BlockData};
+use super::header::CompactHeader;
+use super::part::{block_positions, n_blocks, Part, PartEntry, DTZ_BLOCK_BITS, INDEX_ENTRY_BYTES, WDL_BLOCK_BITS};
+use super::slices::{decode_keys, decode_levels, LevelEntry};
+use super::summary::Summary;
+use crate::chess::{Color, Material};
+use crate::index::{illegal_word, Layout};
+use crate::table::cache::BlockCache;
+use crate::table::error::FormatError;
+use crate::table::values::{Class, CODE_CURSED, CODE_EDGE, CODE_ILLEGAL, CODE_LOST_UNMEASURED, CODE_NONE};
+use crate::table::version::HEADER_LEN;
+use crate::work::IoContext;
+use byteorder::{ByteOrder, LittleEndian};
+use memmap2::Mmap;
+use std::fs::File;
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::Arc;
+use xxhash_rust::xxh3::xxh3_64;
+
+/// Source of unique ids, so that blocks of different open tables never share a cache key.
+static NEXT_TABLE_ID: AtomicU32 = AtomicU32::new(1);
+
+/// A compact table opened read-only and memory-mapped, its header and indexes checked.
+pub struct CompactTable {
+    pub path: PathBuf,
+    pub header: CompactHeader,
+    map: Mmap,
+    file: File,
+    /// Per block section, one bit per block: its checksum was checked.
+    checked: [Vec<AtomicU64>; 3],
+    /// This open table's id in block caches.
+    pub id: u32,
+}
+
+impl CompactTable {
+    /// Opens a table: checks the header, the section table, the length, the block indexes'
+    /// checksums and the small sections (not the blocks: each is checked when first decoded).
+    pub fn open(path: &Path) -> Result<CompactTable, FormatError> {
+        let file = File::open(path).doing(|| format!("opening {}", path.display()))?;
+        // SAFETY: tables are published by rename and never modified in place afterwards.
+        let map = unsafe { Mmap::map(&file) }.doing(|| format!("mapping {}", path.display()))?;
+        let header = CompactHeader::decode(path, &map[..map.len().min(HEADER_LEN)], map.len() as u64)?;
+        let covered = |part: Part, e: &PartEntry| {
+            if part.is_blocked() {
+                INDEX_ENTRY_BYTES * n_blocks(part, header.n_slots) as u64
+            } else {
+                e.length
+            }
+        };
+        // Read ahead in large requests: a 6-men table's indexes take a few megabytes, which
+        // page faults alone would read 128 KiB at a time.
+        for (part, e) in Part::ALL.into_iter().zip(&header.parts) {
+            let _ = map.advise_range(memmap2::Advice::WillNeed, e.offset as usize, covered(part, e) as usize);
+        }
+        // Blocks are read where probes fall: a fault should read the block's pages, not the
+        // 128 KiB around them.
+        let data = header.parts[0].offset + covered(Part::WtmWdl, &header.parts[0]);
+        let _ = map.advise_range(memmap2::Advice::Random, data as usize, map.len() - data as usize);
+        for (part, e) in Part::ALL.into_iter().zip(&header.parts) {
+            let bytes = &map[e.offset as usize..(e.offset + covered(part, e)) as usize];
+            if xxh3_64(bytes) != e.checksum {
+                return Err(FormatError::PartChecksum { path: path.to_path_buf(), part, block: None });
+            }
+        }
+        let checked = std::array::from_fn(|i| {
+            let n = n_blocks(Part::BLOCKED[i], header.n_slots);
+            (0..n.div_ceil(64)).map(|_| AtomicU64::new(0)).collect()
+        });
+        let id = NEXT_TABLE_ID.fetch_add(1, Ordering::Relaxed);
+        Ok(CompactTable { path: path.to_path_buf(), header, map, file, checked, id })
+    }
+
+    /// Opens the table of run `material`, refusing a file that holds another run's table.
+    pub fn open_run(path: &Path, material: &Material) -> Result<CompactTable, FormatError> {
+        let table = CompactTable::open(path)?;
+        if &table.header.material != material {
+            return Err(FormatError::WrongRun {
+                path: path.to_path_buf(),
+                found: table.header.material.clone(),
+                expected: material.clone(),
+            });
+        }
+        Ok(table)
+    }
+
+    /// The bytes of a section.
+    fn part_bytes(&self, part: Part) -> &[u8] {
+        let e = self.header.parts[part as usize];
+        &self.map[e.offset as usize..(e.offset + e.length) as usize]
+    }
+
+    /// Number of blocks of a block section.
+    pub fn n_blocks(&self, part: Part) -> usize {
+        n_blocks(part, self.header.n_slots)
+    }
+
+    /// Where block `i`'s stored bytes lie in the file (bounds checked against the section).
+    fn block_span(&self, part: Part, i: usize) -> Result<(usize, usize), FormatError> {
+        let bytes = self.part_bytes(part);
+        let n = self.n_blocks(part);
+        let index_len = INDEX_ENTRY_BYTES as usize * n;
+        let end_of = |j: usize| LittleEndian::read_u64(&bytes[16 * j..16 * j + 8]);
+        let start = if i == 0 { 0 } else { end_of(i - 1) };
+        let end = end_of(i);
+        let data_len = (bytes.len() - index_len) as u64;
+        if start >= end || end > data_len || (i + 1 == n && end != data_len) {
+            let why = format!("block {i} lies at {start}..{end} of {data_len} bytes");
+            return Err(FormatError::Index { path: self.path.clone(), part, why });
+        }
+        let at = self.header.parts[part as usize].offset as usize + index_len + start as usize;
+        Ok((at, (end - start) as usize))
+    }
+
+    /// The stored bytes of block `i`, through the map.
+    fn packed(&self, part: Part, i: usize) -> Result<&[u8], FormatError> {
+        let (at, len) = self.block_span(part, i)?;
+        Ok(&self.map[at..at + len])
+    }
+
+    /// The stored bytes of block `i`, read from the file into `buf` (for readers that go
+    /// through the table in order: the kernel reads ahead, and the map's pages do not pile
+    /// up in this process).
+    fn read_packed<'b>(&self, part: Part, i: usize, buf: &'b mut Vec<u8>) -> Result<&'b [u8], FormatError> {
+        let (at, len) = self.block_span(part, i)?;
+        buf.resize(len, 0);
+        self.file.read_exact_at(buf, at as u64).doing(|| format!("reading {} at offset {at}", self.path.display()))?;
+        Ok(buf)
+    }
+
+    /// Checks block `i`'s checksum the first time (damage is reported with table and block).
+    fn check(&self, part: Part, i: usize, packed: &[u8]) -> Result<(), FormatError> {
+        let (word, bit) = (&self.checked[part as usize][i / 64], 1u64 << (i % 64));
+        if word.load(Ordering::Relaxed) & bit != 0 {
+            return Ok(());
+        }
+        let bytes = self.part_bytes(part);
+        if xxh3_64(packed) != LittleEndian::read_u64(&bytes[16 * i + 8..16 * i + 16]) {
+            return Err(FormatError::PartChecksum { path: self.path.clone(), part, block: Some(i) });
+        }
+        word.fetch_or(bit, Ordering::Relaxed);
+        Ok(())
+    }
+
+    /// The value of a constant block (stored as one byte), or `None`.
+    #[inline]
+    pub fn constant(&self, part: Part, i: usize) -> Result<Option<u8>, FormatError> {
+        let packed = self.packed(part, i)?;
+        if packed.len() != 1 {
+            return Ok(None);
+        }
+        self.check(part, i, packed)?;
+        Ok(Some(packed[0]))
+    }
+
+    /// Decodes block `i` of a block section.
+    pub fn block(&self, part: Part, i: usize) -> Result<BlockData, FormatError> {
+        self.decode(part, i, self.packed(part, i)?)
+    }
+
+    /// Checks and decodes block `i` from its stored bytes.
+    fn decode(&self, part: Part, i: usize, packed: &[u8]) -> Result<BlockData, FormatError> {
+        self.check(part, i, packed)?;
+        if packed.len() == 1 {
+            return Ok(BlockData::Constant(packed[0]));
+        }
+        let raw_len = part.raw_bytes(block_positions(part, self.header.n_slots, i));
+        let fail = |reason: String| FormatError::BlockDecode { path: self.path.clone(), part, block: i, reason };
+        let out = decompress(packed, raw_len).map_err(|e| fail(e.to_string()))?;
+        if out.len() != raw_len {
+            return Err(fail(format!("{} bytes, expected {raw_len}", out.len())));
+        }
+        Ok(BlockData::Bytes(out))
+    }
+
+    /// Decodes block `i` into `out` (constant blocks expanded), for readers that go through
+    /// a table in order: read from the file, not through the map.
+    pub fn block_into(&self, part: Part, i: usize, out: &mut Vec<u8>) -> Result<(), FormatError> {
+        let raw_len = part.raw_bytes(block_positions(part, self.header.n_slots, i));
+        let mut buf = Vec::new();
+        match self.decode(part, i, self.read_packed(part, i, &mut buf)?)? {
+            BlockData::Bytes(b) => *out = b,
+            BlockData::Constant(v) => expand_constant(part, v, raw_len, out),
+        }
+        Ok(())
+    }
+
+    /// Checks every block's checksum without decoding it (the generator's check of an
+    /// existing table); the first damaged block is the error.
+    pub fn check_sums(&self) -> Result<(), FormatError> {
+        let mut buf = Vec::new();
+        for part in Part::BLOCKED {
+            for i in 0..self.n_blocks(part) {
+                self.check(part, i, self.read_packed(part, i, &mut buf)?)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The words of a final bitbase as the generator's conversions read them, in storage
+    /// order: with white to move, positions white wins (`eventual`: with or without the
+    /// 50-move rule) and every illegal one; with black to move, positions black loses
+    /// (`eventual`: with or without the rule), illegal ones clear. Illegal positions are
+    /// found from the layout (`index::illegal_word`), as the init passes mark them.
+    pub fn bitbase_words(
+        &self,
+        stm: Color,
+        eventual: bool,
+        each: &mut dyn FnMut(u64) -> std::io::Result<()>,
+    ) -> Result<(), FormatError> {
+        let layout = Layout::new(&self.header.material);
+        let part = Part::wdl(stm);
+        let per_block = 1u64 << (WDL_BLOCK_BITS - 6);
+        let n_words = self.header.n_slots / 64;
+        let mut data = Vec::new();
+        for i in 0..self.n_blocks(part) {
+            self.block_into(part, i, &mut data)?;
+            let first = i as u64 * per_block;
+            for w in 0..per_block.min(n_words - first) {
+                let [lo, hi] = planes_at(&data, w as usize);
+                let won = if eventual { lo | hi } else { lo & !hi };
+                let (ill_w, ill_b) = illegal_word(&layout, first + w);
+                let word = if stm == Color::White { won | ill_w } else { won & !ill_b };
+                each(word).doing(|| format!("storing the bitbase of {}", self.path.display()))?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The black-to-move summary.
+    pub fn summary(&self) -> Summary {
+        Summary::decode(self.part_bytes(Part::Summary))
+    }
+
+    /// The slice section's level records (empty without pawns).
+    pub fn levels(&self) -> Vec<LevelEntry> {
+        let Some(info) = &self.header.slices else { return Vec::new() };
+        decode_levels(self.part_bytes(Part::Slices), info.n_slices as usize, info.n_levels as usize)
+    }
+
+    /// The slices' keys (empty without pawns).
+    pub fn slice_keys(&self) -> Vec<u32> {
+        let Some(info) = &self.header.slices else { return Vec::new() };
+        decode_keys(self.part_bytes(Part::Slices), info.n_slices as usize)
+    }
+
+    /// The value codes of words `first..first + n` of a side to move, 64 per word, in the
+    /// codes of the uncompressed format (`docs/FORMAT.md`, versions 1 and 2): 63 for an
+    /// illegal position (found from `layout`, this table's), a wtm win's distance code, 52
+    /// (51) for a cursed class, 0 otherwise, and [`CODE_LOST_UNMEASURED`] for a btm loss,
+    /// whose distance is not stored. The words must lie in one block of the class section.
+    pub fn read_codes(
+        &self,
+        layout: &Layout,
+        stm: Color,
+        first: usize,
+        n: usize,
+        out: &mut Vec<[u8; 64]>,
+    ) -> Result<(), FormatError> {
+        let per_wdl = 1usize << (WDL_BLOCK_BITS - 6);
+        assert!(first / per_wdl == (first + n - 1) / per_wdl, "words of one block");
+        let mut classes = Vec::new();
+        self.block_into(Part::wdl(stm), first / per_wdl, &mut classes)?;
+        let mut dtz = Vec::new();
+        if stm == Color::White {
+            let per_block = 1usize << (DTZ_BLOCK_BITS - 6);
+            let mut block = Vec::new();
+            for i in first / per_block..(first + n).div_ceil(per_block) {
+                self.block_into(Part::WtmDtz, i, &mut block)?;
+                dtz.extend_from_slice(&block);
+            }
+        }
+        let dtz_first = first % (1 << (DTZ_BLOCK_BITS - 6));
+        out.clear();
+        for w in 0..n {
+            let (ill_w, ill_b) = illegal_word(layout, (first + w) as u64);
+            let illegal = if stm == Color::White { ill_w } else { ill_b };
+            let [lo, hi] = planes_at(&classes, first % per_wdl + w);
+            out.push(std::array::from_fn(|b| {
+                if illegal >> b & 1 != 0 {
+                    return CODE_ILLEGAL;
+                }
+                match Class::of_planes(lo, hi, b as u64) {
+                    Class::NotWon => CODE_NONE,
+                    Class::Win if stm == Color::White => dtz[64 * (dtz_first + w) + b],
+                    Class::Win => CODE_LOST_UNMEASURED,
+                    Class::Cursed => CODE_CURSED,
+                    Class::Edge => CODE_EDGE,
+                }
+            }));
+        }
+        Ok(())
+    }
+
+    /// Block `i` of a section, decoded, through `cache` (it must not be a constant block).
+    #[inline]
+    pub fn cached_block(&self, part: Part, i: usize, cache: &BlockCache) -> Result<Arc<[u8]>, FormatError> {
+        cache.get(self.id, part, i, || match self.block(part, i)? {
+            BlockData::Bytes(b) => Ok(Arc::from(b)),
+            BlockData::Constant(_) => {
+                Err(FormatError::Writer(self.path.clone(), "a constant block asked of the cache"))
+            }
+        })
+    }
+
+    /// The class of a slot, through `cache` (constant blocks need none).
+    #[inline]
+    pub fn class(&self, stm: Color, slot: u64, cache: &BlockCache) -> Result<Class, FormatError> {
+        let part = Part::wdl(stm);
+        let i = (slot >> WDL_BLOCK_BITS) as usize;
+        if let Some(v) = self.constant(part, i)? {
+            return Ok(Class::from_bits(v));
+        }
+        let block = self.cached_block(part, i, cache)?;
+        Ok(class_at(&block, slot & ((1 << WDL_BLOCK_BITS) - 1)))
+    }
+
+    /// The wtm distance code of a slot (meaningful where its class is a win), through `cache`.
+    #[inline]
+    pub fn dtz_code(&self, slot: u64, cache: &BlockCache) -> Result<u8, FormatError> {
+        let i = (slot >> DTZ_BLOCK_BITS) as usize;
+        if let Some(v) = self.constant(Part::WtmDtz, i)? {
+            return Ok(v);
+        }
+        let block = self.cached_block(Part::WtmDtz, i, cache)?;
+        Ok(block[(slot & ((1 << DTZ_BLOCK_BITS) - 1)) as usize])
+    }
+}

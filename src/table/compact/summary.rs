@@ -1,0 +1,36 @@
+//! The summary section of a compact table: the black-to-move distances, which the class
+//! section does not store, as a histogram and the slot of a longest loss.
+
+use crate::table::values::MAX_DISTANCE;
+use byteorder::{ByteOrder, LittleEndian};
+
+/// Distances in plies run from 0 to [`MAX_DISTANCE`]: the summary holds a count for each.
+pub const SUMMARY_DISTANCES: usize = MAX_DISTANCE + 1;
+/// Bytes of the summary section: the counts, then the slot of a longest loss.
+pub const SUMMARY_BYTES: u64 = 8 * (SUMMARY_DISTANCES as u64 + 1);
+
+/// The black-to-move distances of a run: a count of positions per distance in plies
+/// (positions counted once up to symmetry, as `stats` counts them), and the slot of a
+/// longest loss (the first in storage order).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Summary {
+    pub by_distance: [u64; SUMMARY_DISTANCES],
+    pub longest_slot: Option<u64>,
+}
+
+impl Summary {
+    /// The section's bytes.
+    pub fn encode(&self) -> Vec<u8> {
+        let mut out = vec![0u8; SUMMARY_BYTES as usize];
+        LittleEndian::write_u64_into(&self.by_distance, &mut out[..8 * SUMMARY_DISTANCES]);
+        LittleEndian::write_u64(&mut out[8 * SUMMARY_DISTANCES..], self.longest_slot.unwrap_or(u64::MAX));
+        out
+    }
+
+    pub(super) fn decode(bytes: &[u8]) -> Summary {
+        let mut by_distance = [0u64; SUMMARY_DISTANCES];
+        LittleEndian::read_u64_into(&bytes[..8 * SUMMARY_DISTANCES], &mut by_distance);
+        let slot = LittleEndian::read_u64(&bytes[8 * SUMMARY_DISTANCES..]);
+        Summary { by_distance, longest_slot: (slot != u64::MAX).then_some(slot) }
+    }
+}

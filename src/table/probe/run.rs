@@ -1,0 +1,97 @@
+//! One run's table as probes read it, and where a position lies in it: the storage slot of
+//! a position's men, in the run's own colours or in the colour swap.
+
+use crate::chess::{Color, Position, Square, MAX_PIECES};
+use crate::index::Layout;
+use crate::table::cache::BlockCache;
+use crate::table::compact::CompactTable;
+use crate::table::men::Men;
+use crate::table::values::{code_to_distance, Class};
+use crate::table::TableError;
+use std::sync::Arc;
+
+/// One run's table with its layout, read through its tablebase's block cache.
+pub struct Run {
+    pub file: CompactTable,
+    pub layout: Layout,
+    pub(super) cache: Arc<BlockCache>,
+}
+
+impl Run {
+    /// The class of a slot: for white to move, whether white wins ([`Class::Win`]), wins
+    /// only without the 50-move rule ([`Class::Cursed`]); for black to move, whether black
+    /// loses, loses only without the rule; [`Class::NotWon`] otherwise. Meaningless for
+    /// illegal positions.
+    #[inline]
+    pub fn class(&self, stm: Color, slot: u64) -> Result<Class, TableError> {
+        Ok(self.file.class(stm, slot, &self.cache)?)
+    }
+
+    /// The white-to-move distance code of a slot (`docs/FORMAT.md`), meaningful where white
+    /// wins ([`Class::Win`]).
+    #[inline]
+    pub fn dtz_code(&self, slot: u64) -> Result<u8, TableError> {
+        Ok(self.file.dtz_code(slot, &self.cache)?)
+    }
+
+    /// The storage slot of a legal position of this run (white's men are the run's white).
+    pub fn slot_of(&self, pos: &Position) -> u64 {
+        self.slot(&Men::gather(pos, false), false)
+    }
+
+    /// Storage slot of `men`; with `swap`, of their colour swap flipped top to bottom (black's
+    /// men become this run's white).
+    #[inline]
+    pub(super) fn slot(&self, men: &Men, swap: bool) -> u64 {
+        let (w, b, flip) = if swap { (Color::Black, Color::White, 56) } else { (Color::White, Color::Black, 0) };
+        let mut squares = [0 as Square; MAX_PIECES];
+        let mut k = 0;
+        for side in [w, b] {
+            for &sq in &men.sq[men.range(side)] {
+                squares[k] = sq ^ flip;
+                k += 1;
+            }
+        }
+        let (bk, wk) = (men.king(b) ^ flip, men.king(w) ^ flip);
+        if men.pawns.n == 0 {
+            let (idx, _) = self.layout.canonical_index(bk, &squares[..k], wk);
+            return self.layout.slot(idx).expect("canonical index is not a hole");
+        }
+        let pawns = if swap { men.pawns.swapped() } else { men.pawns };
+        let (slot, _) = self
+            .layout
+            .canonical_slot(bk, &squares[..k], wk, &pawns)
+            .expect("the pawns of a legal position form a stored configuration");
+        slot
+    }
+}
+
+/// The stored distance of a slot white wins in `run` ([`Class::Win`]): its distance code read.
+#[inline]
+pub(super) fn win_distance(run: &Run, slot: u64) -> Result<u8, TableError> {
+    let code = run.dtz_code(slot)?;
+    code_to_distance(Color::White, code).filter(|&d| d > 0).ok_or_else(|| {
+        TableError::Wrong(format!(
+            "{}: slot {slot} is won but holds distance code {code} (table damaged)",
+            run.file.path.display()
+        ))
+    })
+}
+
+/// Squares of the black king, the pieces in the layout's order, and the white king.
+pub fn men_in_layout_order(layout: &Layout, pos: &Position) -> (Square, Vec<Square>, Square) {
+    let mut used = 0u64;
+    let pieces = layout
+        .pieces
+        .iter()
+        .map(|slot| {
+            let (s, _) = pos
+                .pieces()
+                .find(|&(s, p)| p.color == slot.color && p.role == slot.role && used & (1 << s) == 0)
+                .expect("position has the layout's material");
+            used |= 1 << s;
+            s
+        })
+        .collect();
+    (pos.king(Color::Black), pieces, pos.king(Color::White))
+}

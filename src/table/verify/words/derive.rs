@@ -1,0 +1,432 @@
+//! One storage word of a pawnless run derived at once: the other men's moves generated once
+//! and applied to the 64 white-king squares together; where the white king stands decides,
+//! per lane, whether a move is blocked, legal, and what its successor's value is.
+
+use super::lanes::{
+    btm_code, btm_rank_capture, btm_rank_quiet, escaped, fold_max, fold_min, permutations, wtm_rank_capture,
+    wtm_rank_quiet, Lanes, BTM_ESCAPE, WTM_NO_WIN,
+};
+use crate::chess::attacks::{attacks, between, king_attacks};
+use crate::chess::square::{triangle_code, TRIANGLE};
+use crate::chess::{Color, Material, Role, Square, Symmetry, MAX_PIECES};
+use crate::index::{deposit_mask, extract_mask, Layout, Pawns};
+use crate::table::men::Men;
+use crate::table::values::{CODE_ILLEGAL, CODE_NONE};
+use crate::table::verify::checks::side_name;
+
+/// The men of one word: everything but the white king.
+#[derive(Clone, Copy)]
+pub(super) struct Config {
+    bk_code: u8,
+    bk: Square,
+    sq: [Square; MAX_PIECES],
+    /// Squares of the pieces and the black king.
+    occ: u64,
+    white: u64,
+    /// Black's pieces, not its king.
+    black: u64,
+    /// Two men on one square: every lane is illegal.
+    doubled: bool,
+}
+
+impl Config {
+    /// The squares a man's move `s -> t` changes (`None`: no move), and the occupancy after
+    /// it (a capture leaves `t` occupied).
+    fn after(&self, mv: Option<(Square, Square)>) -> (u64, u64) {
+        match mv {
+            Some((s, t)) => (1u64 << s | 1 << t, (self.occ & !(1u64 << s)) | 1 << t),
+            None => (0, self.occ),
+        }
+    }
+}
+
+/// A sub-endgame's codes of the side a capture leads to.
+pub(super) struct Sub {
+    pub(super) layout: Layout,
+    pub(super) codes: Vec<u8>,
+}
+
+/// Everything the workers of one pawnless run read.
+pub(super) struct Run<'a> {
+    material: &'a Material,
+    pub(super) layout: &'a Layout,
+    /// White's codes, a byte per slot.
+    pub(super) wtm: &'a [u8],
+    /// The sub-endgame after the capture of the piece of layout index `j`; `None` when white
+    /// is left with a bare king.
+    subs: Vec<Option<&'a Sub>>,
+    perms: [[u8; 64]; 8],
+    /// Index bits other than the black king's, and each piece's share of them (a slot's
+    /// place among the slots of its black-king square).
+    rest_mask: u64,
+    local_contrib: Vec<[u64; 64]>,
+}
+
+impl<'a> Run<'a> {
+    pub(super) fn new(
+        material: &'a Material,
+        layout: &'a Layout,
+        wtm: &'a [u8],
+        subs: Vec<Option<&'a Sub>>,
+    ) -> Run<'a> {
+        let bk_mask = layout.bk_bits.iter().fold(0u64, |m, &b| m | 1 << b);
+        let rest_mask = ((1u64 << layout.total_bits) - 1) & !bk_mask;
+        let local_contrib = (0..layout.pieces.len())
+            .map(|k| std::array::from_fn(|sq| extract_mask(layout.piece_contrib(k, sq as Square), rest_mask)))
+            .collect();
+        Run { material, layout, wtm, subs, perms: permutations(), rest_mask, local_contrib }
+    }
+
+    fn n_pieces(&self) -> usize {
+        self.layout.pieces.len()
+    }
+
+    fn role(&self, k: usize) -> Role {
+        self.layout.pieces[k].role
+    }
+
+    fn is_white(&self, k: usize) -> bool {
+        self.layout.pieces[k].color == Color::White
+    }
+
+    /// Storage words per black-king square.
+    pub(super) fn local_words(&self) -> usize {
+        (self.layout.n_slots / 10 / 64) as usize
+    }
+
+    /// The men of the `u`-th word of black-king code `bk_code`, and its storage word.
+    pub(super) fn config(&self, bk_code: u8, u: usize) -> (Config, usize) {
+        let index = self.layout.bk_contrib(bk_code) | deposit_mask((u as u64) << 6, self.rest_mask);
+        let word = (self.layout.slot(index).expect("a triangle code") >> 6) as usize;
+        let n = self.n_pieces();
+        let mut sq = [0; MAX_PIECES];
+        let (code, _) = self.layout.decode_into(index, &mut sq[..n]);
+        debug_assert_eq!(code, bk_code);
+        let bk = TRIANGLE[bk_code as usize];
+        let (mut occ, mut white, mut black, mut doubled) = (1u64 << bk, 0, 0, false);
+        for (k, &s) in sq[..n].iter().enumerate() {
+            doubled |= occ & (1 << s) != 0;
+            occ |= 1 << s;
+            if self.is_white(k) {
+                white |= 1 << s;
+            } else {
+                black |= 1 << s;
+            }
+        }
+        (Config { bk_code, bk, sq, occ, white, black, doubled }, word)
+    }
+
+    /// The piece (layout index) on `s`.
+    fn piece_on(&self, c: &Config, s: Square) -> usize {
+        c.sq[..self.n_pieces()].iter().position(|&p| p == s).expect("a piece on the square")
+    }
+
+    /// Every piece's attacks in the word (occupancy `c.occ`, the white king left out):
+    /// a move changes only those whose lines pass through its two squares.
+    fn piece_attacks(&self, c: &Config) -> [u64; MAX_PIECES] {
+        std::array::from_fn(|k| if k < self.n_pieces() { attacks(self.role(k), c.sq[k], c.occ) } else { 0 })
+    }
+
+    /// Squares black attacks after a white move `s -> t` (`None`: as the word stands), the
+    /// piece `skip` (just captured) left out: where the white king may not stand. The white
+    /// king is left out of the occupancy: it never shields its own square.
+    fn black_attacks(
+        &self,
+        c: &Config,
+        att: &[u64; MAX_PIECES],
+        mv: Option<(Square, Square)>,
+        skip: Option<usize>,
+    ) -> u64 {
+        let (changed, occ) = c.after(mv);
+        (0..self.n_pieces()).filter(|&k| !self.is_white(k) && Some(k) != skip).fold(king_attacks(c.bk), |a, k| {
+            a | if att[k] & changed != 0 { attacks(self.role(k), c.sq[k], occ) } else { att[k] }
+        })
+    }
+
+    /// Lanes (white-king squares) where white's men give check to the black king on `c.bk`
+    /// after a black piece's move `s -> t` (`None`: as the word stands), the piece `skip`
+    /// left out: the white king itself next to it, or a piece whose line to it the white
+    /// king does not block.
+    fn white_checks(
+        &self,
+        c: &Config,
+        att: &[u64; MAX_PIECES],
+        mv: Option<(Square, Square)>,
+        skip: Option<usize>,
+    ) -> u64 {
+        let (changed, occ) = c.after(mv);
+        let bk = 1u64 << c.bk;
+        (0..self.n_pieces())
+            .filter(|&k| self.is_white(k) && Some(k) != skip)
+            .filter(|&k| {
+                if between(c.sq[k], c.bk) & changed != 0 {
+                    attacks(self.role(k), c.sq[k], occ) & bk != 0
+                } else {
+                    att[k] & bk != 0
+                }
+            })
+            .fold(king_attacks(c.bk), |a, k| a | !between(c.sq[k], c.bk))
+    }
+
+    /// Lanes where white's men attack `t`, where the black king steps from `c.bk`, the
+    /// piece `skip` (taken there) left out: a piece attacks it as the word stands, or
+    /// through the square the king leaves.
+    fn white_attacks_on_step(&self, c: &Config, att: &[u64; MAX_PIECES], t: Square, skip: Option<usize>) -> u64 {
+        let (bk, to) = (1u64 << c.bk, 1u64 << t);
+        (0..self.n_pieces())
+            .filter(|&k| self.is_white(k) && Some(k) != skip)
+            .filter(|&k| att[k] & to != 0 || (att[k] & bk != 0 && between(c.sq[k], t) & bk != 0))
+            .fold(king_attacks(t), |a, k| a | !between(c.sq[k], t))
+    }
+
+    /// The storage word of the men `sq` (layout `layout`) with the black king on code `bk_code`.
+    fn word_of(layout: &Layout, bk_code: u8, sq: &[Square]) -> usize {
+        (layout.slot(layout.index(bk_code, sq, 0)).expect("a triangle code") >> 6) as usize
+    }
+
+    /// The place of the men `sq` among the words of their black-king square.
+    fn local_word(&self, sq: &[Square]) -> usize {
+        (sq.iter().enumerate().fold(0, |a, (k, &s)| a | self.local_contrib[k][s as usize]) >> 6) as usize
+    }
+
+    /// The men after the piece `gone` is captured (the sub-endgame's order: ours without it).
+    fn without(&self, sq: &[Square], gone: usize) -> ([Square; MAX_PIECES], usize) {
+        let mut out = [0; MAX_PIECES];
+        let mut n = 0;
+        for (k, &s) in sq[..self.n_pieces()].iter().enumerate() {
+            if k != gone {
+                out[n] = s;
+                n += 1;
+            }
+        }
+        (out, n)
+    }
+
+    /// Black-to-move codes of the word's 64 lanes (illegal lanes 63), with the lanes that
+    /// are checkmate and stalemate.
+    pub(super) fn derive_btm(&self, c: &Config) -> (Lanes, u64, u64) {
+        if c.doubled {
+            return ([CODE_ILLEGAL; 64], 0, 0);
+        }
+        let n = self.n_pieces();
+        let att = self.piece_attacks(c);
+        let illegal = c.occ | self.black_attacks(c, &att, None, None);
+        let legal = !illegal;
+        let checked = self.white_checks(c, &att, None, None) & legal;
+        let mut acc = [0u8; 64];
+        // The black king's moves (its captures included): the successor's black king may
+        // leave the triangle, and its word is read through the symmetry that brings it back.
+        let mut targets = king_attacks(c.bk) & !c.black;
+        while targets != 0 {
+            let t = targets.trailing_zeros() as Square;
+            targets &= targets - 1;
+            let captured = (c.white & (1 << t) != 0).then(|| self.piece_on(c, t));
+            let lanes = legal & !self.white_attacks_on_step(c, &att, t, captured);
+            if lanes == 0 {
+                continue;
+            }
+            let sym = Symmetry::to_triangle(t);
+            let code = triangle_code(sym.apply(t)).expect("mapped into the triangle");
+            let perm = (sym.code() != 0).then(|| &self.perms[sym.code() as usize]);
+            let mut moved = [0; MAX_PIECES];
+            for (m, &s) in moved.iter_mut().zip(&c.sq[..n]) {
+                *m = sym.apply(s);
+            }
+            match captured {
+                None => {
+                    let w = Self::word_of(self.layout, code, &moved[..n]);
+                    fold_max(&mut acc, lanes, &self.wtm[64 * w..64 * w + 64], perm, btm_rank_quiet);
+                }
+                Some(j) => self.fold_capture_btm(&mut acc, lanes, j, code, &moved, perm),
+            }
+        }
+        // The other pieces' moves: the black king stays, so do the lanes. (This loop and
+        // white's in `derive_wtm` look alike; one generic over the side ran 13-20% slower.)
+        // Once every legal lane has an escape, no move can change its rank: the rest are
+        // skipped (most black-to-move positions of a run black holds).
+        for i in (0..n).filter(|&k| !self.is_white(k)) {
+            if legal & !escaped(&acc) == 0 {
+                break;
+            }
+            let s = c.sq[i];
+            let mut targets = attacks(self.role(i), s, c.occ) & !(c.black | 1 << c.bk);
+            while targets != 0 {
+                let t = targets.trailing_zeros() as Square;
+                targets &= targets - 1;
+                let captured = (c.white & (1 << t) != 0).then(|| self.piece_on(c, t));
+                let mut moved = c.sq;
+                moved[i] = t;
+                let blocked = between(s, t) | 1 << t;
+                let lanes = legal & !blocked & !self.white_checks(c, &att, Some((s, t)), captured);
+                if lanes == 0 {
+                    continue;
+                }
+                match captured {
+                    None => {
+                        let w = Self::word_of(self.layout, c.bk_code, &moved[..n]);
+                        fold_max(&mut acc, lanes, &self.wtm[64 * w..64 * w + 64], None, btm_rank_quiet);
+                    }
+                    Some(j) => self.fold_capture_btm(&mut acc, lanes, j, c.bk_code, &moved, None),
+                }
+            }
+        }
+        let (mut mates, mut stalemates) = (0u64, 0u64);
+        let codes = std::array::from_fn(|l| {
+            if illegal >> l & 1 != 0 {
+                return CODE_ILLEGAL;
+            }
+            if acc[l] == 0 {
+                if checked >> l & 1 != 0 {
+                    mates |= 1 << l;
+                } else {
+                    stalemates |= 1 << l;
+                }
+            }
+            btm_code(acc[l], checked >> l & 1 != 0)
+        });
+        (codes, mates, stalemates)
+    }
+
+    /// A black capture of white's piece `j` (the men `sq`, the black king on `bk_code`).
+    fn fold_capture_btm(
+        &self,
+        acc: &mut Lanes,
+        lanes: u64,
+        j: usize,
+        bk_code: u8,
+        sq: &[Square; MAX_PIECES],
+        perm: Option<&[u8; 64]>,
+    ) {
+        let Some(sub) = self.subs[j] else {
+            // White is left with a bare king: black escapes.
+            fold_max(acc, lanes, &[0; 64], None, |_| BTM_ESCAPE);
+            return;
+        };
+        let (rest, m) = self.without(sq, j);
+        let w = Self::word_of(&sub.layout, bk_code, &rest[..m]);
+        fold_max(acc, lanes, &sub.codes[64 * w..64 * w + 64], perm, btm_rank_capture);
+    }
+
+    /// White-to-move codes derived for the word's 64 lanes (illegal lanes 63), from black's
+    /// derived codes of the same black-king square (`btm`, in local order).
+    pub(super) fn derive_wtm(&self, c: &Config, u: usize, btm: &[u8]) -> Lanes {
+        if c.doubled {
+            return [CODE_ILLEGAL; 64];
+        }
+        let n = self.n_pieces();
+        let att = self.piece_attacks(c);
+        let illegal = c.occ | self.white_checks(c, &att, None, None);
+        let legal = !illegal;
+        let mut acc = [WTM_NO_WIN; 64];
+        let own = &btm[64 * u..][..64];
+        // The white king's quiet moves: lane to lane within the word.
+        let safe = !(c.occ | self.black_attacks(c, &att, None, None));
+        let mut lanes = legal;
+        while lanes != 0 {
+            let l = lanes.trailing_zeros() as usize;
+            lanes &= lanes - 1;
+            let mut to = king_attacks(l as Square) & safe;
+            while to != 0 {
+                let t = to.trailing_zeros() as usize;
+                to &= to - 1;
+                acc[l] = acc[l].min(wtm_rank_quiet(own[t]));
+            }
+        }
+        // Its captures: one successor for every lane next to the black piece.
+        for j in (0..n).filter(|&k| !self.is_white(k)) {
+            let t = c.sq[j];
+            if self.black_attacks(c, &att, None, Some(j)) & (1 << t) != 0 {
+                continue;
+            }
+            let sub = self.subs[j].expect("white keeps its pieces when it captures");
+            let (rest, m) = self.without(&c.sq, j);
+            let slot = sub.layout.slot(sub.layout.index(c.bk_code, &rest[..m], t)).expect("a triangle code");
+            let r = wtm_rank_capture(sub.codes[slot as usize]);
+            let mut lanes = king_attacks(t) & legal;
+            while lanes != 0 {
+                let l = lanes.trailing_zeros() as usize;
+                lanes &= lanes - 1;
+                acc[l] = acc[l].min(r);
+            }
+        }
+        // White's pieces: the king blocks a ray in some lanes and is exposed in others.
+        for i in (0..n).filter(|&k| self.is_white(k)) {
+            let s = c.sq[i];
+            let mut targets = attacks(self.role(i), s, c.occ) & !(c.white | 1 << c.bk);
+            while targets != 0 {
+                let t = targets.trailing_zeros() as Square;
+                targets &= targets - 1;
+                let captured = (c.black & (1 << t) != 0).then(|| self.piece_on(c, t));
+                let mut moved = c.sq;
+                moved[i] = t;
+                let blocked = between(s, t) | 1 << t;
+                let lanes = legal & !blocked & !self.black_attacks(c, &att, Some((s, t)), captured);
+                if lanes == 0 {
+                    continue;
+                }
+                match captured {
+                    None => {
+                        let w = self.local_word(&moved[..n]);
+                        fold_min(&mut acc, lanes, &btm[64 * w..64 * w + 64], None, wtm_rank_quiet);
+                    }
+                    Some(j) => {
+                        let sub = self.subs[j].expect("white keeps its pieces when it captures");
+                        let (rest, m) = self.without(&moved, j);
+                        let w = Self::word_of(&sub.layout, c.bk_code, &rest[..m]);
+                        fold_min(&mut acc, lanes, &sub.codes[64 * w..64 * w + 64], None, wtm_rank_capture);
+                    }
+                }
+            }
+        }
+        std::array::from_fn(|l| {
+            if illegal >> l & 1 != 0 {
+                CODE_ILLEGAL
+            } else if acc[l] == WTM_NO_WIN {
+                CODE_NONE
+            } else {
+                acc[l]
+            }
+        })
+    }
+
+    /// Whether identical men stand in increasing square order (the position counted once
+    /// in the distance summary, as `stats` counts it).
+    pub(super) fn in_order(&self, c: &Config) -> bool {
+        self.layout.identical_in_order(&c.sq[..self.n_pieces()])
+    }
+
+    /// The transposed image of a word whose black king is on the long diagonal (stored
+    /// twice), identical men put in increasing order if `sorted`: its place among the local words and its
+    /// storage word, or `None` elsewhere.
+    pub(super) fn transposed(&self, c: &Config, sorted: bool) -> Option<(usize, usize)> {
+        if c.bk & 7 != c.bk >> 3 || c.doubled {
+            return None;
+        }
+        let n = self.n_pieces();
+        let mut img = [0; MAX_PIECES];
+        for (m, &s) in img.iter_mut().zip(&c.sq[..n]) {
+            *m = Symmetry::TRANSPOSE.apply(s);
+        }
+        if sorted {
+            self.layout.sort_identical(&mut img[..n]);
+        }
+        Some((self.local_word(&img[..n]), Self::word_of(self.layout, c.bk_code, &img[..n])))
+    }
+
+    /// Lanes of storage word `word` (men `c`) whose transposed image (see
+    /// [`Run::transposed`]) is not a smaller slot: every lane off the diagonal.
+    pub(super) fn first_images(&self, c: &Config, word: usize, sorted: bool) -> u64 {
+        match self.transposed(c, sorted) {
+            Some((_, img)) => (0..64).fold(0u64, |m, l| {
+                let t = Symmetry::TRANSPOSE.apply(l as Square) as usize;
+                m | (((img, t) >= (word, l)) as u64) << l
+            }),
+            None => !0,
+        }
+    }
+
+    pub(super) fn describe(&self, c: &Config, stm: Color, lane: usize, word: usize) -> String {
+        let men = Men::of_squares(self.layout, c.bk, &c.sq[..self.n_pieces()], lane as Square, Pawns::none());
+        format!("{} {} slot {}: {}", self.material, side_name(stm), 64 * word + lane, men.describe(stm))
+    }
+}

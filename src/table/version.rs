@@ -1,0 +1,25 @@
+//! The marks every table file opens with, whatever its format: the magic, the format version
+//! (`docs/FORMAT.md`: the compact format is Part I, the uncompressed one Part II) and the
+//! header's length; and the name of a run's table in a folder.
+
+use crate::chess::Material;
+use std::path::{Path, PathBuf};
+
+/// The first eight bytes of every table file.
+pub const MAGIC: [u8; 8] = *b"TBSTREAM";
+/// Bytes of the header of every version (its last eight the header's checksum).
+pub const HEADER_LEN: usize = 256;
+/// Format version of the compact tables the generator publishes (Part I).
+pub const VERSION_COMPACT: u16 = 3;
+/// Format version of uncompressed tables of pawnless runs (Part II; runs being assembled,
+/// and tables published by older builds).
+pub const VERSION_UNCOMPRESSED: u16 = 1;
+/// Format version of uncompressed tables of runs with pawns (Part II).
+pub const VERSION_UNCOMPRESSED_PAWNS: u16 = 2;
+/// File name extension of a run's table.
+pub const EXTENSION: &str = "tbs";
+
+/// Path of a run's table in a folder.
+pub fn table_path(dir: &Path, material: &Material) -> PathBuf {
+    dir.join(format!("{material}.{EXTENSION}"))
+}
