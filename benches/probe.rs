@@ -8,8 +8,8 @@
 //! cargo bench --bench probe
 //! ```
 
-#[path = "../tests/common/mod.rs"]
-mod common;
+#[path = "../tests/it/rng.rs"]
+mod rng;
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use std::hint::black_box;
 use std::path::PathBuf;
@@ -40,7 +40,7 @@ fn tables() -> PathBuf {
 /// Random legal KQRvKR positions (either colour holding the queen, either side to move),
 /// from a fixed seed: random placements, illegal ones rejected.
 fn random_positions(n: usize, halfmove: u32) -> Vec<Position> {
-    let mut rng = common::Rng(0x2545_f491_4f6c_dd1du64);
+    let mut rng = rng::Rng(0x2545_f491_4f6c_dd1du64);
     let mut next = move || rng.next();
     let mut out = Vec::with_capacity(n);
     while out.len() < n {

@@ -22,8 +22,6 @@
 //! decoded blocks with `CompactTable::block`; its summaries and longest distances with a scan
 //! of every position by the document's rules.
 
-mod common;
-
 use cozy_chess::{Board, BoardBuilder};
 use std::collections::HashMap;
 use std::io::Write;
@@ -1471,13 +1469,35 @@ fn scan(t: &DocTable) -> Result<Scan, String> {
 // The library side: tables built by the binary, probes through `tbstream probe`
 // =======================================================================================
 
-/// The tables of `gen KQvKR KRvKN KRRvK` (with their sub-endgames), built once.
-fn tables_dir() -> &'static Path {
-    static DIR: OnceLock<tempfile::TempDir> = OnceLock::new();
-    DIR.get_or_init(|| {
-        let dir = common::shared_tempdir();
+/// Removes `path` when the test binary exits: the folders of tables are held in statics,
+/// which are never dropped, so their `TempDir`s would otherwise stay behind.
+fn remove_at_exit(path: &Path) {
+    static PATHS: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());
+    extern "C" fn remove_all() {
+        if let Ok(paths) = PATHS.lock() {
+            for p in paths.iter() {
+                let _ = std::fs::remove_dir_all(p);
+            }
+        }
+    }
+    let mut paths = PATHS.lock().unwrap();
+    if paths.is_empty() {
+        // SAFETY: `remove_all` is a plain function that neither unwinds nor calls `exit`.
+        unsafe { libc::atexit(remove_all) };
+    }
+    paths.push(path.to_path_buf());
+}
+
+/// A folder of the tables `tbstream gen ARGS` builds, made once per `cell` (and removed when
+/// the test binary exits).
+fn gen_once(cell: &'static OnceLock<tempfile::TempDir>, args: &[&str]) -> &'static Path {
+    cell.get_or_init(|| {
+        let dir = tempfile::tempdir().expect("a temporary folder");
+        remove_at_exit(dir.path());
         let out = Command::new(env!("CARGO_BIN_EXE_tbstream"))
-            .args(["gen", "KQvKR", "KRvKN", "KRRvK", "--out"])
+            .arg("gen")
+            .args(args)
+            .arg("--out")
             .arg(dir.path())
             .output()
             .expect("running tbstream gen");
@@ -1485,6 +1505,12 @@ fn tables_dir() -> &'static Path {
         dir
     })
     .path()
+}
+
+/// The tables of `gen KQvKR KRvKN KRRvK` (with their sub-endgames), built once.
+fn tables_dir() -> &'static Path {
+    static DIR: OnceLock<tempfile::TempDir> = OnceLock::new();
+    gen_once(&DIR, &["KQvKR", "KRvKN", "KRRvK"])
 }
 
 fn doc_tables() -> &'static DocTables {
@@ -1602,16 +1628,19 @@ fn compare_with_library(fens: &[String]) -> [usize; 3] {
     compare(doc_tables(), fens, &library_probe(fens))
 }
 
-/// The tables with pawns of `tests/common` (KPvK .. KRPvK and their closures, pawnless
-/// sub-endgames included), read by the reader.
+/// The tables with pawns of the reference folder but KRPvKR (KPvK .. KRPvK and their
+/// closures, pawnless sub-endgames included), read by the reader.
 fn pawn_doc_tables() -> &'static DocTables {
     static TABLES: OnceLock<DocTables> = OnceLock::new();
     TABLES.get_or_init(|| DocTables::open(pawn_dir()))
 }
 
-/// `common::pawn_tables()` (removed when the test binary exits).
+/// The tables of `gen KPvK KPvKP KQvKP KRvKP KBvKP KNvKP KPPvK KBPvK KNPvK KQPvK KRPvK`,
+/// built once (as `fixtures::pawn_tables()` of the `it` binary, which cannot share them).
 fn pawn_dir() -> &'static Path {
-    common::pawn_tables()
+    static DIR: OnceLock<tempfile::TempDir> = OnceLock::new();
+    let sigs = ["KPvK", "KPvKP", "KQvKP", "KRvKP", "KBvKP", "KNvKP", "KPPvK", "KBPvK", "KNPvK", "KQPvK", "KRPvK"];
+    gen_once(&DIR, &[&sigs[..], &["--threads", "2"]].concat())
 }
 
 /// The library's view of `pawn_dir()`.

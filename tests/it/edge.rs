@@ -2,13 +2,16 @@
 //! distance, `docs/CURSED.md` part 2) against the reference's ply-accurate distances: a won
 //! position whose exact distance has the other parity than its step is in `E_k`, and only
 //! then. The build computes them only when step 101 is reached; the testing knob
-//! `TBSTREAM_EDGE_DUMP` makes it follow every level's edge and write the sets out. (Alone in
-//! its test binary: the knob is process-wide.)
+//! `TBSTREAM_EDGE_DUMP` makes it follow every level's edge and write the sets out.
+//!
+//! The knob is read from the environment of the process that builds, so the tables are built
+//! by `tbstream gen` in a child process that alone has it set: set in this process, which
+//! runs the other modules' tests in parallel, it would reach their in-process builds and
+//! every child they start.
 
-mod common;
-use common::*;
+use crate::util::{gen, read_reference, stderr};
 use std::collections::HashMap;
-use tbstream::{generate, Color, GenOptions, Layout, Material, Position, SilentProgress, Tablebase};
+use tbstream::{Color, Layout, Material, Position, Tablebase};
 
 #[test]
 fn edge_sets_are_the_positions_one_ply_shorter_than_their_step() {
@@ -17,10 +20,9 @@ fn edge_sets_are_the_positions_one_ply_shorter_than_their_step() {
     let tables = ["KQRvK", "KRBvK", "KQBvK", "KQNvK", "KRNvK"];
     let dir = tempfile::tempdir().unwrap();
     let dump = tempfile::tempdir().unwrap();
-    std::env::set_var("TBSTREAM_EDGE_DUMP", dump.path());
-    let sigs: Vec<Material> = tables.iter().map(|t| Material::parse(t).unwrap()).collect();
-    generate(&sigs, &GenOptions::new(dir.path(), 2), &SilentProgress).unwrap();
-    std::env::remove_var("TBSTREAM_EDGE_DUMP");
+    let knob = [("TBSTREAM_EDGE_DUMP", dump.path().to_str().unwrap())];
+    let o = gen(dir.path(), &[&tables[..], &["--threads", "2"]].concat(), &knob);
+    assert!(o.status.success(), "{}", stderr(&o));
     let tb = Tablebase::open(dir.path()).unwrap();
     let (mut in_edge, mut outside) = (0, 0);
     for table in tables {

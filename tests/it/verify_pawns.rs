@@ -3,12 +3,12 @@
 //! valid checksums, so that only the contents are wrong), a changed level record or slice key,
 //! and names a missing sub-table.
 
-mod common;
+use crate::fixtures::{krpvkr, pawn_tables, PAWN_TABLES};
+use crate::util::{self, all_codes, material as m, tbstream};
 use std::path::Path;
-use std::sync::OnceLock;
 use tbstream::file::compact::CompactTable;
 use tbstream::file::table_path;
-use tbstream::{generate, verify_run, verify_signature, Color, GenOptions, Layout, Material, SilentProgress};
+use tbstream::{verify_run, verify_signature, Color, Layout};
 use tbstream::{Piece, Position, Role};
 
 /// The signatures checked, with the reference's counts for their runs (docs: `pawns.md` §8,
@@ -36,32 +36,16 @@ const REFERENCE: [(&str, u64, u64); 16] = [
     ("KRvKRP", 49_187_154, 972_793),
 ];
 
-fn m(s: &str) -> Material {
-    Material::parse(s).unwrap()
-}
-
-/// The tables of `SIGNATURES` and their closure, built once per test binary.
+/// The tables of `SIGNATURES` and their closure: the shared pawn tables.
 fn tables() -> &'static Path {
-    static DIR: OnceLock<tempfile::TempDir> = OnceLock::new();
-    DIR.get_or_init(|| {
-        let dir = common::shared_tempdir();
-        let sigs: Vec<Material> = SIGNATURES.iter().map(|s| m(s)).collect();
-        generate(&sigs, &GenOptions::new(dir.path(), 2), &SilentProgress).unwrap();
-        dir
-    })
-    .path()
+    // The shared folder is built from these signatures (in another order).
+    assert!(SIGNATURES.len() == 11 && SIGNATURES.iter().all(|s| PAWN_TABLES[..11].contains(s)));
+    pawn_tables()
 }
 
 /// A private copy of the tables, to damage.
 fn copy_tables() -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    for entry in std::fs::read_dir(tables()).unwrap() {
-        let p = entry.unwrap().path();
-        if p.extension().is_some_and(|e| e == "tbs") {
-            std::fs::copy(&p, dir.path().join(p.file_name().unwrap())).unwrap();
-        }
-    }
-    dir
+    util::copy_tables(tables(), |_| true)
 }
 
 /// The position of a slot of a table with pawns, if legal.
@@ -89,7 +73,7 @@ fn position_of_slot(layout: &Layout, slot: u64, stm: Color) -> Option<Position> 
 /// FEN and code.
 fn find_slot(path: &Path, stm: Color, from: u64, want: impl Fn(u8) -> bool) -> (u64, String, u8) {
     let layout = Layout::new(&CompactTable::open(path).unwrap().header.material);
-    let codes = common::all_codes(path, stm);
+    let codes = all_codes(path, stm);
     (from..layout.n_slots)
         .find_map(|slot| {
             let code = codes[slot as usize];
@@ -149,8 +133,8 @@ fn detects_a_changed_distance() {
         let copy = copy_tables();
         let path = table_path(copy.path(), &m(run));
         let (slot, fen, code) = find_slot(&path, Color::White, from, |c| codes.contains(&c));
-        common::set_dtz(&path, slot, code ^ 1);
-        assert_eq!(common::all_codes(&path, Color::White)[slot as usize], code ^ 1);
+        util::set_dtz(&path, slot, code ^ 1);
+        assert_eq!(all_codes(&path, Color::White)[slot as usize], code ^ 1);
         let err = verify_err(copy.path(), run);
         assert!(err.contains(" - - 0 1"), "{run} slot {slot} ({fen}): {err}");
         // Black's side is derived first from white's distances: a predecessor may be the
@@ -169,7 +153,7 @@ fn detects_a_changed_class() {
         let copy = copy_tables();
         let path = table_path(copy.path(), &m(run));
         let (slot, fen, _) = find_slot(&path, stm, 1 << 19, |c| (1..=50).contains(&c) || c == 62);
-        common::set_slot_class(&path, stm, slot, 0);
+        util::set_slot_class(&path, stm, slot, 0);
         let err = verify_err(copy.path(), run);
         assert!(err.contains(" - - 0 1"), "{run} {stm:?} slot {slot} ({fen}): {err}");
         if stm == Color::Black {
@@ -189,7 +173,7 @@ fn detects_a_mirror_image_that_disagrees() {
     let slice = (0..slices.len() as u32).find(|&s| slices.pawns(s).orientation().is_eq()).unwrap();
     let (slot, fen, code) =
         find_slot(&path, Color::White, (slice as u64) << layout.total_bits, |c| (2..=50).contains(&c));
-    common::set_dtz(&path, slot, code ^ 1);
+    util::set_dtz(&path, slot, code ^ 1);
     let err = verify_err(copy.path(), "KPPvK");
     assert!(err.contains("mirror image") || err.contains("black to move"), "{fen} code {code}: {err}");
 }
@@ -210,7 +194,7 @@ fn detects_a_wrong_level_record() {
         let path = table_path(copy.path(), &run);
         let mut slices = original.clone();
         slices[at] += 1;
-        common::rewrite_compact(&path, |_, _, _| {}, Some(slices));
+        util::rewrite_compact(&path, |_, _, _| {}, Some(slices));
         let err = verify_err(copy.path(), "KPvKP");
         assert!(err.contains(what), "{what}: {err}");
     }
@@ -235,23 +219,19 @@ fn names_a_missing_sub_table() {
 /// `tbstream verify` on a pawn signature: both runs ok.
 #[test]
 fn verify_command_accepts_pawn_tables() {
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_tbstream"))
-        .args(["verify", "--tables", tables().to_str().unwrap(), "KRvKP", "--threads", "2"])
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let (code, stdout, stderr) =
+        tbstream(&["verify", "--tables", tables().to_str().unwrap(), "KRvKP", "--threads", "2"]);
+    assert_eq!(code, Some(0), "{stderr}");
     assert!(stdout.contains("KRvKP: ok") && stdout.contains("KPvKR: ok"), "{stdout}");
 }
 
-/// KRPvKR, 5 men (29 runs): about a minute to build and 5 to 10 minutes to verify on 2 cores,
-/// so not in CI: `cargo test --release --test verify_pawns -- --ignored`.
+/// KRPvKR, 5 men (29 runs): about a minute to build (the folder `reference` reads) and 5 to
+/// 10 minutes to verify on 2 cores, so not in CI:
+/// `cargo test --release --test it verify_pawns::accepts_krpvkr -- --ignored`.
 #[test]
 #[ignore]
 fn accepts_krpvkr() {
-    let dir = tempfile::tempdir().unwrap();
-    generate(&[m("KRPvKR")], &GenOptions::new(dir.path(), 2), &SilentProgress).unwrap();
-    for r in verify_signature(dir.path(), &m("KRPvKR"), 2, |_, _, _| {}).unwrap_or_else(|e| panic!("{e:#}")) {
+    for r in verify_signature(krpvkr(), &m("KRPvKR"), 2, |_, _, _| {}).unwrap_or_else(|e| panic!("{e:#}")) {
         let name = r.material.to_string();
         let &(_, won, lost) = REFERENCE.iter().find(|(run, _, _)| *run == name).unwrap();
         assert_eq!((r.wtm.won, r.btm.won), (won, lost), "{name}: the reference's counts");
@@ -264,14 +244,14 @@ fn accepts_krpvkr() {
 #[test]
 fn sampled_verification_of_pawn_tables() {
     let sample = |dir: &Path, sigs: &[&str]| {
-        common::verify_sample(&[&["--tables", dir.to_str().unwrap(), "--sample", "5000"], sigs].concat())
+        tbstream(&[&["verify", "--tables", dir.to_str().unwrap(), "--sample", "5000"], sigs].concat())
     };
     let (code, stdout, stderr) = sample(tables(), &SIGNATURES);
     assert_eq!(code, Some(0), "{stderr}");
     assert!(stdout.contains("KRPvK: ok, sampled 5000") && stdout.contains("KPvKP: ok"), "{stdout}");
     let copy = copy_tables();
     let path = table_path(copy.path(), &m("KQvKP"));
-    common::lengthen_middle_distance_block(&path);
+    util::lengthen_middle_distance_block(&path);
     let (code, _, stderr) = sample(copy.path(), &["KQvKP"]);
     assert_eq!(code, Some(2), "{stderr}");
     assert!(stderr.contains("KQvKP wtm slot") && stderr.contains(" w - - 0 1"), "{stderr}");

@@ -1,18 +1,21 @@
 //! The WDL and distance probes allocate nothing once a position's tables are open and the
 //! blocks they read are in the block cache (a miss decodes a block into a new buffer).
 //!
-//! A counting global allocator (per thread, so that the test harness's own threads do not
-//! disturb the count) wraps the system allocator; after a warm-up that opens the runs and
-//! decodes the blocks the positions read (a loser's distance reads the winner's distances
-//! after each of its moves), 10,000 `probe_wdl` and 10,000 `probe` calls over those random
-//! legal positions must not allocate.
+//! A counting global allocator wraps the system allocator; after a warm-up that opens the
+//! runs and decodes the blocks the positions read (a loser's distance reads the winner's
+//! distances after each of its moves), 10,000 `probe_wdl` and 10,000 `probe` calls over those
+//! random legal positions must not allocate.
+//!
+//! The allocator serves the whole test binary, whose other tests run in parallel on other
+//! threads: each thread counts its own allocations (a thread-local counter), and the test
+//! reads only its own thread's, so it sees the probes' allocations and no other test's. The
+//! probes run on the test's thread, through a `Tablebase` (and block cache) of its own.
 
-mod common;
+use crate::fixtures;
+use crate::util::Rng;
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
-use tbstream::SilentProgress;
-use tbstream::{generate, GenOptions};
-use tbstream::{Color, Material, Position, Tablebase};
+use tbstream::{Color, Position, Tablebase};
 
 struct Counting;
 
@@ -54,7 +57,7 @@ fn allocations() -> u64 {
 fn random_positions(n: usize) -> Vec<Position> {
     use tbstream::Piece;
     use tbstream::Role;
-    let mut rng = common::Rng(0x9e37_79b9_7f4a_7c15u64);
+    let mut rng = Rng(0x9e37_79b9_7f4a_7c15u64);
     let mut next = move || rng.next();
     let sets: [&[(Color, Role)]; 4] = [
         &[(Color::White, Role::Queen), (Color::Black, Role::Rook)],
@@ -84,10 +87,7 @@ fn random_positions(n: usize) -> Vec<Position> {
 
 #[test]
 fn wdl_and_distance_probes_do_not_allocate() {
-    let dir = tempfile::tempdir().unwrap();
-    let sigs = [Material::parse("KQvKR").unwrap()];
-    generate(&sigs, &GenOptions::new(dir.path(), 2), &SilentProgress).unwrap();
-    let tb = Tablebase::open(dir.path()).unwrap();
+    let tb = Tablebase::open(fixtures::kqvkr()).unwrap();
     let positions = random_positions(2000);
     // Warm-up: opens every run the positions need and fills the block cache.
     let mut expected = Vec::with_capacity(positions.len());

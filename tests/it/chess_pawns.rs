@@ -1,8 +1,7 @@
 //! The plain board with pawns: legal moves, en passant and promotions cross-checked with
 //! `cozy-chess` by perft and move lists on random positions; FEN round trips and refusals.
 
-mod common;
-use common::Rng;
+use crate::util::Rng;
 use cozy_chess::Board;
 use tbstream::{Color, FenError, Move, Piece, Position, Role};
 

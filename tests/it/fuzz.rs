@@ -8,7 +8,7 @@
 //! header fields overwritten (with the checksums optionally rewritten so the damage is not
 //! caught at the door). Whatever parses is then exercised further (round trips, moves, probes).
 //!
-//! - `cargo test --release --test fuzz` runs each target for a small fixed number of cases.
+//! - `cargo test --release --test it fuzz::` runs each target for a small fixed number of cases.
 //! - `scripts/fuzz.sh [SECONDS]` runs the `#[ignore]`d `timed_*` tests, which repeat batches of
 //!   cases until `FUZZ_SECS` seconds have passed and print how many cases ran.
 //!
@@ -16,7 +16,7 @@
 //! input, with the panic's message and location; the failing seed is saved under
 //! `proptest-regressions/` and replayed first on the next run.
 
-mod common;
+use crate::fixtures;
 use proptest::prelude::*;
 use proptest::sample::Index;
 use proptest::test_runner::{Config, FileFailurePersistence, TestCaseError, TestError, TestRunner};
@@ -32,8 +32,7 @@ use tbstream::file::{table_path, HEADER_LEN};
 use tbstream::verify_run;
 use tbstream::Layout;
 use tbstream::Role;
-use tbstream::SilentProgress;
-use tbstream::{generate, is_built, load_bitbase, GenOptions};
+use tbstream::{is_built, load_bitbase};
 use tbstream::{Color, Material, Tablebase};
 use tbstream::{Piece, Position};
 use xxhash_rust::xxh3::xxh3_64;
@@ -185,14 +184,7 @@ macro_rules! check {
 
 /// KQvK, KRvK, KQvKR and KRvKQ, built once per test binary.
 fn good_tables() -> &'static Path {
-    static DIR: OnceLock<tempfile::TempDir> = OnceLock::new();
-    DIR.get_or_init(|| {
-        let dir = common::shared_tempdir();
-        let sig = Material::parse("KQvKR").unwrap();
-        generate(&[sig], &GenOptions::new(dir.path(), 2), &SilentProgress).unwrap();
-        dir
-    })
-    .path()
+    fixtures::kqvkr()
 }
 
 fn good_tablebase() -> &'static Tablebase {

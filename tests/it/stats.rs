@@ -1,8 +1,8 @@
 //! `tbstream stats`: the longest wins of every endgame in the reference folder equal the
 //! reference README's table, the counts are consistent, and the histogram is drawn.
 
-mod common;
-use common::*;
+use crate::fixtures::{cursed_tables, pawn_tables, small_tables, CURSED};
+use crate::util::{bin, reference_dir, Rng};
 use std::path::Path;
 use std::process::Command;
 use tbstream::Material;
@@ -28,10 +28,7 @@ fn readme_longest_wins() -> Vec<(String, u64, u64)> {
 }
 
 fn stats_json(dir: &Path, sig: &str) -> serde_json::Value {
-    let out = Command::new(env!("CARGO_BIN_EXE_tbstream"))
-        .args(["stats", "--tables", dir.to_str().unwrap(), sig, "--json"])
-        .output()
-        .unwrap();
+    let out = Command::new(bin()).args(["stats", "--tables", dir.to_str().unwrap(), sig, "--json"]).output().unwrap();
     assert!(out.status.success(), "stats {sig}: {}", String::from_utf8_lossy(&out.stderr));
     serde_json::from_slice(&out.stdout).unwrap()
 }
@@ -39,12 +36,14 @@ fn stats_json(dir: &Path, sig: &str) -> serde_json::Value {
 #[test]
 fn longest_wins_match_the_reference_and_counts_add_up() {
     let rows = readme_longest_wins();
-    // The 3- and 4-men tables are shared; the larger ones (KQRvKR) are built here.
-    let big = tempfile::tempdir().unwrap();
-    let larger: Vec<Material> = rows.iter().map(|r| Material::parse(&r.0).unwrap()).filter(|m| m.men() > 4).collect();
-    generate(&larger, &GenOptions::new(big.path(), 2), &SilentProgress).unwrap();
+    // The 3- and 4-men tables, and the larger ones (KQRvKR), are shared.
     for (table, white, black) in &rows {
-        let dir = if Material::parse(table).unwrap().men() > 4 { big.path() } else { small_tables() };
+        let dir = if Material::parse(table).unwrap().men() > 4 {
+            assert!(CURSED.contains(&table.as_str()), "{table}: no shared folder builds it");
+            cursed_tables()
+        } else {
+            small_tables()
+        };
         let s = stats_json(dir, table);
         let got = (s["longest_white_win"].as_u64().unwrap(), s["longest_black_win"].as_u64().unwrap());
         println!("{table}: longest wins white {} black {} (reference {white} {black})", got.0, got.1);
@@ -87,10 +86,7 @@ fn known_counts_of_small_endgames() {
     assert_eq!(s["white_to_move"]["draws"], 0);
     assert_eq!(s["longest_white_win"], 20);
     let fen = s["black_to_move"]["longest_white_win"]["fen"].as_str().unwrap();
-    let probe = Command::new(env!("CARGO_BIN_EXE_tbstream"))
-        .args(["probe", "--tables", dir.to_str().unwrap(), fen])
-        .output()
-        .unwrap();
+    let probe = Command::new(bin()).args(["probe", "--tables", dir.to_str().unwrap(), fen]).output().unwrap();
     let line = String::from_utf8(probe.stdout).unwrap();
     assert_eq!(line.split('\t').nth(2), Some("-20"), "{line}");
 }
@@ -101,7 +97,7 @@ fn histogram_is_drawn_as_svg_and_png() {
     let out = tempfile::tempdir().unwrap();
     for name in ["h.svg", "h.png"] {
         let path = out.path().join(name);
-        let o = Command::new(env!("CARGO_BIN_EXE_tbstream"))
+        let o = Command::new(bin())
             .args(["stats", "--tables", dir.to_str().unwrap(), "KQvKR", "--plot", path.to_str().unwrap()])
             .output()
             .unwrap();
@@ -115,7 +111,7 @@ fn histogram_is_drawn_as_svg_and_png() {
             assert_eq!(&bytes[..8], b"\x89PNG\r\n\x1a\n");
         }
     }
-    let o = Command::new(env!("CARGO_BIN_EXE_tbstream"))
+    let o = Command::new(bin())
         .args(["stats", "--tables", dir.to_str().unwrap(), "KQvKR", "--plot", "x.gif"])
         .output()
         .unwrap();
@@ -123,7 +119,7 @@ fn histogram_is_drawn_as_svg_and_png() {
     for bad in [vec!["KQvKQQQQ"], vec!["KBvKB", "--tables", "/nonexistent"]] {
         let mut args = vec!["stats"];
         args.extend(bad);
-        let o = Command::new(env!("CARGO_BIN_EXE_tbstream")).args(&args).output().unwrap();
+        let o = Command::new(bin()).args(&args).output().unwrap();
         assert_eq!(o.status.code(), Some(2), "{args:?}");
         assert!(String::from_utf8_lossy(&o.stderr).starts_with("error:"));
     }
@@ -209,13 +205,10 @@ fn readme_cursed_rows() -> Vec<(String, [u64; 10], Option<u64>)> {
 fn cursed_wins_and_blessed_losses_match_the_reference() {
     // KBBvKN, KBNvKN, KRBvKR and KQRvKR with their sub-endgames: about a minute on 2 cores.
     let rows = readme_cursed_rows();
-    let tables = ["KBBvKN", "KBNvKN", "KRBvKR", "KQRvKR"];
-    let dir = tempfile::tempdir().unwrap();
-    let sigs: Vec<Material> = tables.iter().map(|t| Material::parse(t).unwrap()).collect();
-    generate(&sigs, &GenOptions::new(dir.path(), 2), &SilentProgress).unwrap();
-    for table in tables {
+    let dir = cursed_tables();
+    for table in CURSED {
         let (_, reference, longest) = rows.iter().find(|r| r.0 == table).expect("the table in the README").clone();
-        let s = stats_json(dir.path(), table);
+        let s = stats_json(dir, table);
         let side = |stm: &str| {
             let n = |k: &str| s[stm][k].as_u64().unwrap();
             // The side to move's view: win, cursed win, draw, blessed loss, loss.
@@ -254,13 +247,13 @@ fn cursed_wins_and_blessed_losses_match_the_reference() {
         assert_eq!(run["cursed_marked"], true, "{table}");
         assert_eq!(run["edge_exact"], true, "{table}");
         if table == "KBBvKN" {
-            check_edge_and_cursed_positions(dir.path(), &s);
+            check_edge_and_cursed_positions(dir, &s);
         }
         // The verifier re-derives every cursed position from its successors and finds them
         // where the statistics do.
         let signature = Material::parse(table).unwrap();
         for run in signature.runs_of_signature() {
-            let r = tbstream::verify_run(dir.path(), &run, 2, |_, _| {}).unwrap_or_else(|e| panic!("{run}: {e:#}"));
+            let r = tbstream::verify_run(dir, &run, 2, |_, _| {}).unwrap_or_else(|e| panic!("{run}: {e:#}"));
             if run == signature {
                 let cursed = |stm: &str| s[stm]["white_cursed_wins"].as_u64().unwrap() > 0;
                 assert_eq!(r.wtm.cursed > 0, cursed("white_to_move"), "{run}: {:?}", r.wtm);
@@ -408,18 +401,6 @@ fn captures_and_promotions_into_cursed_positions_are_followed() {
     }
     let seen = check_categories_one_ply(&tb, "KBPkn", 20_000);
     println!("KBPvKN, 20,000 random positions: {seen:?}");
-}
-
-/// A small deterministic generator (xorshift).
-struct Rng(u64);
-
-impl Rng {
-    fn below(&mut self, n: u64) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0 % n
-    }
 }
 
 /// A random legal position with the men of `men` (upper case white, lower case black; the

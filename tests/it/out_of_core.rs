@@ -2,41 +2,15 @@
 //! a killed job resumes to byte-identical output, damage in any kind of file is reported
 //! and recomputed, and a full disk is a clear error that a later run recovers from.
 
-mod common;
-use common::{assert_same_tables, tables};
+use crate::fixtures::{self, shared_tempdir, SMALL};
+use crate::util::{assert_same_tables, bin, gen, stderr, tables};
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-fn bin() -> &'static str {
-    env!("CARGO_BIN_EXE_tbstream")
-}
-
-fn gen(out: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
-    let mut cmd = Command::new(bin());
-    cmd.arg("gen").args(args).arg("--out").arg(out);
-    for (k, v) in env {
-        cmd.env(k, v);
-    }
-    let o = cmd.output().expect("run tbstream");
-    let err = String::from_utf8_lossy(&o.stderr);
-    assert!(!err.contains("panicked"), "panic: {err}");
-    o
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-/// A reference build of KQvKR (with KQvK, KRvK, KRvKQ), made once.
+/// A reference build of KQvKR (with KQvK, KRvK, KRvKQ).
 fn reference() -> &'static Path {
-    static DIR: std::sync::OnceLock<tempfile::TempDir> = std::sync::OnceLock::new();
-    DIR.get_or_init(|| {
-        let d = common::shared_tempdir();
-        assert!(gen(d.path(), &["KQvKR"], &[]).status.success());
-        d
-    })
-    .path()
+    fixtures::kqvkr()
 }
 
 /// A fresh folder holding the finished 3-men sub-endgames of KQvKR.
@@ -50,7 +24,7 @@ fn with_subs() -> tempfile::TempDir {
 
 #[test]
 fn output_does_not_depend_on_chunks_memory_or_threads() {
-    let sigs: Vec<&str> = common::SMALL.to_vec();
+    let sigs: Vec<&str> = SMALL.to_vec();
     let many = tempfile::tempdir().unwrap();
     let one = tempfile::tempdir().unwrap();
     // Default plan: as many chunks as the index allows (10 white, 8 black for 4 men).
@@ -302,9 +276,9 @@ fn a_damaged_solved_level_is_solved_again_with_the_levels_after_it() {
 /// KQRvKR, and KBBvKN (cursed wins: its chains go past step 100).
 #[test]
 fn sparse_and_dense_steps_give_identical_tables() {
-    let dense = common::shared_tempdir();
-    let sparse = common::shared_tempdir();
-    let sigs: Vec<&str> = [&common::SMALL[..], &["KRvKP", "KBPvK"]].concat();
+    let dense = shared_tempdir();
+    let sparse = shared_tempdir();
+    let sigs: Vec<&str> = [&SMALL[..], &["KRvKP", "KBPvK"]].concat();
     for (dir, mode) in [(&dense, "dense"), (&sparse, "sparse")] {
         let o = gen(dir.path(), &[&sigs[..], &["--steps", mode, "--mem", "64MiB"]].concat(), &[]);
         assert!(o.status.success(), "{}", stderr(&o));

@@ -1,8 +1,8 @@
 //! The index and the stored values respect the board's symmetries, exhaustively for the
 //! 3- and 4-men tables; the longest wins match the reference landmarks.
 
-mod common;
-use common::*;
+use crate::fixtures::{small_tables, SMALL};
+use crate::util::all_codes;
 use tbstream::file::compact::CompactTable;
 use tbstream::file::table_path;
 use tbstream::longest_win;

@@ -2,28 +2,18 @@
 //! `docs/FORMAT.md`, the bitbases agree with the values, lines end where they should, and a
 //! `Tablebase` is shared between threads.
 
-mod common;
-use common::Rng;
+use crate::fixtures;
+use crate::util::{all_codes, Rng};
 use std::path::Path;
-use std::sync::OnceLock;
 use tbstream::file::code_to_distance;
 use tbstream::men_in_layout_order;
 use tbstream::Piece;
 use tbstream::Role;
-use tbstream::SilentProgress;
-use tbstream::{generate, GenOptions};
 use tbstream::{Color, Material, Position, Probe, Tablebase, Wdl};
 
-/// KQvKR and its sub-endgames (KQvK, KRvK, KRvKQ), built once per test binary.
+/// KQvKR and its sub-endgames (KQvK, KRvK, KRvKQ).
 fn tables() -> &'static Path {
-    static DIR: OnceLock<tempfile::TempDir> = OnceLock::new();
-    DIR.get_or_init(|| {
-        let dir = common::shared_tempdir();
-        let sigs = [Material::parse("KQvKR").unwrap()];
-        generate(&sigs, &GenOptions::new(dir.path(), 2), &SilentProgress).unwrap();
-        dir
-    })
-    .path()
+    fixtures::kqvkr()
 }
 
 /// Random legal positions of KQvKR, KRvKQ, KQvK, KvKR, KvK (and mirrored), with fresh clocks.
@@ -128,7 +118,7 @@ fn loaded_bitbases_agree_with_classes_everywhere() {
         let bitbase = tbstream::load_bitbase(tables(), &m).unwrap();
         let layout = tbstream::Layout::new(&m);
         for stm in [Color::White, Color::Black] {
-            let codes = common::all_codes(&tbstream::file::table_path(tables(), &m), stm);
+            let codes = all_codes(&tbstream::file::table_path(tables(), &m), stm);
             let words = if stm == Color::White { &bitbase.wtm } else { &bitbase.btm };
             for slot in 0..layout.n_slots {
                 let bit = (words.get((slot / 64) as usize) >> (slot % 64)) & 1 == 1;

@@ -1,8 +1,8 @@
 //! Tables with pawns: the left-right mirror probes alike, en passant is valued, and bad
 //! input is refused.
 
-mod common;
-use common::*;
+use crate::fixtures::pawn_tables;
+use crate::util::Rng;
 use tbstream::{Color, Material, Piece, Position, Role, Tablebase};
 
 /// A random legal position of `sig` (white's men before `v`), side to move random, no

@@ -1,52 +1,20 @@
 //! Faults of long unattended runs: a disk that fills up mid-run and gets space back, two
 //! jobs on one folder (and a killed holder), and an output folder that cannot be written.
 
-mod common;
+use crate::fixtures;
+use crate::util::{assert_same_tables, gen_cmd, stderr};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-fn bin() -> &'static str {
-    env!("CARGO_BIN_EXE_tbstream")
+/// `tbstream gen KQvKR EXTRA --out OUT`, not started yet.
+fn gen_kqvkr(out: &Path, extra: &[&str]) -> Command {
+    gen_cmd(out, &[&["KQvKR"], extra].concat(), &[])
 }
 
-fn gen_cmd(out: &Path, extra: &[&str]) -> Command {
-    let mut cmd = Command::new(bin());
-    cmd.args(["gen", "KQvKR", "--out"]).arg(out).args(extra);
-    cmd
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-/// A reference build of KQvKR (with KQvK, KRvK, KRvKQ), made once.
-fn reference() -> &'static Path {
-    static DIR: std::sync::OnceLock<tempfile::TempDir> = std::sync::OnceLock::new();
-    DIR.get_or_init(|| {
-        let d = common::shared_tempdir();
-        let o = gen_cmd(d.path(), &[]).output().unwrap();
-        assert!(o.status.success(), "{}", stderr(&o));
-        d
-    })
-    .path()
-}
-
-/// Asserts that `dir` holds exactly the reference's tables, byte for byte.
+/// Asserts that `dir` holds exactly the tables of `gen KQvKR`, byte for byte.
 fn assert_reference_tables(dir: &Path) {
-    let names = |d: &Path| {
-        let mut v: Vec<String> = std::fs::read_dir(d)
-            .unwrap()
-            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-            .filter(|n| n.ends_with(".tbs"))
-            .collect();
-        v.sort();
-        v
-    };
-    assert_eq!(names(dir), names(reference()));
-    for n in names(reference()) {
-        assert!(std::fs::read(dir.join(&n)).unwrap() == std::fs::read(reference().join(&n)).unwrap(), "{n} differs");
-    }
+    assert_same_tables(dir, fixtures::kqvkr());
 }
 
 /// Passes recorded in the run manifest of KQvKR in the work folder (0 if none yet).
@@ -65,7 +33,7 @@ fn signal(child: &Child, sig: libc::c_int) {
 /// Starts `gen KQvKR` and stops it (SIGSTOP) once KQvKR has finished `passes` passes;
 /// `None` if the run ended before (it is fast: the caller tries again).
 fn start_and_stop_after(out: &Path, extra: &[&str], work: &Path, passes: usize) -> Option<Child> {
-    let mut child = gen_cmd(out, extra).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap();
+    let mut child = gen_kqvkr(out, extra).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap();
     loop {
         if passes_done(work) >= passes {
             signal(&child, libc::SIGSTOP);
@@ -156,7 +124,7 @@ fn a_disk_that_fills_mid_run_then_gets_space_back_resumes_identical() {
     // Space comes back on the same file system: the job holds some of it already, and asks
     // only for what it still needs.
     std::fs::remove_file(&filler).unwrap();
-    let o = gen_cmd(&out, &["--mem", "1MiB"]).output().unwrap();
+    let o = gen_kqvkr(&out, &["--mem", "1MiB"]).output().unwrap();
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(stderr(&o).contains("resuming after"), "{}", stderr(&o));
     assert_reference_tables(&out);
@@ -174,7 +142,7 @@ fn a_second_job_on_a_folder_is_refused_and_a_killed_holder_does_not_block() {
     });
     // A second job on the same work folder is refused at once, naming the holder.
     let start = Instant::now();
-    let o = gen_cmd(&out, &[]).output().unwrap();
+    let o = gen_kqvkr(&out, &[]).output().unwrap();
     let took = start.elapsed();
     let err = stderr(&o);
     assert_eq!(o.status.code(), Some(2), "{err}");
@@ -182,7 +150,8 @@ fn a_second_job_on_a_folder_is_refused_and_a_killed_holder_does_not_block() {
     assert!(err.contains("in use by another tbstream job") && err.contains(&format!("pid {} ", first.id())), "{err}");
     assert!(err.contains("started ") && err.contains("gen KQvKR"), "{err}");
     // Another work folder, same output folder: the table being built is locked too.
-    let o = gen_cmd(&out, &["--work"]).arg(d.path().join("other-work")).output().unwrap();
+    let other = d.path().join("other-work");
+    let o = gen_kqvkr(&out, &["--work", other.to_str().unwrap()]).output().unwrap();
     let err = stderr(&o);
     assert_eq!(o.status.code(), Some(2), "{err}");
     assert!(
@@ -203,7 +172,7 @@ fn a_second_job_on_a_folder_is_refused_and_a_killed_holder_does_not_block() {
     let o = holder.wait_with_output().unwrap();
     assert!(!o.status.success());
     assert!(work.join("job.lock").exists());
-    let o = gen_cmd(&out, &["--mem", "1MiB"]).output().unwrap();
+    let o = gen_kqvkr(&out, &["--mem", "1MiB"]).output().unwrap();
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(stderr(&o).contains("KQvKR: resuming after"), "{}", stderr(&o));
     assert_reference_tables(&out);
@@ -225,7 +194,7 @@ fn an_output_folder_that_cannot_be_written_is_refused_before_any_work() {
     // SAFETY: geteuid has no preconditions.
     let root = unsafe { libc::geteuid() } == 0;
     for extra in [vec![], vec!["--work".to_string(), work.display().to_string()]] {
-        let mut cmd = gen_cmd(&out, &extra.iter().map(|s| s.as_str()).collect::<Vec<_>>());
+        let mut cmd = gen_kqvkr(&out, &extra.iter().map(|s| s.as_str()).collect::<Vec<_>>());
         if root {
             // Root writes anywhere: run as nobody, for whom the folder is read-only.
             cmd.uid(65534).gid(65534);

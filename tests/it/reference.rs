@@ -1,9 +1,18 @@
 //! Every 3- and 4-men pawnless table, and every table with pawns of the reference folder,
 //! agrees with the independent reference positions.
 
-mod common;
-use common::*;
+use crate::fixtures::{krpvkr, pawn_tables, small_tables, PAWN_TABLES, SMALL};
+use crate::util::{read_reference, RefLine};
 use tbstream::{Position, Tablebase};
+
+/// Rounds `n` up to the given parity (1 = odd, 0 = even).
+fn round_up(n: i32, parity: i32) -> i32 {
+    if n.rem_euclid(2) == parity {
+        n
+    } else {
+        n + 1
+    }
+}
 
 /// Our expected (wdl, allowed distances) for a reference line; see the reference README.
 fn expected(r: &RefLine) -> (i8, Vec<i32>) {
@@ -74,10 +83,7 @@ fn pawn_tables_agree_with_reference() {
 fn krpvkr_agrees_with_reference() {
     // KRPvKR and its 29-run closure (with the 5-men pawnless promotion targets): about a
     // minute on 2 cores.
-    let dir = tempfile::tempdir().unwrap();
-    let sig = tbstream::Material::parse("KRPvKR").unwrap();
-    tbstream::generate(&[sig], &tbstream::GenOptions::new(dir.path(), 2), &tbstream::SilentProgress).unwrap();
-    let (checked, wrong) = check(dir.path(), &PAWN_TABLES[11..]);
+    let (checked, wrong) = check(krpvkr(), &PAWN_TABLES[11..]);
     println!("checked {checked} KRPvKR reference positions");
     assert!(checked >= 10_000, "too few reference positions: {checked}");
     assert!(wrong.is_empty(), "{} disagreements:\n{}", wrong.len(), wrong.join("\n"));

@@ -2,48 +2,29 @@
 //! or class (the table rewritten with valid checksums, so that only the contents are wrong),
 //! and fails cleanly on damaged blocks, truncated and missing files.
 
-mod common;
+use crate::fixtures::small_tables;
+use crate::util::{self, all_codes, material as m, tbstream};
 use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
 use tbstream::file::compact::{CompactTable, Part};
 use tbstream::file::table_path;
+use tbstream::Color;
 use tbstream::Layout;
 use tbstream::Role;
-use tbstream::SilentProgress;
 use tbstream::TRIANGLE;
-use tbstream::{generate, GenOptions};
 use tbstream::{verify_run, verify_run_with, verify_signature, VerifyMethod};
-use tbstream::{Color, Material};
 use tbstream::{Piece, Position};
 
 const SIGNATURES: [&str; 5] = ["KQvK", "KRvK", "KQvKR", "KRvKN", "KBBvK"];
 
-fn m(s: &str) -> Material {
-    Material::parse(s).unwrap()
-}
-
-/// The tables of `SIGNATURES` and their closure, built once per test binary.
+/// The tables of `SIGNATURES` and their closure, among the shared 3- and 4-men tables.
 fn tables() -> &'static Path {
-    static DIR: OnceLock<tempfile::TempDir> = OnceLock::new();
-    DIR.get_or_init(|| {
-        let dir = common::shared_tempdir();
-        let sigs: Vec<Material> = SIGNATURES.iter().map(|s| m(s)).collect();
-        generate(&sigs, &GenOptions::new(dir.path(), 2), &SilentProgress).unwrap();
-        dir
-    })
-    .path()
+    small_tables()
 }
 
-/// A private copy of every table, to damage.
+/// A private copy of the tables of `SIGNATURES` and their closure (no others), to damage.
 fn copy_tables() -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    for entry in std::fs::read_dir(tables()).unwrap() {
-        let p = entry.unwrap().path();
-        if p.extension().is_some_and(|e| e == "tbs") {
-            std::fs::copy(&p, dir.path().join(p.file_name().unwrap())).unwrap();
-        }
-    }
-    dir
+    let names: Vec<String> = SIGNATURES.iter().flat_map(|s| m(s).closure()).map(|r| format!("{r}.tbs")).collect();
+    util::copy_tables(tables(), |name| names.iter().any(|n| n == name))
 }
 
 /// Flips bit `b` of the byte at `offset` in the file.
@@ -64,12 +45,12 @@ fn position_of_slot(layout: &Layout, slot: u64, stm: Color) -> Option<Position> 
     Position::from_men(&men, stm).ok()
 }
 
-/// The first legal slot of `stm` whose value code (as `common::all_codes` gives it)
+/// The first legal slot of `stm` whose value code (as `util::all_codes` gives it)
 /// satisfies `want`, with its FEN and code.
 fn find_slot(path: &Path, stm: Color, want: impl Fn(u8) -> bool) -> (u64, String, u8) {
     let material = CompactTable::open(path).unwrap().header.material.clone();
     let layout = Layout::new(&material);
-    let codes = common::all_codes(path, stm);
+    let codes = all_codes(path, stm);
     (0..layout.n_slots)
         .find_map(|slot| {
             let code = codes[slot as usize];
@@ -139,8 +120,8 @@ fn detects_a_changed_distance() {
         let copy = copy_tables();
         let path = table_path(copy.path(), &m(run));
         let (slot, fen, code) = find_slot(&path, Color::White, |c| (2..=50).contains(&c));
-        common::set_dtz(&path, slot, code ^ 1);
-        assert_eq!(common::all_codes(&path, Color::White)[slot as usize], code ^ 1);
+        util::set_dtz(&path, slot, code ^ 1);
+        assert_eq!(all_codes(&path, Color::White)[slot as usize], code ^ 1);
         let err = format!("{:#}", verify_run(copy.path(), &m(run), 2, |_, _| {}).unwrap_err());
         assert!(err.contains("stored code") && err.contains(" - - 0 1"), "{run} slot {slot} ({fen}): {err}");
         // The changed position itself (or a symmetric image of it, which names it too) is
@@ -159,7 +140,7 @@ fn detects_a_changed_class() {
         let copy = copy_tables();
         let path = table_path(copy.path(), &m(run));
         let (slot, fen, _) = find_slot(&path, stm, |c| if from == 1 { (1..=50).contains(&c) } else { c == from });
-        common::set_slot_class(&path, stm, slot, to);
+        util::set_slot_class(&path, stm, slot, to);
         let err = format!("{:#}", verify_run(copy.path(), &m(run), 2, |_, _| {}).unwrap_err());
         assert!(err.contains(" - - 0 1"), "{run} {stm:?} slot {slot} ({fen}): {err}");
         if stm == Color::Black {
@@ -213,18 +194,8 @@ fn rejects_damaged_truncated_and_missing_files() {
 /// on a changed value, and naming the file on a truncated one.
 #[test]
 fn verify_command_passes_good_tables_and_names_the_wrong_position() {
-    let bin = env!("CARGO_BIN_EXE_tbstream");
-    let verify = |dir: &Path, sig: &str| {
-        let out = std::process::Command::new(bin)
-            .args(["verify", "--tables", dir.to_str().unwrap(), sig, "--threads", "2"])
-            .output()
-            .unwrap();
-        (
-            out.status.code(),
-            String::from_utf8_lossy(&out.stdout).into_owned(),
-            String::from_utf8_lossy(&out.stderr).into_owned(),
-        )
-    };
+    let verify =
+        |dir: &Path, sig: &str| tbstream(&["verify", "--tables", dir.to_str().unwrap(), sig, "--threads", "2"]);
     let (code, stdout, stderr) = verify(tables(), "KRvKN");
     assert_eq!(code, Some(0), "{stderr}");
     assert!(stdout.contains("KRvKN: ok") && stdout.contains("KNvKR: ok"), "{stdout}");
@@ -232,7 +203,7 @@ fn verify_command_passes_good_tables_and_names_the_wrong_position() {
     let copy = copy_tables();
     let path = table_path(copy.path(), &m("KQvKR"));
     let (slot, fen, code) = find_slot(&path, Color::White, |c| (2..=50).contains(&c));
-    common::set_dtz(&path, slot, code ^ 1);
+    util::set_dtz(&path, slot, code ^ 1);
     let (code, _, stderr) = verify(copy.path(), "KQvKR");
     assert_eq!(code, Some(2), "{stderr}");
     assert!(stderr.contains("error: ") && stderr.contains(&fen), "{fen}: {stderr}");
@@ -248,11 +219,9 @@ fn verify_command_passes_good_tables_and_names_the_wrong_position() {
     // A RAM budget below what the check takes (KQvKR: about 1.45 bytes per position, 3.8
     // MiB with its sub-endgames) is refused before anything is read; above it, it passes.
     let with_mem = |mem: &str| {
-        let out = std::process::Command::new(bin)
-            .args(["verify", "--tables", tables().to_str().unwrap(), "KQvKR", "--threads", "2", "--mem", mem])
-            .output()
-            .unwrap();
-        (out.status.code(), String::from_utf8_lossy(&out.stderr).into_owned())
+        let (code, _, stderr) =
+            tbstream(&["verify", "--tables", tables().to_str().unwrap(), "KQvKR", "--threads", "2", "--mem", mem]);
+        (code, stderr)
     };
     let (code, stderr) = with_mem("2MiB");
     assert_eq!(code, Some(2), "{stderr}");
@@ -269,7 +238,7 @@ fn verify_command_passes_good_tables_and_names_the_wrong_position() {
 fn sampled_verification_passes_good_tables_and_finds_damage() {
     use tbstream::file::compact::WDL_BLOCK_BITS;
     let sample = |dir: &Path, sig: &str, seed: &str| {
-        common::verify_sample(&["--tables", dir.to_str().unwrap(), sig, "--sample", "4000", "--seed", seed])
+        tbstream(&["verify", "--tables", dir.to_str().unwrap(), sig, "--sample", "4000", "--seed", seed])
     };
     for sig in ["KQvKR", "KRvKN"] {
         let (code, stdout, stderr) = sample(tables(), sig, "7");
@@ -282,19 +251,19 @@ fn sampled_verification_passes_good_tables_and_finds_damage() {
     // Every wtm win of one distance block one code further (even codes never occur).
     let copy = copy_tables();
     let path = table_path(copy.path(), &m("KQvKR"));
-    common::lengthen_middle_distance_block(&path);
+    util::lengthen_middle_distance_block(&path);
     let (code, _, stderr) = sample(copy.path(), "KQvKR", "7");
     assert_eq!(code, Some(2), "{stderr}");
     assert!(stderr.contains("KQvKR wtm slot") && stderr.contains(" w - - 0 1"), "{stderr}");
     // One block of black's classes: every loss made a draw.
     let copy = copy_tables();
     let path = table_path(copy.path(), &m("KQvKR"));
-    common::rewrite_compact(
+    util::rewrite_compact(
         &path,
         |part, i, bytes| {
             if part == Part::BtmWdl && i == 3 {
                 for s in 0..1u64 << WDL_BLOCK_BITS {
-                    common::set_class(bytes, s, 0);
+                    util::set_class(bytes, s, 0);
                 }
             }
         },

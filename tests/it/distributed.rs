@@ -2,18 +2,15 @@
 //! of a single-process build; a rank killed mid-pass ends the job at once, and the job
 //! resumes with any number of ranks, or without MPI, to the same tables; a worker's error
 //! ends the job with exit code 2; a locked work folder is refused.
-#![cfg(feature = "mpi")]
+//!
+//! Compiled with the feature `mpi` only (`main.rs`):
+//! `cargo test --release --features mpi --test it distributed::`.
 
-mod common;
-use common::assert_same_tables;
-
-use std::path::{Path, PathBuf};
+use crate::fixtures;
+use crate::util::{assert_same_tables, bin, stderr};
+use std::path::Path;
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
-
-fn bin() -> &'static str {
-    env!("CARGO_BIN_EXE_tbstream")
-}
 
 /// `tbstream gen` on `ranks` ranks (`mpirun`), or as a plain process (0).
 fn gen(ranks: usize, out: &Path, sig: &str, env: &[(&str, &str)]) -> Output {
@@ -38,28 +35,9 @@ fn gen(ranks: usize, out: &Path, sig: &str, env: &[(&str, &str)]) -> Output {
     o
 }
 
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-/// A single-process build of `sig` with its sub-endgames, made once per signature.
-fn reference(sig: &'static str) -> PathBuf {
-    static DIRS: std::sync::Mutex<Vec<(&str, tempfile::TempDir)>> = std::sync::Mutex::new(Vec::new());
-    let mut dirs = DIRS.lock().unwrap();
-    if let Some((_, d)) = dirs.iter().find(|(s, _)| *s == sig) {
-        return d.path().to_path_buf();
-    }
-    let d = tempfile::tempdir().unwrap();
-    let o = gen(0, d.path(), sig, &[]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let path = d.path().to_path_buf();
-    dirs.push((sig, d));
-    path
-}
-
 #[test]
 fn two_and_three_ranks_build_the_tables_of_one_process() {
-    let reference = reference("KQRvKR");
+    let reference = fixtures::kqrvkr();
     for ranks in [2, 3] {
         let d = tempfile::tempdir().unwrap();
         let o = gen(ranks, d.path(), "KQRvKR", &[]);
@@ -67,14 +45,14 @@ fn two_and_three_ranks_build_the_tables_of_one_process() {
         assert!(o.status.success(), "{ranks} ranks: {err}");
         assert!(err.contains(&format!("distributed job: {ranks} ranks")), "{err}");
         assert!(err.contains(&format!("ranks {ranks}: ")), "pass lines name the ranks: {err}");
-        assert_same_tables(d.path(), &reference);
+        assert_same_tables(d.path(), reference);
         assert!(!d.path().join(".work").exists(), "work folder left behind");
     }
 }
 
 #[test]
 fn a_killed_rank_ends_the_job_and_any_launch_resumes_it() {
-    let reference = reference("KQvKR");
+    let reference = fixtures::kqvkr();
     // (ranks, rank killed, its chunks before the kill; then the resuming launch's ranks)
     for (ranks, killed, after, resume) in [(2, "1", "25", 2), (2, "0", "40", 3), (3, "2", "15", 0), (3, "0", "60", 2)] {
         let d = tempfile::tempdir().unwrap();
@@ -91,7 +69,7 @@ fn a_killed_rank_ends_the_job_and_any_launch_resumes_it() {
         let err = stderr(&o);
         assert!(o.status.success(), "resumed on {resume} ranks: {err}");
         assert!(err.contains("resuming"), "rank {killed} of {ranks}, resumed on {resume}: {err}");
-        assert_same_tables(d.path(), &reference);
+        assert_same_tables(d.path(), reference);
     }
 }
 
@@ -108,7 +86,7 @@ fn a_worker_error_ends_the_job_with_code_2() {
     // What was written before is kept: the job resumes.
     let o = gen(2, d.path(), "KQvKR", &[]);
     assert!(o.status.success(), "{}", stderr(&o));
-    assert_same_tables(d.path(), &reference("KQvKR"));
+    assert_same_tables(d.path(), fixtures::kqvkr());
 }
 
 #[test]
