@@ -305,19 +305,23 @@ fn built_line(m: &Material, report: &RunReport) -> String {
 /// A job in a process that may be one rank of a distributed job (after
 /// [`cluster::init`](super::cluster::init)): rank 0 runs [`generate`] and releases the other
 /// ranks when it is done, the others compute the chunks it shares out; with one rank, or
-/// none, it is [`generate`]. On an error the caller ends every rank
-/// ([`World::abort`](super::cluster::World::abort)).
+/// none, it is [`generate`]. An error on a rank of a distributed job is printed with the
+/// rank and ends every rank with exit code 2 (MPI has no other way to stop the others;
+/// what was written is kept, and the same command resumes); without ranks it is returned.
 #[cfg(feature = "mpi")]
 pub fn generate_on_ranks(signatures: &[Material], opts: &GenOptions, progress: &dyn Progress) -> anyhow::Result<()> {
     use super::cluster;
-    match cluster::world() {
-        Some(world) if world.rank > 0 => cluster::serve(world, opts),
-        Some(world) => {
+    let Some(world) = cluster::world() else { return generate(signatures, opts, progress).map(drop) };
+    let done = match world.rank {
+        0 => {
             progress.log(&format!("distributed job: {} ranks (rank 0 coordinates and computes)", world.size));
-            generate(signatures, opts, progress)?;
-            world.release_workers();
-            Ok(())
+            generate(signatures, opts, progress).map(|_| world.release_workers())
         }
-        None => generate(signatures, opts, progress).map(drop),
+        _ => cluster::serve(world, opts),
+    };
+    if let Err(e) = done {
+        eprintln!("error (rank {} of {}): {e:#}", world.rank, world.size);
+        world.abort()
     }
+    Ok(())
 }

@@ -1,16 +1,13 @@
 //! The edge sets `E_k` (positions that step `k` finds one ply later than their true
 //! distance, `docs/CURSED.md` part 2) against the reference's ply-accurate distances: a won
 //! position whose exact distance has the other parity than its step is in `E_k`, and only
-//! then. The build computes them only when step 101 is reached; the testing knob
-//! `TBSTREAM_EDGE_DUMP` makes it follow every level's edge and write the sets out.
-//!
-//! The knob is read from the environment of the process that builds, so the tables are built
-//! by `tbstream gen` in a child process that alone has it set: set in this process, which
-//! runs the other modules' tests in parallel, it would reach their in-process builds and
-//! every child they start.
+//! then. The build computes them only when step 101 is reached; hooks that want the edge
+//! sets (`JobHooks::wants_edge_sets`) make it follow every level's edge and hand them over.
 
-use crate::util::{gen, read_reference, stderr};
+use crate::hooks::{gen_hooked, EdgeSets};
+use crate::util::read_reference;
 use std::collections::HashMap;
+use std::sync::Arc;
 use tbstream::{Color, Layout, Material, Position, Tablebase};
 
 #[test]
@@ -19,23 +16,23 @@ fn edge_sets_are_the_positions_one_ply_shorter_than_their_step() {
     // losing capture: many of their exact distances have the "wrong" parity.
     let tables = ["KQRvK", "KRBvK", "KQBvK", "KQNvK", "KRNvK"];
     let dir = tempfile::tempdir().unwrap();
-    let dump = tempfile::tempdir().unwrap();
-    let knob = [("TBSTREAM_EDGE_DUMP", dump.path().to_str().unwrap())];
-    let o = gen(dir.path(), &[&tables[..], &["--threads", "2"]].concat(), &knob);
-    assert!(o.status.success(), "{}", stderr(&o));
+    let sets = Arc::new(EdgeSets::default());
+    let (built, _) = gen_hooked(dir.path(), &tables, sets.clone());
+    built.unwrap();
+    let sets = sets.0.lock().unwrap();
     let tb = Tablebase::open(dir.path()).unwrap();
     let (mut in_edge, mut outside) = (0, 0);
     for table in tables {
-        let text = std::fs::read_to_string(dump.path().join(format!("{table}.edge"))).unwrap();
         // Slot -> step, per side to move (odd steps wtm, even steps btm).
         let mut edge: [HashMap<u64, u16>; 2] = Default::default();
-        for line in text.lines() {
-            let (k, slot) = line.split_once(' ').unwrap();
-            let (k, slot): (u16, u64) = (k.parse().unwrap(), slot.parse().unwrap());
+        let run = Material::parse(table).unwrap();
+        for (_, k, slots) in sets.iter().filter(|(m, _, _)| *m == run) {
             let side = if k % 2 == 1 { 0 } else { 1 };
-            assert!(edge[side].insert(slot, k).is_none(), "{table}: slot {slot} in two edge sets");
+            for &slot in slots {
+                assert!(edge[side].insert(slot, *k).is_none(), "{table}: slot {slot} in two edge sets");
+            }
         }
-        let layout = Layout::new(&Material::parse(table).unwrap());
+        let layout = Layout::new(&run);
         for r in read_reference(table) {
             let Some(exact) = r.dtz_plyacc else { continue };
             let pos = Position::from_fen(&r.fen).unwrap();

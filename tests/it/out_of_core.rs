@@ -3,9 +3,11 @@
 //! and recomputed, and a full disk is a clear error that a later run recovers from.
 
 use crate::fixtures::{self, shared_tempdir, SMALL};
+use crate::hooks::{gen_here, gen_hooked, StopAfter};
 use crate::util::{assert_same_tables, bin, gen, stderr, tables};
 use std::path::Path;
 use std::process::{Command, Stdio};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// A reference build of KQvKR (with KQvK, KRvK, KRvKQ).
@@ -31,14 +33,14 @@ fn output_does_not_depend_on_chunks_memory_or_threads() {
     let o = gen(many.path(), &[&sigs[..], &["--mem", "4GiB", "--threads", "2"]].concat(), &[]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(stderr(&o).contains("KQvKR: built") && stderr(&o).contains("10 white / 8 black chunks"), "{}", stderr(&o));
-    // One chunk per side, one thread, a small budget.
-    let o = gen(
-        one.path(),
-        &[&sigs[..], &["--mem", "3MiB", "--threads", "1"]].concat(),
-        &[("TBSTREAM_MAX_FIXED_BITS", "0")],
-    );
-    assert!(o.status.success(), "{}", stderr(&o));
-    assert!(stderr(&o).contains("1 white / 1 black chunks"), "{}", stderr(&o));
+    // One chunk per side (no fixed bit), one thread, a small budget.
+    let (built, log) = gen_here(one.path(), &sigs, |o| {
+        o.max_fixed_bits = Some(0);
+        o.budget.mem = 3 << 20;
+        o.budget.threads = 1;
+    });
+    built.unwrap();
+    assert!(log.contains("KQvKR: built") && log.contains("1 white / 1 black chunks"), "{log}");
     assert_same_tables(many.path(), one.path());
     assert_eq!(tables(one.path()).len(), 30, "every run of the 3- and 4-men closure");
 }
@@ -108,12 +110,9 @@ fn killed_runs_resume_to_identical_output() {
 #[test]
 fn a_stopped_compaction_resumes_byte_identical() {
     let d = with_subs();
-    let o = gen(d.path(), &["KQvKR"], &[("TBSTREAM_STOP_AFTER_BLOCKS", "30")]);
-    assert!(
-        !o.status.success() && stderr(&o).contains("stopped on purpose (TBSTREAM_STOP_AFTER_BLOCKS)"),
-        "{}",
-        stderr(&o)
-    );
+    let (built, _) = gen_hooked(d.path(), &["KQvKR"], Arc::new(StopAfter::blocks(30)));
+    let err = format!("{:#}", built.unwrap_err());
+    assert!(err.contains("stopped on purpose after the last compaction block"), "{err}");
     assert!(d.path().join(".work/KQvKR/table.compact").exists() && !d.path().join("KQvKR.tbs").exists());
     let s = Command::new(bin()).args(["status", "--work"]).arg(d.path().join(".work")).output().unwrap();
     let text = String::from_utf8_lossy(&s.stdout);
@@ -128,8 +127,8 @@ fn a_stopped_compaction_resumes_byte_identical() {
 /// Stops a run at a chunk boundary of pass 32 of KQvKR and returns its folder.
 fn interrupted_run() -> tempfile::TempDir {
     let d = with_subs();
-    let o = gen(d.path(), &["KQvKR"], &[("TBSTREAM_STOP_AFTER_CHUNKS", "300")]);
-    assert!(!o.status.success() && stderr(&o).contains("stopped on purpose"), "{}", stderr(&o));
+    let (built, _) = gen_hooked(d.path(), &["KQvKR"], Arc::new(StopAfter::chunks(300)));
+    assert!(format!("{:#}", built.unwrap_err()).contains("stopped on purpose"));
     d
 }
 
@@ -248,8 +247,8 @@ fn a_damaged_solved_level_is_solved_again_with_the_levels_after_it() {
     let whole = std::fs::read(&table).unwrap();
     std::fs::remove_file(&table).unwrap();
     // Stopped with several of KPvK's six levels solved (the highest first).
-    let o = gen(d.path(), &["KPvK"], &[("TBSTREAM_STOP_AFTER_CHUNKS", "400")]);
-    assert!(stderr(&o).contains("stopped on purpose"), "{}", stderr(&o));
+    let (built, _) = gen_hooked(d.path(), &["KPvK"], Arc::new(StopAfter::chunks(400)));
+    assert!(format!("{:#}", built.unwrap_err()).contains("stopped on purpose"));
     let layout = Layout::new(&Material::parse("KPvK").unwrap());
     let mut levels = layout.levels();
     levels.sort_by_key(|l| std::cmp::Reverse(l.number));

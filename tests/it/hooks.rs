@@ -1,0 +1,102 @@
+//! The tests' side of the job's seam (`tbstream::JobHooks`): jobs built in this process with
+//! hooks that stop them where a kill would, or that collect the edge sets; and a progress
+//! that keeps the job's log lines, which the tests read as they would read `gen`'s stderr.
+
+use std::path::Path;
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::{Arc, Mutex};
+use tbstream::{generate, GenOptions, JobHooks, Material, Progress};
+
+/// Stops a job with an error right after its `n`-th committed chunk or written compaction
+/// block, leaving the work folder as a kill at that moment would.
+#[derive(Debug)]
+pub struct StopAfter {
+    chunks: AtomicI64,
+    blocks: AtomicI64,
+}
+
+impl StopAfter {
+    pub fn chunks(n: i64) -> StopAfter {
+        StopAfter { chunks: AtomicI64::new(n), blocks: AtomicI64::new(-1) }
+    }
+
+    pub fn blocks(n: i64) -> StopAfter {
+        StopAfter { chunks: AtomicI64::new(-1), blocks: AtomicI64::new(n) }
+    }
+}
+
+/// Counts `left` down; an error when it reaches 0 (a negative count never stops).
+fn count_down(left: &AtomicI64, what: &str) -> anyhow::Result<()> {
+    match left.fetch_sub(1, Ordering::Relaxed) {
+        1 => anyhow::bail!("stopped on purpose after the last {what}"),
+        _ => Ok(()),
+    }
+}
+
+impl JobHooks for StopAfter {
+    fn after_chunk(&self) -> anyhow::Result<()> {
+        count_down(&self.chunks, "chunk")
+    }
+
+    fn after_compaction_block(&self) -> anyhow::Result<()> {
+        count_down(&self.blocks, "compaction block")
+    }
+}
+
+/// Collects every edge set `E_k` of a job: (run, k, slots).
+#[derive(Debug, Default)]
+pub struct EdgeSets(pub Mutex<Vec<(Material, u16, Vec<u64>)>>);
+
+impl JobHooks for EdgeSets {
+    fn wants_edge_sets(&self) -> bool {
+        true
+    }
+
+    fn edge_set(&self, run: &Material, k: u16, slots: &[u64]) {
+        self.0.lock().unwrap().push((run.clone(), k, slots.to_vec()));
+    }
+}
+
+/// Keeps a job's log lines and stage summaries, one per line, as `gen` prints them.
+#[derive(Default)]
+pub struct Lines(Mutex<String>);
+
+impl Lines {
+    pub fn text(&self) -> String {
+        self.0.lock().unwrap().clone()
+    }
+
+    fn push(&self, line: &str) {
+        let mut text = self.0.lock().unwrap();
+        text.push_str(line);
+        text.push('\n');
+    }
+}
+
+impl Progress for Lines {
+    fn log(&self, msg: &str) {
+        self.push(msg);
+    }
+    fn start(&self, _: String, _: u64, _: &str) {}
+    fn set(&self, _: u64) {}
+    fn inc(&self) {}
+    fn finish(&self, summary: &str) {
+        self.push(summary);
+    }
+}
+
+/// Builds `signatures` into `out` in this process, with two threads and the options `adjust`
+/// sets (hooks among them): the outcome and the job's log lines.
+pub fn gen_here(out: &Path, signatures: &[&str], adjust: impl FnOnce(&mut GenOptions)) -> (anyhow::Result<()>, String) {
+    let mut opts = GenOptions::new(out, 2);
+    adjust(&mut opts);
+    let materials: Vec<Material> = signatures.iter().map(|s| Material::parse(s).unwrap()).collect();
+    let lines = Lines::default();
+    let outcome = generate(&materials, &opts, &lines).map(drop);
+    (outcome, lines.text())
+}
+
+/// [`gen_here`] with `hooks` as the job's hooks.
+pub fn gen_hooked(out: &Path, signatures: &[&str], hooks: Arc<dyn JobHooks>) -> (anyhow::Result<()>, String) {
+    gen_here(out, signatures, |o| o.hooks = Some(hooks))
+}
