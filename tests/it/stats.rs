@@ -2,7 +2,7 @@
 //! reference README's table, the counts are consistent, and the histogram is drawn.
 
 use crate::fixtures::{cursed_tables, pawn_tables, small_tables, CURSED};
-use crate::util::{bin, reference_dir, Rng};
+use crate::util::{bin, copy_tables, reference_dir, Rng};
 use std::path::Path;
 use std::process::Command;
 use tbstream::Material;
@@ -383,9 +383,9 @@ fn walk_to_cursed_conversion(tb: &tbstream::Tablebase, fen: &str) -> usize {
 fn captures_and_promotions_into_cursed_positions_are_followed() {
     // KBPvKN promotes into KBBvKN and KBNvKN, which have cursed wins: its own cursed wins
     // and blessed losses are those that promotions and captures lead to (without them it
-    // would have none), and its table says every one is marked. About 40 s on 2 cores with
-    // its sub-endgames.
-    let dir = tempfile::tempdir().unwrap();
+    // would have none), and its table says every one is marked. Its cursed sub-endgames
+    // come from the shared folder (built once for the tests that read them).
+    let dir = copy_tables(cursed_tables(), |_| true);
     let sig = Material::parse("KBPvKN").unwrap();
     generate(&[sig], &GenOptions::new(dir.path(), 2), &SilentProgress).unwrap();
     let s = stats_json(dir.path(), "KBPvKN");
