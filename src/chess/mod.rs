@@ -1,6 +1,8 @@
 //! The chess vocabulary: squares and the board's symmetries, the men, attack sets, material
 //! signatures, and a plain one-position board with FEN and legal moves.
 //!
+//! Owns: the rules of chess and its vocabulary. May import nothing of the crate.
+//!
 //! Nothing here knows about indexing or tables; every other layer builds on it.
 
 pub mod attacks;

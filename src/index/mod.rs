@@ -1,6 +1,8 @@
 //! Koistinen's interleaved-bit position index, its hole-free storage order, and the chunks
 //! that cut it for one side's passes.
 //!
+//! Owns: where a position lives in a run's table and in a chunk. May import `chess` only.
+//!
 //! A position of a white-wins run (black king in the a1-d1-d4 triangle) gets an index whose
 //! bits are, from the top: the black-king code and the H digits of every other man,
 //! interleaved between black and white (black first); then the L digits of every non-king

@@ -1,5 +1,9 @@
 //! Finished tables: the file formats, probing, the independent verifier and statistics.
 //!
+//! Owns: the bytes of finished tables and what they mean. May import `chess`, `index`, `work`
+//! (crash-safe publishing), `pipeline` and `progress`; never `solve` (the reader is independent
+//! of the generator), `generate` or `cli`.
+//!
 //! Nothing here builds. The generate layer assembles a run in the uncompressed format
 //! ([`uncompressed::PartialTable`]), converts it into the published compact format
 //! ([`convert::uncompressed_to_compact`]) and reads its sub-endgames' bitbases from compact

@@ -5,6 +5,9 @@
 //! checksum is checked the first time it is decoded, so that a probe on a cold cache reads a
 //! few kilobytes, never the table.
 //!
+//! Owns: the published format, reading and writing. May import `table`'s `values`, `version`,
+//! `header` and `error`, never `probe`, `verify` or `stats`, which read through it.
+//!
 //! Nothing is stored for illegal positions (they take whatever value compresses best), and
 //! black-to-move distances are not stored: they follow from the white-to-move distances by a
 //! one-ply search (`docs/FORMAT.md`, "Black-to-move distances"). The black-to-move distance

@@ -3,6 +3,9 @@
 //! order of every run's index, so that the squares go into it as they stand), the pawns
 //! apart. Probes gather a position's men once ([`Men::gather`]), the verifier decodes a slot
 //! into them ([`Men::of_slot`]); both play moves on them (`moves`). Nothing here allocates.
+//!
+//! Owns: a position's men and their moves. May import `chess` and `index`, never `probe` or
+//! `verify`, which use it.
 
 mod moves;
 #[cfg(test)]

@@ -1,5 +1,8 @@
 //! Probing finished tables: win/draw/loss, distance, a best move and the line for any position.
 //!
+//! Owns: the engine-facing probes. May import the formats, `men` and `values`, never `verify`
+//! or `stats`.
+//!
 //! A [`Tablebase`] opens a folder of tables once and is shared between threads (it is
 //! `Send + Sync`; wrap it in an `Arc` or borrow it from scoped threads). Tables are memory-mapped
 //! on first use and checked against their section checksums once per process. After that,

@@ -5,6 +5,9 @@
 //! before converting it into the compact format it publishes; older builds published it
 //! ([`TableFile`] reads those for the conversion), and the verifier expands compact tables
 //! into it.
+//!
+//! Owns: the older format and the table being assembled. May import `table`'s `values`,
+//! `version`, `header` and `error`, never the compact format or its readers.
 
 mod file;
 mod header;

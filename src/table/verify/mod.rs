@@ -1,5 +1,9 @@
 //! An independent verifier of finished tables.
 //!
+//! Owns: the independent check of finished tables. May import the formats, `men`, `values`
+//! and `stats`' code sources, never `solve` (it must not share the generator's code) or
+//! `probe`.
+//!
 //! Every stored value of a run's table file is re-derived from the stored values of its
 //! successors with a plain one-position-at-a-time move generator (the moves of
 //! [`Men`](super::men::Men), on the attack tables of [`crate::chess::attacks`]): it shares no

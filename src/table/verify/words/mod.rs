@@ -6,6 +6,9 @@
 //! slider) and what its successor's value is (the successor word's lane, through the
 //! symmetry that brings a moved black king back into the triangle).
 //!
+//! Owns: the word-at-a-time pawnless method. May not import the position-by-position method
+//! (`verify::positions`), which the tests compare it with.
+//!
 //! The rules are those of the verifier's (`super`), restated per lane as an order: a
 //! white-to-move value is the least rank among its moves' successors (a win in fewer plies
 //! first, then the cursed results), a black-to-move value the greatest (an escape beats a
