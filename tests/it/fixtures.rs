@@ -49,7 +49,7 @@ fn remove_at_exit(path: &Path) {
 
 /// A temporary folder, also removed when the test binary exits (should its `TempDir` never
 /// be dropped).
-pub fn shared_tempdir() -> TempDir {
+fn shared_tempdir() -> TempDir {
     let dir = tempfile::tempdir().unwrap();
     remove_at_exit(dir.path());
     dir
@@ -83,23 +83,34 @@ pub fn small_tables() -> &'static Path {
     built_once(&DIR, |d| generate_in(d, &SMALL))
 }
 
-/// The pawn tables of the reference folder but KRPvKR, with their closures.
+/// The pawn tables of the reference folder but KRPvKR, with their closures (on top of a
+/// copy of [`small_tables`], whose tables they share).
 pub fn pawn_tables() -> &'static Path {
     static DIR: OnceLock<TempDir> = OnceLock::new();
-    built_once(&DIR, |d| generate_in(d, &PAWN_TABLES[..11]))
+    built_once(&DIR, |d| extend(small_tables(), d, &PAWN_TABLES[..11]))
 }
 
-/// KRPvKR and its 29-run closure (the 5-men pawnless promotion targets included): about a
-/// minute on 2 cores.
+/// KRPvKR and its 29-run closure (the 5-men pawnless promotion targets included), on top of
+/// a copy of [`pawn_tables`]: about a minute on 2 cores.
 pub fn krpvkr() -> &'static Path {
     static DIR: OnceLock<TempDir> = OnceLock::new();
-    built_once(&DIR, |d| generate_in(d, &["KRPvKR"]))
+    built_once(&DIR, |d| extend(pawn_tables(), d, &["KRPvKR"]))
 }
 
-/// The `CURSED` tables with their sub-endgames: about a minute on 2 cores.
+/// The `CURSED` tables with their sub-endgames, on top of a copy of [`krpvkr`] (KQRvKR and
+/// KRBvKR are promotion targets of KRPvKR): half a minute on 2 cores.
 pub fn cursed_tables() -> &'static Path {
     static DIR: OnceLock<TempDir> = OnceLock::new();
-    built_once(&DIR, |d| generate_in(d, &CURSED))
+    built_once(&DIR, |d| extend(krpvkr(), d, &CURSED))
+}
+
+/// Copies the tables of `base` into `dir`, then builds `sigs` there: the tables `base`
+/// holds are not built again (a table does not depend on the folder it is built in).
+fn extend(base: &Path, dir: &Path, sigs: &[&str]) {
+    for table in crate::util::tables(base) {
+        std::fs::copy(&table, dir.join(table.file_name().unwrap())).unwrap();
+    }
+    generate_in(dir, sigs);
 }
 
 /// `tbstream gen KQvKR`: exactly KQvK, KRvK, KQvKR and KRvKQ, the reference of the builds

@@ -227,10 +227,10 @@ fn verify_command_accepts_pawn_tables() {
 
 /// KRPvKR, 5 men (29 runs): about a minute to build (the folder `reference` reads) and 5 to
 /// 10 minutes to verify on 2 cores, so not in CI:
-/// `cargo test --release --test it verify_pawns::accepts_krpvkr -- --ignored`.
+/// `scripts/slow-tests.sh`.
 #[test]
-#[ignore]
-fn accepts_krpvkr() {
+#[ignore = "slow tier: scripts/slow-tests.sh"]
+fn slow_verify_accepts_krpvkr() {
     for r in verify_signature(krpvkr(), &m("KRPvKR"), 2, |_, _, _| {}).unwrap_or_else(|e| panic!("{e:#}")) {
         let name = r.material.to_string();
         let &(_, won, lost) = REFERENCE.iter().find(|(run, _, _)| *run == name).unwrap();
