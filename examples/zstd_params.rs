@@ -3,7 +3,7 @@
 //! value, are skipped: the writer never compresses them), compresses them again with each
 //! candidate setting on one thread, and prints bytes and seconds per section.
 //!
-//!   cargo run --release --example zstd_params -- DIR/KQRvKR.tbs [EVERY]
+//!   cargo run --release --features codec-study --example zstd_params -- DIR/KQRvKR.tbs [EVERY]
 //!
 //! `EVERY` takes one block in so many (default: all).
 

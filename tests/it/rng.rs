@@ -1,4 +1,4 @@
-//! The tests' deterministic generator. `benches/probe.rs` draws its positions from it too (it
+//! The tests' deterministic generator. `bench/benches/probe.rs` draws its positions from it too (it
 //! includes this file by path and uses `next` only; `below` is in `util.rs`).
 
 /// A small deterministic generator (xorshift64*).

@@ -5,10 +5,10 @@
 //! `TBSTREAM_BENCH_TABLES=DIR` points at another folder holding KQRvKR.
 //!
 //! ```sh
-//! cargo bench --bench probe
+//! cargo bench -p tbstream-bench
 //! ```
 
-#[path = "../tests/it/rng.rs"]
+#[path = "../../tests/it/rng.rs"]
 mod rng;
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use std::hint::black_box;
@@ -27,7 +27,7 @@ const POSITIONS: usize = 4096;
 fn tables() -> PathBuf {
     let dir = std::env::var_os("TBSTREAM_BENCH_TABLES")
         .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/bench-tables"));
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target/bench-tables"));
     let m = Material::parse("KQRvKR").unwrap();
     if !table_path(&dir, &m).exists() || !table_path(&dir, &m.swapped()).exists() {
         let threads = std::thread::available_parallelism().map_or(1, |n| n.get());

@@ -1,0 +1,1 @@
+//! Empty: the benchmarks are in `benches/` (`cargo bench -p tbstream-bench`).
