@@ -43,11 +43,14 @@ pub use generate::{
     Budget, Conversion, DiskNeed, GenOptions, JobHooks, JobPlan, Machine, NoHooks, Projection, RunOutcome, RunPlan,
     RunReport, StepMode, TimeEstimate,
 };
+pub use generate::{set_from_list, set_of_size, write_checksums, CHECKSUMS};
 pub use index::Layout;
 pub use pipeline::WorkerPanicked;
 pub use progress::{Progress, SilentProgress};
 pub use solve::Pass;
 pub use table::probe::{men_in_layout_order, Category, Probe, Run, Tablebase, Wdl};
+/// The statistics the leading generator publishes, and their comparison with ours.
+pub use table::published;
 pub use table::stats::{longest_win, signature_stats, Longest, RunSummary, SignatureStats, ToMove};
 pub use table::values::MAX_DISTANCE;
 pub use table::verify::sample::{sample_run, SampleReport};

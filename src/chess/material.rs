@@ -200,6 +200,40 @@ impl Material {
         runs
     }
 
+    /// Whether this is the published orientation of its signature: the side with more men
+    /// first, else the stronger men (`KRRvKQ`, `KQvKR`; not `KRvKQ`).
+    pub fn is_published_orientation(&self) -> bool {
+        (self.white.len(), std::cmp::Reverse(&self.white)) >= (self.black.len(), std::cmp::Reverse(&self.black))
+    }
+
+    /// Every signature of `men` men (3 to [`MAX_MEN`]), each once in its published orientation
+    /// ([`Material::is_published_orientation`]), in build order: the set a table collection of
+    /// that size holds (5 of 3 men, 30 of 4, 110 of 5, 365 of 6).
+    pub fn every_signature(men: usize) -> Vec<Material> {
+        const ROLES: [Role; 5] = [Role::Queen, Role::Rook, Role::Bishop, Role::Knight, Role::Pawn];
+        /// Every sorted list of `n` roles from `ROLES[from..]`.
+        fn lists(n: usize, from: usize) -> Vec<Vec<Role>> {
+            if n == 0 {
+                return vec![Vec::new()];
+            }
+            (from..ROLES.len())
+                .flat_map(|i| lists(n - 1, i).into_iter().map(move |rest| [vec![ROLES[i]], rest].concat()))
+                .collect()
+        }
+        let pieces = men.saturating_sub(2);
+        let mut set: Vec<Material> = (pieces.div_ceil(2)..=pieces)
+            .flat_map(|w| {
+                let blacks = lists(pieces - w, 0);
+                lists(w, 0).into_iter().flat_map(move |white| {
+                    blacks.clone().into_iter().map(move |black| Material::new(white.clone(), black))
+                })
+            })
+            .filter(|m| m.is_published_orientation() && (3..=MAX_MEN).contains(&m.men()))
+            .collect();
+        set.sort_by_key(Material::order_key);
+        set
+    }
+
     /// Sort key of the build order: men, then pawns of both sides, then the name. A run's
     /// successors have fewer men, or as many men and fewer pawns (a promotion), so they sort
     /// first.
@@ -352,5 +386,23 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn every_signature_of_a_size_once_in_the_published_orientation() {
+        let counts: Vec<usize> = (3..=6).map(|n| Material::every_signature(n).len()).collect();
+        assert_eq!(counts, [5, 30, 110, 365]);
+        let five = Material::every_signature(5);
+        for name in ["KQQvKR", "KQQQvK", "KRRvKQ", "KQvKRR", "KBPvKN", "KPvKPP"] {
+            let m = Material::parse(name).unwrap();
+            let found = five.iter().filter(|s| s.runs_of_signature().contains(&m) || **s == m.swapped()).count();
+            assert_eq!(found, 1, "{name}");
+        }
+        assert!(five.contains(&Material::parse("KRRvKQ").unwrap()));
+        assert!(Material::every_signature(4).contains(&Material::parse("KQvKR").unwrap()));
+        assert!(!Material::every_signature(4).contains(&Material::parse("KRvKQ").unwrap()));
+        let pawnless = Material::every_signature(6).iter().filter(|m| !m.has_pawns()).count();
+        assert_eq!(pawnless, 365 - 195);
+        assert!(Material::every_signature(2).is_empty() && Material::every_signature(7).is_empty());
     }
 }

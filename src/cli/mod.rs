@@ -13,7 +13,7 @@ use anyhow::Context;
 use clap::{Args, Parser, Subcommand};
 use progress::Console;
 use std::io::{BufRead, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use tbstream::{plan_job, Budget, GenOptions, Machine, Material, Position, StepMode, Tablebase};
 
 /// Endgame tablebase generator after Urban Koistinen's scheme.
@@ -51,6 +51,38 @@ struct JobArgs {
     steps: StepMode,
 }
 
+/// A set of endgames, built (or planned) as one job.
+#[derive(Args)]
+struct SetArgs {
+    /// Every endgame of N men (3 to 6), 145 tables up to 5 men; SHA256SUMS is written over
+    /// the set's tables when it is complete.
+    #[arg(long, value_name = "N")]
+    men: Option<usize>,
+    /// With --men: only the endgames with P pawns in all (0: the pawnless ones).
+    #[arg(long, value_name = "P", requires = "men")]
+    pawns: Option<usize>,
+    /// The endgames listed in FILE, one signature per line (`#` starts a comment): a set,
+    /// with its SHA256SUMS.
+    #[arg(long, value_name = "FILE")]
+    list: Option<PathBuf>,
+}
+
+impl SetArgs {
+    /// The signatures to build: those named and the set's (the default endgame when there
+    /// are none), and whether a set was asked for.
+    fn materials(&self, signatures: Vec<String>) -> anyhow::Result<(Vec<Material>, bool)> {
+        let is_set = self.men.is_some() || self.list.is_some();
+        let mut materials = if signatures.is_empty() && is_set { Vec::new() } else { parse_materials(signatures)? };
+        if let Some(men) = self.men {
+            materials.extend(tbstream::set_of_size(men, self.pawns)?);
+        }
+        if let Some(list) = &self.list {
+            materials.extend(tbstream::set_from_list(list)?);
+        }
+        Ok((materials, is_set))
+    }
+}
+
 /// The flags of commands that read finished tables.
 #[derive(Args)]
 struct ReadArgs {
@@ -66,8 +98,10 @@ struct ReadArgs {
 enum Command {
     /// Build tables for endgames and every sub-endgame they need.
     Gen {
-        /// Endgames such as KQRvKR or KQRKR (default: KQvKR).
+        /// Endgames such as KQRvKR or KQRKR (default: KQvKR, unless a set is given).
         signatures: Vec<String>,
+        #[command(flatten)]
+        set: SetArgs,
         #[command(flatten)]
         job: JobArgs,
     },
@@ -79,9 +113,11 @@ enum Command {
     },
     /// Estimate chunks, RAM, disk, I/O and time of a job before running it.
     Plan {
-        /// Endgames such as KQRvKR.
-        #[arg(required = true)]
+        /// Endgames such as KQRvKR (or a set: --men, --list).
+        #[arg(required_unless_present_any = ["men", "list"])]
         signatures: Vec<String>,
+        #[command(flatten)]
+        set: SetArgs,
         #[command(flatten)]
         job: JobArgs,
         /// RAM of the machine the time is estimated for (default: this one's).
@@ -119,8 +155,14 @@ enum Command {
     },
     /// Positions by result and side to move, stalemates, the distance histogram, longest wins.
     Stats {
-        /// Endgame such as KQvKR.
-        signature: String,
+        /// Endgame such as KQvKR (one; with --compare any number, default every table of
+        /// FILE whose runs the folder holds).
+        signatures: Vec<String>,
+        /// Compare the folder's tables with a statistics file in the published format (the
+        /// leading generator's `--stats` blocks) and print one verdict per table; exit 1 if
+        /// any table differs.
+        #[arg(long, value_name = "FILE", conflicts_with_all = ["plot", "json"])]
+        compare: Option<PathBuf>,
         /// Draw the distance histogram to FILE.svg or FILE.png.
         #[arg(long, value_name = "FILE")]
         plot: Option<PathBuf>,
@@ -173,14 +215,14 @@ pub fn run() -> i32 {
     let cli = Cli::parse();
     let result = match cli.command {
         #[cfg(feature = "mpi")]
-        Command::Gen { signatures, job } => return run_gen_distributed(signatures, job),
+        Command::Gen { signatures, set, job } => return run_gen_distributed(signatures, set, job),
         #[cfg(not(feature = "mpi"))]
-        Command::Gen { signatures, job } => job.options().and_then(|o| run_gen(signatures, o)),
+        Command::Gen { signatures, set, job } => job.options().and_then(|o| run_gen(signatures, set, o)),
         Command::Status { work } => run_status(work),
-        Command::Plan { signatures, job, ram, disk_read, disk_write } => job
+        Command::Plan { signatures, set, job, ram, disk_read, disk_write } => job
             .options()
             .and_then(|o| machine(&o, ram, disk_read, disk_write).map(|m| (o, m)))
-            .and_then(|(o, m)| run_plan(signatures, o, m)),
+            .and_then(|(o, m)| run_plan(signatures, set, o, m)),
         Command::Verify { signatures, sample: Some(n), seed, cache, read, .. } => parse_size(&cache)
             .map_err(|e| anyhow::anyhow!("--cache: {e}"))
             .and_then(|cache| Ok((cache, thread_count(read.threads)?)))
@@ -188,8 +230,14 @@ pub fn run() -> i32 {
         Command::Verify { signatures, sample: None, read, mem, .. } => thread_count(read.threads)
             .and_then(|t| Ok((t, mem.map(|m| parse_size(&m)).transpose().map_err(|e| anyhow::anyhow!("--mem: {e}"))?)))
             .and_then(|(t, mem)| run_verify(read.tables, signatures, t, mem)),
-        Command::Stats { signature, plot, json, read } => {
-            thread_count(read.threads).and_then(|t| run_stats(read.tables, &signature, plot, json, t))
+        Command::Stats { signatures, compare: Some(file), read, .. } => {
+            thread_count(read.threads).and_then(|t| run_stats_compare(read.tables, &file, signatures, t))
+        }
+        Command::Stats { signatures, compare: None, plot, json, read } => {
+            thread_count(read.threads).and_then(|t| match signatures.as_slice() {
+                [signature] => run_stats(read.tables, signature, plot, json, t),
+                _ => anyhow::bail!("stats takes one signature (or any number with --compare)"),
+            })
         }
         Command::Probe { tables, json, line, cache, fens } => parse_size(&cache)
             .map_err(|e| anyhow::anyhow!("--cache: {e}"))
@@ -263,17 +311,37 @@ fn parse_materials(signatures: Vec<String>) -> anyhow::Result<Vec<Material>> {
 }
 
 #[cfg(not(feature = "mpi"))]
-fn run_gen(signatures: Vec<String>, opts: GenOptions) -> anyhow::Result<i32> {
-    let materials = parse_materials(signatures)?;
+fn run_gen(signatures: Vec<String>, set: SetArgs, opts: GenOptions) -> anyhow::Result<i32> {
+    let (materials, is_set) = set.materials(signatures)?;
     tbstream::generate(&materials, &opts, &Console::auto())?;
+    if is_set {
+        write_set_checksums(&opts, &materials)?;
+    }
     Ok(0)
+}
+
+/// A finished set's SHA256SUMS, and a line saying so.
+fn write_set_checksums(opts: &GenOptions, materials: &[Material]) -> anyhow::Result<()> {
+    let (path, tables) = tbstream::write_checksums(&opts.out, materials)?;
+    let bytes: u64 = tbstream::runs_of(materials)
+        .iter()
+        .filter_map(|m| std::fs::metadata(tbstream::file::table_path(&opts.out, m)).ok())
+        .map(|meta| meta.len())
+        .sum();
+    println!(
+        "set of {} endgames complete: {tables} tables, {}; checksums in {}",
+        materials.len(),
+        tbstream::show_size(bytes),
+        path.display()
+    );
+    Ok(())
 }
 
 /// `gen` built with MPI: launched by `mpirun` with more than one rank, rank 0 runs the job and
 /// the others compute the chunks it shares out; an error on any rank ends every rank with
 /// exit code 2. Without `mpirun`, or with one rank, it is the plain `gen`.
 #[cfg(feature = "mpi")]
-fn run_gen_distributed(signatures: Vec<String>, job: JobArgs) -> i32 {
+fn run_gen_distributed(signatures: Vec<String>, set: SetArgs, job: JobArgs) -> i32 {
     use tbstream::cluster;
     let mpi = match cluster::init() {
         Ok(mpi) => mpi,
@@ -288,7 +356,11 @@ fn run_gen_distributed(signatures: Vec<String>, job: JobArgs) -> i32 {
         }
     }
     let result = job.options().and_then(|o| {
-        tbstream::generate_on_ranks(&parse_materials(signatures)?, &o, &Console::auto())?;
+        let (materials, is_set) = set.materials(signatures)?;
+        tbstream::generate_on_ranks(&materials, &o, &Console::auto())?;
+        if is_set && cluster::world().is_none_or(|w| w.rank == 0) {
+            write_set_checksums(&o, &materials)?;
+        }
         Ok(0)
     });
     match (result, cluster::world()) {
@@ -339,13 +411,20 @@ fn machine(opts: &GenOptions, ram: Option<String>, read: Option<f64>, write: Opt
     Ok(m)
 }
 
-fn run_plan(signatures: Vec<String>, opts: GenOptions, machine: Machine) -> anyhow::Result<i32> {
+fn run_plan(signatures: Vec<String>, set: SetArgs, opts: GenOptions, machine: Machine) -> anyhow::Result<i32> {
     // Pawnless endgames of 7 men are beyond this build: projected only.
     let (seven, signatures): (Vec<String>, Vec<String>) = signatures
         .into_iter()
         .partition(|s| matches!(Material::parse(s), Err(tbstream::MaterialError::Count(_, 7))) && !s.contains('P'));
-    if !signatures.is_empty() {
-        let materials = parse_materials(signatures)?;
+    let (materials, is_set) = if signatures.is_empty() && set.men.is_none() && set.list.is_none() {
+        (Vec::new(), false)
+    } else {
+        set.materials(signatures)?
+    };
+    if !materials.is_empty() {
+        if is_set {
+            println!("set: {} endgames", materials.len());
+        }
         for line in report::plan_lines(&plan_job(&materials, &opts, &machine)?) {
             println!("{line}");
         }
@@ -448,6 +527,59 @@ fn run_stats(
         eprintln!("histogram written to {}", path.display());
     }
     Ok(0)
+}
+
+/// `stats --compare`: one verdict per table of `file` (those named, or every one whose runs
+/// `tables` holds); 0 if all match, 1 if any differs.
+fn run_stats_compare(tables: PathBuf, file: &Path, signatures: Vec<String>, threads: usize) -> anyhow::Result<i32> {
+    use tbstream::published::{compare, parse_published};
+    anyhow::ensure!(tables.is_dir(), "table folder {} does not exist", tables.display());
+    let text = std::fs::read_to_string(file).with_context(|| format!("reading {}", file.display()))?;
+    let published = parse_published(&text).with_context(|| format!("{} is not a statistics file", file.display()))?;
+    let built = |m: &Material| m.runs_of_signature().iter().all(|r| tbstream::file::table_path(&tables, r).exists());
+    let mut chosen = Vec::new();
+    if signatures.is_empty() {
+        for table in &published {
+            let material =
+                Material::parse(&table.name).with_context(|| format!("{}: table {:?}", file.display(), table.name))?;
+            if built(&material) {
+                chosen.push((table, material));
+            }
+        }
+        anyhow::ensure!(
+            !chosen.is_empty(),
+            "{} holds none of the {} tables of {}",
+            tables.display(),
+            published.len(),
+            file.display()
+        );
+    } else {
+        for signature in &signatures {
+            let material = Material::parse(signature)?;
+            let table = published
+                .iter()
+                .find(|t| Material::parse(&t.name).is_ok_and(|m| m.runs_of_signature().contains(&material)))
+                .with_context(|| format!("{} has no statistics of {signature}", file.display()))?;
+            let material = Material::parse(&table.name)?;
+            anyhow::ensure!(built(&material), "{} does not hold the tables of {}", tables.display(), table.name);
+            chosen.push((table, material));
+        }
+    }
+    let mut differing = 0;
+    for (table, material) in &chosen {
+        let verdict = compare(table, &tbstream::signature_stats(&tables, material, threads)?);
+        differing += usize::from(!verdict.matches());
+        println!("{verdict}");
+    }
+    println!(
+        "{} of {} tables equal the published statistics ({} tables in {}, {} of them compared)",
+        chosen.len() - differing,
+        chosen.len(),
+        published.len(),
+        file.display(),
+        chosen.len()
+    );
+    Ok(i32::from(differing > 0))
 }
 
 /// Longest line printed by `probe --line` (a stored distance is at most 100 plies).

@@ -6,6 +6,7 @@
 use super::captures::{is_built, open_existing, Check, Loaded};
 use super::disk::{check_disk, check_writable, free_space};
 use super::job_plan::{run_memory, runs_of};
+use super::job_progress::JobProgress;
 use super::options::GenOptions;
 use super::plan::{run_needs, show_size};
 use super::run::{solve_run, RunReport, Solved};
@@ -112,10 +113,11 @@ fn build_runs(
     progress: &dyn Progress,
 ) -> anyhow::Result<Vec<(Material, RunOutcome)>> {
     type Beside<'s> = Option<(usize, std::thread::ScopedJoinHandle<'s, anyhow::Result<RunOutcome>>)>;
-    let mut outcomes: Vec<(usize, RunOutcome)> = Vec::new();
-    let wait = |beside: &mut Beside, outcomes: &mut Vec<(usize, RunOutcome)>| -> anyhow::Result<()> {
+    let mut outcomes =
+        Finished { list: Vec::new(), job: JobProgress::new(runs, opts.budget.threads), runs, opts, progress };
+    let wait = |beside: &mut Beside, outcomes: &mut Finished| -> anyhow::Result<()> {
         if let Some((i, handle)) = beside.take() {
-            outcomes.push((i, handle.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))?));
+            outcomes.push(i, handle.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))?);
         }
         Ok(())
     };
@@ -131,11 +133,11 @@ fn build_runs(
             }
             let mut next = i + 1;
             match prepare_run(m, opts, loaded, progress)? {
-                RunStart::Done(outcome) => outcomes.push((i, outcome)),
+                RunStart::Done(outcome) => outcomes.push(i, outcome),
                 RunStart::Ready(ready) => {
                     if let Some(other) = runs.get(i + 1).filter(|o| beside.is_none() && side_by_side(m, o, opts)) {
                         match prepare_run(other, opts, loaded, progress)? {
-                            RunStart::Done(outcome) => outcomes.push((i + 1, outcome)),
+                            RunStart::Done(outcome) => outcomes.push(i + 1, outcome),
                             RunStart::Ready(other) => {
                                 beside = Some((i + 1, scope.spawn(move || other.build(opts, quiet))));
                             }
@@ -149,7 +151,7 @@ fn build_runs(
                             wait(&mut beside, &mut outcomes)?;
                             beside = Some((i, scope.spawn(move || finish_run(m, solved, lock, quiet))));
                         }
-                        _ => outcomes.push((i, finish_run(m, solved, lock, progress)?)),
+                        _ => outcomes.push(i, finish_run(m, solved, lock, progress)?),
                     }
                 }
             }
@@ -158,8 +160,26 @@ fn build_runs(
         }
         wait(&mut beside, &mut outcomes)
     })?;
+    let mut outcomes = outcomes.list;
     outcomes.sort_by_key(|(i, _)| *i);
     Ok(outcomes.into_iter().map(|(i, o)| (runs[i].clone(), o)).collect())
+}
+
+/// The runs finished so far (index in the job, outcome), and the job's progress line.
+struct Finished<'a> {
+    list: Vec<(usize, RunOutcome)>,
+    job: JobProgress,
+    runs: &'a [Material],
+    opts: &'a GenOptions,
+    progress: &'a dyn Progress,
+}
+
+impl Finished<'_> {
+    fn push(&mut self, i: usize, outcome: RunOutcome) {
+        let bytes = std::fs::metadata(table_path(&self.opts.out, &self.runs[i])).map_or(0, |m| m.len());
+        self.job.finished(i, matches!(outcome, RunOutcome::Built(_)), bytes, self.progress);
+        self.list.push((i, outcome));
+    }
 }
 
 /// What [`prepare_run`] leaves: a table that was there already, or a run ready to solve.

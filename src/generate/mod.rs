@@ -20,6 +20,8 @@
 //! - [`run`]: one run from its manifest to its published table;
 //! - [`job`]: the closure of sub-endgames, the job's manifest, runs side by side;
 //! - [`job_plan`]: what `tbstream plan` shows;
+//! - `job_progress`: the job's line after each run (runs done, bytes, ETA);
+//! - [`set`]: sets of signatures (every table of a size, a list file) and their checksums;
 //! - [`disk`]: the disk a job needs, against what is free;
 //! - [`status`]: what a job in a work folder has done;
 //! - [`convert_folder`]: the conversion of a folder of uncompressed tables;
@@ -34,6 +36,7 @@ mod edge;
 pub mod estimate;
 pub mod job;
 pub mod job_plan;
+mod job_progress;
 mod level;
 mod merge;
 pub mod options;
@@ -41,6 +44,7 @@ mod pass;
 pub mod plan;
 mod repair;
 pub mod run;
+pub mod set;
 pub mod status;
 
 pub use captures::{is_built, load_bitbase};
@@ -54,6 +58,7 @@ pub use job_plan::{plan_job, runs_of, JobPlan, RunPlan};
 pub use options::{GenOptions, JobHooks, NoHooks, StepMode};
 pub use plan::{show_size, Budget};
 pub use run::RunReport;
+pub use set::{set_from_list, set_of_size, write_checksums, CHECKSUMS};
 
 /// Threads for a stage that this process runs alone (merge, compaction): `threads`, times
 /// the ranks of a distributed job that share this node (they wait meanwhile).

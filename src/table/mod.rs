@@ -19,6 +19,7 @@ pub mod header;
 mod keys;
 mod men;
 pub mod probe;
+pub mod published;
 pub mod stats;
 pub mod uncompressed;
 pub mod values;

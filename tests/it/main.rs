@@ -24,6 +24,7 @@ mod pawns;
 mod probe_alloc;
 mod probe_api;
 mod reference;
+mod sets;
 mod stats;
 mod symmetry;
 mod verify;
