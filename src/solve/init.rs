@@ -278,7 +278,13 @@ fn white_double_step(frame: &Frame, caps: &Captures, cfg: &Config, p: Square, lo
     let check = white_attack_mask(frame.white_roles(), &cfg.sq, cfg.bk, None, occ, after.occupied_by(Color::White));
     let open = all_lose & some_legal & !lost & !check;
     let only_ep = if open != 0 { open & !black_has_move(frame, cfg, &after, occ) } else { 0 };
-    (lost | (only_ep & some_legal)) & all_lose
+    // The step is no move where it leaves the white king attacked (a pawn's check is not
+    // parried by stepping past the checker: 8/8/8/8/1p6/KQ6/2P5/k7 w, where c2-c4 would
+    // leave black only bxc3 e.p.). `lost` is 0 there already; the e.p.-only case is not.
+    let black = frame.n_white..frame.n_pieces();
+    let attacked =
+        black_attack_set(&frame.roles[black.clone()], &cfg.sq[black], cfg.bk, occ, after.occupied_by(Color::Black));
+    (lost | (only_ep & some_legal)) & all_lose & !attacked
 }
 
 /// The white king squares for which black, to move in the configuration `cfg` with pawns

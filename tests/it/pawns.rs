@@ -104,3 +104,34 @@ fn double_steps_agree_with_a_one_ply_search() {
         checked += 1;
     }
 }
+
+#[test]
+#[ignore = "slow tier: scripts/slow-tests.sh"]
+fn slow_a_double_step_leaves_no_king_in_check() {
+    // 8/8/8/8/1p6/KQ6/2P5/k7 w: the white king is in check from the pawn on b4. c2-c4
+    // would leave black only bxc3 e.p., but it does not parry the check, so it is no move;
+    // every legal move (Ka4, Kxb4, Qxb4) stalemates black. A double step once counted as a
+    // win here, one KQPvKP position (and its mirror) more than the published statistics.
+    let dir = crate::util::copy_tables(pawn_tables(), |_| true);
+    let sig = Material::parse("KQPvKP").unwrap();
+    tbstream::generate(&[sig], &tbstream::GenOptions::new(dir.path(), 2), &tbstream::SilentProgress).unwrap();
+    let tb = Tablebase::open(dir.path()).unwrap();
+    for fen in ["8/8/8/8/1p6/KQ6/2P5/k7 w - - 0 1", "8/8/8/8/6p1/6QK/5P2/7k w - - 0 1"] {
+        let pos = Position::from_fen(fen).unwrap();
+        assert_eq!(tb.probe(&pos).unwrap().wdl, 0, "{fen}");
+        let best = pos.legal_moves().iter().map(|&mv| -tb.probe(&pos.play(mv)).unwrap().wdl).max().unwrap();
+        assert_eq!(best, 0, "{fen}");
+        assert!(pos.legal_moves().iter().all(|mv| !mv.pawn), "{fen}: no pawn move is legal");
+    }
+    let stats = crate::util::reference_dir().join("published-stats.txt");
+    let (code, stdout, stderr) = crate::util::tbstream(&[
+        "stats",
+        "--compare",
+        stats.to_str().unwrap(),
+        "--tables",
+        dir.path().to_str().unwrap(),
+        "KQPvKP",
+    ]);
+    assert_eq!(code, Some(0), "{stdout}{stderr}");
+    assert!(stdout.starts_with("KQPvKP: equal\n"), "{stdout}");
+}
