@@ -1,4 +1,4 @@
-//! Faults of long unattended runs: a disk that fills up mid-run and gets space back, two
+//! Faults of long unattended runs: a disk that fills up mid-run (or mid-set) and gets space back, two
 //! jobs on one folder (and a killed holder), and an output folder that cannot be written.
 
 use crate::fixtures;
@@ -33,7 +33,13 @@ fn signal(child: &Child, sig: libc::c_int) {
 /// Starts `gen KQvKR` and stops it (SIGSTOP) once KQvKR has finished `passes` passes;
 /// `None` if the run ended before (it is fast: the caller tries again).
 fn start_and_stop_after(out: &Path, extra: &[&str], work: &Path, passes: usize) -> Option<Child> {
-    let mut child = gen_kqvkr(out, extra).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap();
+    stop_after(gen_kqvkr(out, extra), work, passes)
+}
+
+/// Starts `cmd` (a job that builds KQvKR) and stops it once KQvKR has finished `passes`
+/// passes, as [`start_and_stop_after`].
+fn stop_after(mut cmd: Command, work: &Path, passes: usize) -> Option<Child> {
+    let mut child = cmd.stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap();
     loop {
         if passes_done(work) >= passes {
             signal(&child, libc::SIGSTOP);
@@ -129,6 +135,46 @@ fn a_disk_that_fills_mid_run_then_gets_space_back_resumes_identical() {
     assert!(stderr(&o).contains("resuming after"), "{}", stderr(&o));
     assert_reference_tables(&out);
     assert!(!work.exists(), "work folder left behind");
+}
+
+#[test]
+fn a_disk_that_fills_during_a_set_keeps_the_finished_tables_and_the_set_resumes() {
+    // The set of a list naming KQvKR (KQvK and KRvK come first): the disk fills while
+    // KQvKR is built; the job ends with exit 2, the tables finished before stay as they were,
+    // and once there is space the same command finishes the set with its SHA256SUMS.
+    let Some(fs) = Tmpfs::mount("19m") else {
+        eprintln!("skipped: this process cannot mount a tmpfs (the disk-full test needs one)");
+        return;
+    };
+    let list = fs.path().join("set.txt");
+    std::fs::write(&list, "KQvKR\n").unwrap();
+    let out = fs.path().join("tables");
+    let work = out.join(".work");
+    let args = ["--list", list.to_str().unwrap(), "--mem", "1MiB"];
+    let mut child = retrying(|| {
+        std::fs::remove_dir_all(&out).ok();
+        stop_after(gen_cmd(&out, &args, &[]), &work, 5)
+    });
+    let filler = fill(fs.path());
+    signal(&child, libc::SIGCONT);
+    let status = child.wait().unwrap();
+    let mut err = String::new();
+    std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut err).unwrap();
+    assert_eq!(status.code(), Some(2), "{err}");
+    assert!(err.lines().last().unwrap_or_default().contains("No space left on device"), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+    for done in ["KQvK.tbs", "KRvK.tbs"] {
+        let built = std::fs::read(out.join(done)).unwrap();
+        assert!(built == std::fs::read(fixtures::kqvkr().join(done)).unwrap(), "{done} kept as built");
+    }
+    assert!(!out.join("SHA256SUMS").exists(), "no checksums for an unfinished set");
+    std::fs::remove_file(&filler).unwrap();
+    let o = gen_cmd(&out, &args, &[]).output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("set of 1 endgames complete: 4 tables"));
+    assert_reference_tables(&out);
+    let sums = std::fs::read_to_string(out.join("SHA256SUMS")).unwrap();
+    assert_eq!(sums.lines().count(), 4, "{sums}");
 }
 
 #[test]
