@@ -1,5 +1,6 @@
-//! Faults of long unattended runs: a disk that fills up mid-run (or mid-set) and gets space back, two
-//! jobs on one folder (and a killed holder), and an output folder that cannot be written.
+//! Faults of long unattended runs: a disk that fills up mid-run (or mid-set) and gets space
+//! back, two jobs on one folder (and a killed holder), and an output folder that cannot be
+//! written.
 
 use crate::fixtures;
 use crate::util::{assert_same_tables, gen_cmd, stderr};
