@@ -43,7 +43,7 @@ pub use generate::{
     Budget, Conversion, DiskNeed, GenOptions, JobHooks, JobPlan, Machine, NoHooks, Projection, RunOutcome, RunPlan,
     RunReport, StepMode, TimeEstimate,
 };
-pub use generate::{set_from_list, set_of_size, write_checksums, CHECKSUMS};
+pub use generate::{set_from_list, set_of_size, write_checksums, Checksums, CHECKSUMS};
 pub use index::Layout;
 pub use pipeline::WorkerPanicked;
 pub use progress::{Progress, SilentProgress};

@@ -22,6 +22,9 @@
 //! decoded blocks with `CompactTable::block`; its summaries and longest distances with a scan
 //! of every position by the document's rules.
 
+#[path = "it/cleanup.rs"]
+mod cleanup;
+use cleanup::remove_at_exit;
 use cozy_chess::{Board, BoardBuilder};
 use std::collections::HashMap;
 use std::io::Write;
@@ -1468,25 +1471,6 @@ fn scan(t: &DocTable) -> Result<Scan, String> {
 // =======================================================================================
 // The library side: tables built by the binary, probes through `tbstream probe`
 // =======================================================================================
-
-/// Removes `path` when the test binary exits: the folders of tables are held in statics,
-/// which are never dropped, so their `TempDir`s would otherwise stay behind.
-fn remove_at_exit(path: &Path) {
-    static PATHS: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());
-    extern "C" fn remove_all() {
-        if let Ok(paths) = PATHS.lock() {
-            for p in paths.iter() {
-                let _ = std::fs::remove_dir_all(p);
-            }
-        }
-    }
-    let mut paths = PATHS.lock().unwrap();
-    if paths.is_empty() {
-        // SAFETY: `remove_all` is a plain function that neither unwinds nor calls `exit`.
-        unsafe { libc::atexit(remove_all) };
-    }
-    paths.push(path.to_path_buf());
-}
 
 /// A folder of the tables `tbstream gen ARGS` builds, made once per `cell` (and removed when
 /// the test binary exits).

@@ -111,9 +111,14 @@ impl Material {
         self.side(color).iter().filter(|&&r| r == Role::Pawn).count()
     }
 
+    /// Pawns of both sides.
+    pub fn pawn_count(&self) -> usize {
+        self.pawns(Color::White) + self.pawns(Color::Black)
+    }
+
     /// Whether either side has a pawn.
     pub fn has_pawns(&self) -> bool {
-        self.pawns(Color::White) + self.pawns(Color::Black) > 0
+        self.pawn_count() > 0
     }
 
     /// The same material with colours exchanged (`KQvKR` -> `KRvKQ`).
@@ -238,7 +243,7 @@ impl Material {
     /// successors have fewer men, or as many men and fewer pawns (a promotion), so they sort
     /// first.
     pub fn order_key(&self) -> (usize, usize, String) {
-        (self.men(), self.pawns(Color::White) + self.pawns(Color::Black), self.to_string())
+        (self.men(), self.pawn_count(), self.to_string())
     }
 
     /// Every non-trivial white-wins run needed to build `self`'s signature, in build order

@@ -68,10 +68,15 @@ struct SetArgs {
 }
 
 impl SetArgs {
+    /// Whether a set was asked for.
+    fn is_set(&self) -> bool {
+        self.men.is_some() || self.list.is_some()
+    }
+
     /// The signatures to build: those named and the set's (the default endgame when there
     /// are none), and whether a set was asked for.
     fn materials(&self, signatures: Vec<String>) -> anyhow::Result<(Vec<Material>, bool)> {
-        let is_set = self.men.is_some() || self.list.is_some();
+        let is_set = self.is_set();
         let mut materials = if signatures.is_empty() && is_set { Vec::new() } else { parse_materials(signatures)? };
         if let Some(men) = self.men {
             materials.extend(tbstream::set_of_size(men, self.pawns)?);
@@ -322,17 +327,13 @@ fn run_gen(signatures: Vec<String>, set: SetArgs, opts: GenOptions) -> anyhow::R
 
 /// A finished set's SHA256SUMS, and a line saying so.
 fn write_set_checksums(opts: &GenOptions, materials: &[Material]) -> anyhow::Result<()> {
-    let (path, tables) = tbstream::write_checksums(&opts.out, materials)?;
-    let bytes: u64 = tbstream::runs_of(materials)
-        .iter()
-        .filter_map(|m| std::fs::metadata(tbstream::file::table_path(&opts.out, m)).ok())
-        .map(|meta| meta.len())
-        .sum();
+    let sums = tbstream::write_checksums(&opts.out, materials)?;
     println!(
-        "set of {} endgames complete: {tables} tables, {}; checksums in {}",
+        "set of {} endgames complete: {} tables, {}; checksums in {}",
         materials.len(),
-        tbstream::show_size(bytes),
-        path.display()
+        sums.tables,
+        tbstream::show_size(sums.bytes),
+        sums.path.display()
     );
     Ok(())
 }
@@ -416,11 +417,8 @@ fn run_plan(signatures: Vec<String>, set: SetArgs, opts: GenOptions, machine: Ma
     let (seven, signatures): (Vec<String>, Vec<String>) = signatures
         .into_iter()
         .partition(|s| matches!(Material::parse(s), Err(tbstream::MaterialError::Count(_, 7))) && !s.contains('P'));
-    let (materials, is_set) = if signatures.is_empty() && set.men.is_none() && set.list.is_none() {
-        (Vec::new(), false)
-    } else {
-        set.materials(signatures)?
-    };
+    let (materials, is_set) =
+        if signatures.is_empty() && !set.is_set() { (Vec::new(), false) } else { set.materials(signatures)? };
     if !materials.is_empty() {
         if is_set {
             println!("set: {} endgames", materials.len());
@@ -537,15 +535,14 @@ fn run_stats_compare(tables: PathBuf, file: &Path, signatures: Vec<String>, thre
     let text = std::fs::read_to_string(file).with_context(|| format!("reading {}", file.display()))?;
     let published = parse_published(&text).with_context(|| format!("{} is not a statistics file", file.display()))?;
     let built = |m: &Material| m.runs_of_signature().iter().all(|r| tbstream::file::table_path(&tables, r).exists());
+    let named: Vec<(&tbstream::published::PublishedTable, Material)> = published
+        .iter()
+        .map(|t| Material::parse(&t.name).map(|m| (t, m)))
+        .collect::<Result<_, _>>()
+        .with_context(|| format!("{}: a table name", file.display()))?;
     let mut chosen = Vec::new();
     if signatures.is_empty() {
-        for table in &published {
-            let material =
-                Material::parse(&table.name).with_context(|| format!("{}: table {:?}", file.display(), table.name))?;
-            if built(&material) {
-                chosen.push((table, material));
-            }
-        }
+        chosen.extend(named.iter().filter(|(_, m)| built(m)));
         anyhow::ensure!(
             !chosen.is_empty(),
             "{} holds none of the {} tables of {}",
@@ -556,13 +553,12 @@ fn run_stats_compare(tables: PathBuf, file: &Path, signatures: Vec<String>, thre
     } else {
         for signature in &signatures {
             let material = Material::parse(signature)?;
-            let table = published
+            let entry = named
                 .iter()
-                .find(|t| Material::parse(&t.name).is_ok_and(|m| m.runs_of_signature().contains(&material)))
+                .find(|(_, m)| m.runs_of_signature().contains(&material))
                 .with_context(|| format!("{} has no statistics of {signature}", file.display()))?;
-            let material = Material::parse(&table.name)?;
-            anyhow::ensure!(built(&material), "{} does not hold the tables of {}", tables.display(), table.name);
-            chosen.push((table, material));
+            anyhow::ensure!(built(&entry.1), "{} does not hold the tables of {}", tables.display(), entry.0.name);
+            chosen.push(entry);
         }
     }
     let mut differing = 0;

@@ -58,7 +58,7 @@ pub use job_plan::{plan_job, runs_of, JobPlan, RunPlan};
 pub use options::{GenOptions, JobHooks, NoHooks, StepMode};
 pub use plan::{show_size, Budget};
 pub use run::RunReport;
-pub use set::{set_from_list, set_of_size, write_checksums, CHECKSUMS};
+pub use set::{set_from_list, set_of_size, write_checksums, Checksums, CHECKSUMS};
 
 /// Threads for a stage that this process runs alone (merge, compaction): `threads`, times
 /// the ranks of a distributed job that share this node (they wait meanwhile).

@@ -2,7 +2,7 @@
 //! job, and the `SHA256SUMS` file written over the set's tables when it is complete.
 
 use super::job_plan::runs_of;
-use crate::chess::{Color, Material};
+use crate::chess::Material;
 use crate::table::version::table_path;
 use crate::work::publish::{write_with, Durability};
 use anyhow::Context;
@@ -21,9 +21,8 @@ pub fn set_of_size(men: usize, pawns: Option<usize>) -> anyhow::Result<Vec<Mater
         "--men {men}: sets of 3 to {} men can be built",
         crate::chess::MAX_MEN
     );
-    let total_pawns = |m: &Material| m.pawns(Color::White) + m.pawns(Color::Black);
     let set: Vec<Material> =
-        Material::every_signature(men).into_iter().filter(|m| pawns.is_none_or(|p| total_pawns(m) == p)).collect();
+        Material::every_signature(men).into_iter().filter(|m| pawns.is_none_or(|p| m.pawn_count() == p)).collect();
     anyhow::ensure!(!set.is_empty(), "--men {men} --pawns {}: no endgame has that many pawns", pawns.unwrap_or(0));
     Ok(set)
 }
@@ -47,9 +46,16 @@ pub fn set_from_list(path: &Path) -> anyhow::Result<Vec<Material>> {
     Ok(set)
 }
 
+/// What [`write_checksums`] wrote: the file, and the tables it covers with their bytes.
+pub struct Checksums {
+    pub path: PathBuf,
+    pub tables: usize,
+    pub bytes: u64,
+}
+
 /// Writes `out/SHA256SUMS` over every table the set's signatures need (their runs and
-/// sub-endgames' runs, by name), crash-safely; returns its path and the tables it covers.
-pub fn write_checksums(out: &Path, set: &[Material]) -> anyhow::Result<(PathBuf, usize)> {
+/// sub-endgames' runs, by name), crash-safely.
+pub fn write_checksums(out: &Path, set: &[Material]) -> anyhow::Result<Checksums> {
     let mut lines = Vec::new();
     let mut names: Vec<(String, PathBuf)> = runs_of(set)
         .iter()
@@ -59,25 +65,30 @@ pub fn write_checksums(out: &Path, set: &[Material]) -> anyhow::Result<(PathBuf,
         })
         .collect();
     names.sort();
+    let mut bytes = 0;
     for (name, path) in &names {
-        lines.push(format!("{}  {name}\n", sha256_hex(path)?));
+        let (hash, len) = sha256_hex(path)?;
+        lines.push(format!("{hash}  {name}\n"));
+        bytes += len;
     }
     let target = out.join(CHECKSUMS);
     write_with(&target, lines.concat().as_bytes(), Durability::Durable)?;
-    Ok((target, names.len()))
+    Ok(Checksums { path: target, tables: names.len(), bytes })
 }
 
-/// The SHA-256 of a file, in lower-case hex.
-fn sha256_hex(path: &Path) -> anyhow::Result<String> {
+/// The SHA-256 of a file in lower-case hex, and its length.
+fn sha256_hex(path: &Path) -> anyhow::Result<(String, u64)> {
     let mut file = std::fs::File::open(path).with_context(|| format!("opening {}", path.display()))?;
     let mut hasher = Sha256::new();
     let mut buffer = vec![0u8; 1 << 20];
+    let mut len = 0;
     loop {
         let n = file.read(&mut buffer).with_context(|| format!("reading {}", path.display()))?;
         if n == 0 {
             break;
         }
         hasher.update(&buffer[..n]);
+        len += n as u64;
     }
-    Ok(hasher.finalize().iter().map(|b| format!("{b:02x}")).collect())
+    Ok((hasher.finalize().iter().map(|b| format!("{b:02x}")).collect(), len))
 }

@@ -7,9 +7,10 @@
 //! built one way for all its readers. Tests that compare builds made with different options
 //! build their own folders.
 
+use crate::cleanup::remove_at_exit;
 use crate::util::{gen, stderr};
-use std::path::{Path, PathBuf};
-use std::sync::{Mutex, OnceLock};
+use std::path::Path;
+use std::sync::OnceLock;
 use tbstream::{generate, GenOptions, Material, SilentProgress};
 use tempfile::TempDir;
 
@@ -27,25 +28,6 @@ pub const PAWN_TABLES: [&str; 12] =
 /// The 5-men pawnless tables of the reference's "Cursed wins and blessed losses" table; the
 /// last is also the one 5-men row of its "Longest wins".
 pub const CURSED: [&str; 4] = ["KBBvKN", "KBNvKN", "KRBvKR", "KQRvKR"];
-
-/// Removes `path` when the test binary exits: the folders of tables are held in statics,
-/// which are never dropped, so their `TempDir`s would otherwise stay behind.
-fn remove_at_exit(path: &Path) {
-    static PATHS: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
-    extern "C" fn remove_all() {
-        if let Ok(paths) = PATHS.lock() {
-            for p in paths.iter() {
-                let _ = std::fs::remove_dir_all(p);
-            }
-        }
-    }
-    let mut paths = PATHS.lock().unwrap();
-    if paths.is_empty() {
-        // SAFETY: `remove_all` is a plain function that neither unwinds nor calls `exit`.
-        unsafe { libc::atexit(remove_all) };
-    }
-    paths.push(path.to_path_buf());
-}
 
 /// A temporary folder, also removed when the test binary exits (should its `TempDir` never
 /// be dropped).

@@ -6,6 +6,7 @@
 //! One module: `cargo test --release --test it MODULE::`. The distributed tests need the
 //! feature `mpi` and OpenMPI: `cargo test --release --features mpi --test it distributed::`.
 
+mod cleanup;
 mod fixtures;
 mod hooks;
 mod rng;
