@@ -156,6 +156,7 @@ pub fn project_pawnless(men: usize, machine: &Machine) -> Projection {
             eventual: true,
             finals_above: 0,
             header: 0,
+            pawns: false,
         }),
         time: estimate(men, positions, positions, machine),
     }

@@ -279,10 +279,12 @@ impl Plan {
 pub struct RunNeeds {
     /// Bytes of one bit table.
     pub table_bytes: u64,
-    /// Peak bytes in the work folder (live tables plus delta streams).
+    /// Peak bytes in the work folder: the uncompressed table the levels are merged into,
+    /// with the last level's tables and delta streams beside it.
     pub work_peak: u64,
-    /// Bytes of the final (compact) table file, estimated: an eighth of the uncompressed
-    /// table (measured: 9 to 700 times smaller, `docs/BENCHMARKS.md`).
+    /// Bytes of the final (compact) table file, estimated from the uncompressed table:
+    /// a twelfth with pawns, a sixteenth without (measured: KRPvKR 13x smaller, KQRvKQR
+    /// 19x, KQRvKR 31x; `docs/BENCHMARKS.md`, "Disk peaks").
     pub final_bytes: u64,
     /// Bytes of the uncompressed table the run is assembled in (in its work folder, until it
     /// is compacted).
@@ -291,27 +293,36 @@ pub struct RunNeeds {
     pub pass_io: u64,
 }
 
-/// Estimates a run's disk needs. At the peak past step 100, nine bit tables are alive
-/// (`t(k-2)`, `t(k-1)`, `t(k)`, `t99`, `t100`, `d`, `forced-zeroing` and the two
-/// illegal-position tables), with the delta streams, estimated at 10 bits per position per
-/// side (the seed's bound). A run of 5 men or more may be eventual (its sub-endgames may
-/// have cursed positions; they are not all built when a job plans): `c-inf` and `d-inf` too.
-/// A run with pawns is solved level by level: the largest level counts, plus the final
-/// bitbases of the two levels above it, which its pawn moves read (and their eventual ones).
-/// The uncompressed table the levels are merged into lives in the work folder too, until
-/// the compact table is written from it.
+/// Bit tables alive in a level's folder when it is merged, the run's peak: `t(k-1)`, `t(k)`,
+/// `d`, `forced-zeroing`, the two illegal-position tables, and past step 100 `t99` and `t100`,
+/// with `d-inf` for a run that may be eventual (5 men or more; its sub-endgames may have
+/// cursed positions, and they are not all built when a job plans).
+const TABLES_AT_MERGE: u64 = 9;
+/// Without cursed positions and chains past 100 plies (3 and 4 men).
+const TABLES_AT_MERGE_SHORT: u64 = 7;
+/// Bytes of delta streams per position of a level, both sides to move: the gap-coded new
+/// positions of every step (measured at the merge: KQRvKR 7.4 bits, KRPvKR's last level 4.3).
+const DELTA_BITS_PER_POSITION: u64 = 8;
+
+/// Estimates a run's disk needs. The work folder peaks when the last level is merged: the
+/// uncompressed table (header, slices, two class bits and six distance bits per position for
+/// each side to move), the level's bit tables and delta streams, and for pawns the final
+/// bitbases of the two levels above, which its pawn moves read. Earlier levels' work is gone
+/// by then (each level's folder is released once it is merged).
 pub fn run_needs(layout: &Layout) -> RunNeeds {
     let level_slots = layout.levels().iter().map(|l| l.n_slots).max().unwrap_or(0);
     let table_bytes = level_slots / 8;
-    let eventual = layout.material.men() >= 5;
-    let finals_above = match (layout.has_pawns(), eventual) {
-        (false, _) => 0,
-        (true, false) => 4 * table_bytes,
-        (true, true) => 8 * table_bytes,
-    };
+    let finals_above = if layout.has_pawns() { 4 * table_bytes } else { 0 };
     let slice_section = layout.slices.as_ref().map_or(0, |s| 4 * s.len() as u64 + 48 * s.levels.len() as u64);
     let header = 4096 * (5 + layout.has_pawns() as u64) + slice_section;
-    needs_of(&RunShape { level_slots, n_slots: layout.n_slots, eventual, finals_above, header })
+    needs_of(&RunShape {
+        level_slots,
+        n_slots: layout.n_slots,
+        eventual: layout.material.men() >= 5,
+        finals_above,
+        header,
+        pawns: layout.has_pawns(),
+    })
 }
 
 /// What a run's disk needs follow from.
@@ -319,25 +330,27 @@ pub struct RunShape {
     /// Positions in its largest level, and in all.
     pub level_slots: u64,
     pub n_slots: u64,
-    /// Whether it may be eventual (`c-inf` and `d-inf` too).
+    /// Whether it may be eventual (`d-inf` too) or need more than 100 steps.
     pub eventual: bool,
     /// Bytes of the final bitbases of the levels above that its pawn moves read.
     pub finals_above: u64,
     /// Bytes of the assembled table's header and slice sections.
     pub header: u64,
+    /// Whether it has pawns (its final table compresses less).
+    pub pawns: bool,
 }
 
 /// [`run_needs`] from a run's shape.
 pub fn needs_of(shape: &RunShape) -> RunNeeds {
-    let &RunShape { level_slots, n_slots, eventual, finals_above, header } = shape;
+    let &RunShape { level_slots, n_slots, eventual, finals_above, header, pawns } = shape;
     let table_bytes = level_slots / 8;
-    let deltas = level_slots * 2 * 10 / 8;
-    let tables = if eventual { 11 } else { 9 };
+    let deltas = level_slots * DELTA_BITS_PER_POSITION / 8;
+    let tables = if eventual { TABLES_AT_MERGE } else { TABLES_AT_MERGE_SHORT };
     let assembled_bytes = header + 2 * n_slots / 8 + 2 * n_slots * 6 / 8;
     RunNeeds {
         table_bytes,
         work_peak: tables * table_bytes + deltas + finals_above + assembled_bytes,
-        final_bytes: assembled_bytes / 8,
+        final_bytes: assembled_bytes / if pawns { 12 } else { 16 },
         assembled_bytes,
         pass_io: 4 * table_bytes + level_slots / 8,
     }

@@ -26,6 +26,7 @@ mod probe_alloc;
 mod probe_api;
 mod reference;
 mod sets;
+mod six_men;
 mod stats;
 mod symmetry;
 mod verify;
