@@ -4,7 +4,7 @@
 
 use crate::chess::{Color, Material};
 use crate::index::Layout;
-use crate::solve::{BitWords, Bitbase, Captures};
+use crate::solve::{BitWords, Bitbase, Captures, Promotions};
 use crate::table::compact::CompactTable;
 use crate::table::version::table_path;
 use crate::table::FormatError;
@@ -18,8 +18,32 @@ use std::sync::Arc;
 pub struct LoadedCaptures {
     pub rule: Captures,
     pub eventual: Option<Captures>,
-    /// RAM they hold (out of the budget).
-    pub bytes: u64,
+    /// Whether the promotions without capture are loaded.
+    pub promotions: Promotions,
+    /// RAM they hold (out of the budget) with the promotions loaded, whichever levels a
+    /// run solves: its chunk buffers are planned around it. 0 when they are mapped.
+    pub full_bytes: u64,
+}
+
+impl LoadedCaptures {
+    /// The same captures with the promotions without capture loaded or left out; the other
+    /// sub-endgames' bitbases are shared, not loaded again (the eventual ones of cursed
+    /// sub-endgames are decoded again).
+    pub fn with_promotions(
+        &self,
+        m: &Material,
+        out: &Path,
+        mem: u64,
+        run_work: &Path,
+        promotions: Promotions,
+    ) -> anyhow::Result<LoadedCaptures> {
+        let mut loaded = Loaded::default();
+        for b in self.rule.tables().filter(|b| b.layout.material.men() < m.men()) {
+            loaded.bitbases.insert(b.layout.material.clone(), b.clone());
+            loaded.checked.insert(b.layout.material.clone());
+        }
+        loaded.captures_of(m, out, mem, run_work, promotions)
+    }
 }
 
 /// Whether an existing table's blocks are to be checked when it is opened.
@@ -41,7 +65,7 @@ enum Won {
 }
 
 /// Where decoded bitbase words are kept.
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, PartialEq, Eq)]
 enum Placement<'a> {
     Ram,
     /// In a file of this work folder, deleted when closed, and mapped: the kernel holds the
@@ -135,13 +159,18 @@ impl Loaded {
     /// Loads run `m`'s captures from the tables in `out`, reusing the bitbases loaded
     /// already (only `m`'s sub-endgames stay) and checking each table's blocks unless this
     /// job checked it. When they would take more than half of `mem` they are mapped from
-    /// files in `run_work` instead of held.
+    /// files in `run_work` instead of held. The promotions without capture lead to the
+    /// largest sub-endgames (as many men as `m`), read only by the levels whose pawns can
+    /// promote: with [`Promotions::Skip`] they are left out (their tables are still opened,
+    /// to know whether they have cursed positions), and they are never kept for other runs,
+    /// so that dropping the captures frees their RAM or disk.
     pub fn captures_of(
         &mut self,
         m: &Material,
         out: &Path,
         mem: u64,
         run_work: &Path,
+        promotions: Promotions,
     ) -> anyhow::Result<LoadedCaptures> {
         let needed = m.successor_runs();
         self.bitbases.retain(|sub, _| needed.contains(sub));
@@ -157,23 +186,32 @@ impl Loaded {
         let needed_bytes: u64 =
             needed.iter().chain(&cursed).filter(|s| !s.white_bare()).map(|s| Layout::new(s).n_slots / 4).sum();
         let place = if needed_bytes <= mem / 2 { Placement::Ram } else { Placement::Mapped(run_work) };
-        let caps = Captures::new(m, |sub| -> anyhow::Result<Arc<Bitbase>> {
+        let caps = Captures::new(m, promotions, |sub| -> anyhow::Result<Arc<Bitbase>> {
             if let Some(b) = self.bitbases.get(sub) {
                 return Ok(b.clone());
             }
             std::fs::create_dir_all(run_work).with_context(|| format!("creating {}", run_work.display()))?;
             let b = Arc::new(open_bitbase(out, sub, Won::UnderTheRule, place, self.check(sub))?);
-            self.bitbases.insert(sub.clone(), b.clone());
+            if sub.men() < m.men() {
+                self.bitbases.insert(sub.clone(), b.clone());
+            }
             Ok(b)
         })?;
+        // The rule bitbases by sub-endgame (promotions included; those are not cached).
+        let rule_tables: Vec<(Material, Arc<Bitbase>)> =
+            caps.tables().map(|b| (b.layout.material.clone(), b.clone())).collect();
         let caps_eventual = if cursed.is_empty() {
             None
         } else {
             std::fs::create_dir_all(run_work).with_context(|| format!("creating {}", run_work.display()))?;
             let mut made: HashMap<Material, Arc<Bitbase>> = HashMap::new();
-            Some(Captures::new(m, |sub| -> anyhow::Result<Arc<Bitbase>> {
+            Some(Captures::new(m, promotions, |sub| -> anyhow::Result<Arc<Bitbase>> {
                 if !cursed.contains(sub) {
-                    return self.bitbases.get(sub).cloned().context("sub-endgame loaded with the captures");
+                    return rule_tables
+                        .iter()
+                        .find(|(s, _)| s == sub)
+                        .map(|(_, b)| b.clone())
+                        .context("sub-endgame loaded with the captures");
                 }
                 if let Some(b) = made.get(sub) {
                     return Ok(b.clone());
@@ -183,16 +221,7 @@ impl Loaded {
                 Ok(b)
             })?)
         };
-        let bytes = caps_bytes(caps_eventual.iter().chain([&caps]));
-        Ok(LoadedCaptures { rule: caps, eventual: caps_eventual, bytes })
+        let full_bytes = if place == Placement::Ram { needed_bytes } else { 0 };
+        Ok(LoadedCaptures { rule: caps, eventual: caps_eventual, promotions, full_bytes })
     }
-}
-
-/// RAM held by the loaded sub-endgame bitbases of a run (each table once).
-fn caps_bytes<'a>(caps: impl Iterator<Item = &'a Captures>) -> u64 {
-    let mut seen = std::collections::HashSet::new();
-    caps.flat_map(|c| c.tables())
-        .filter(|t| seen.insert(Arc::as_ptr(t)))
-        .map(|t| t.wtm.owned_bytes() + t.btm.owned_bytes())
-        .sum()
 }

@@ -20,7 +20,7 @@ use crate::chess::Material;
 use crate::index::Layout;
 use crate::pipeline::{self, Order};
 use crate::progress::SilentProgress;
-use crate::solve::{ChunkTables, Pass, PassSpec, WorkTable};
+use crate::solve::{ChunkTables, Pass, PassSpec, Promotions, WorkTable};
 use crate::work::manifest;
 use crate::work::publish::Durability;
 use crate::work::RunFolder;
@@ -380,7 +380,10 @@ pub fn serve(world: &World, opts: &GenOptions) -> anyhow::Result<()> {
                 held.remove(0); // its bitbases go before the next ones load
             }
             let work = opts.work_dir().join(&order.run);
-            held.push((material.clone(), loaded.captures_of(&material, &opts.out, opts.budget.mem, &work)?));
+            held.push((
+                material.clone(),
+                loaded.captures_of(&material, &opts.out, opts.budget.mem, &work, Promotions::Load)?,
+            ));
             let now_checked: Vec<Material> = loaded.bitbases.keys().cloned().collect();
             loaded.checked.extend(now_checked);
         }

@@ -157,6 +157,8 @@ pub fn project_pawnless(men: usize, machine: &Machine) -> Projection {
             finals_above: 0,
             header: 0,
             pawns: false,
+            capture_bitbases: 0,
+            promotion_bitbases: 0,
         }),
         time: estimate(men, positions, positions, machine),
     }

@@ -13,7 +13,7 @@ use super::run::{solve_run, RunReport, Solved};
 use crate::chess::Material;
 use crate::index::Layout;
 use crate::progress::{LogOnly, Progress};
-use crate::solve::Pass;
+use crate::solve::{Pass, Promotions};
 use crate::table::version::table_path;
 use crate::table::FormatError;
 use crate::work::lock::Lock;
@@ -199,7 +199,7 @@ struct ReadyRun {
 impl ReadyRun {
     /// Solves the run; its compaction is left to the caller.
     fn solve(self, opts: &GenOptions, progress: &dyn Progress) -> anyhow::Result<(Solved, Lock)> {
-        let solved = solve_run(&self.material, &self.caps, &self.work, opts, progress)?;
+        let solved = solve_run(&self.material, self.caps, &self.work, opts, progress)?;
         Ok((solved, self.lock))
     }
 
@@ -289,7 +289,8 @@ fn prepare_run(
         progress.log(&format!("{m}: already built ({})", path.display()));
         return Ok(RunStart::Done(RunOutcome::Existing(path)));
     }
-    let caps = loaded.captures_of(m, &opts.out, opts.budget.mem, &run_work)?;
+    // The promotions' sub-endgames are loaded by the levels that promote (`solve_run`).
+    let caps = loaded.captures_of(m, &opts.out, opts.budget.mem, &run_work, Promotions::Skip)?;
     Ok(RunStart::Ready(Box::new(ReadyRun { material: m.clone(), caps, work: run_work, lock })))
 }
 

@@ -78,7 +78,7 @@ impl<'a> LevelContext<'a> {
             plan,
             caps: &caps.rule,
             folder: run.folder.level(level.number),
-            budget: Budget { mem: run.budget.mem.saturating_sub(caps.bytes), ..*run.budget },
+            budget: Budget { mem: run.budget.mem.saturating_sub(caps.full_bytes), ..*run.budget },
             io_bytes: run.budget.block_bytes as usize,
             progress: run.progress,
             eventual,

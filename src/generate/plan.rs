@@ -308,20 +308,34 @@ const DELTA_BITS_PER_POSITION: u64 = 8;
 /// uncompressed table (header, slices, two class bits and six distance bits per position for
 /// each side to move), the level's bit tables and delta streams, and for pawns the final
 /// bitbases of the two levels above, which its pawn moves read. Earlier levels' work is gone
-/// by then (each level's folder is released once it is merged).
+/// by then (each level's folder is released once it is merged). The sub-endgames' bitbases
+/// may be files there too (when they do not fit half the RAM budget; counted as if they
+/// never did): the captures' for every level, the promotions' only while the levels that
+/// promote are solved, before the table has grown (the larger of the two counts).
 pub fn run_needs(layout: &Layout) -> RunNeeds {
     let level_slots = layout.levels().iter().map(|l| l.n_slots).max().unwrap_or(0);
     let table_bytes = level_slots / 8;
     let finals_above = if layout.has_pawns() { 4 * table_bytes } else { 0 };
     let slice_section = layout.slices.as_ref().map_or(0, |s| 4 * s.len() as u64 + 48 * s.levels.len() as u64);
     let header = 4096 * (5 + layout.has_pawns() as u64) + slice_section;
+    let m = &layout.material;
+    let eventual = m.men() >= 5;
+    // Both sides to move of each sub-run, and its eventual bitbases when it may have cursed
+    // positions.
+    let bitbases = |same_men: bool| -> u64 {
+        let subs = m.successor_runs();
+        let subs = subs.iter().filter(|s| !s.white_bare() && (s.men() == m.men()) == same_men);
+        subs.map(|s| Layout::new(s).n_slots / 4 * if s.men() >= 5 { 2 } else { 1 }).sum()
+    };
     needs_of(&RunShape {
         level_slots,
         n_slots: layout.n_slots,
-        eventual: layout.material.men() >= 5,
+        eventual,
         finals_above,
         header,
         pawns: layout.has_pawns(),
+        capture_bitbases: bitbases(false),
+        promotion_bitbases: bitbases(true),
     })
 }
 
@@ -338,18 +352,27 @@ pub struct RunShape {
     pub header: u64,
     /// Whether it has pawns (its final table compresses less).
     pub pawns: bool,
+    /// Bytes of the sub-endgames' bitbases its captures read (every level), and its
+    /// promotions (the levels that promote, solved first).
+    pub capture_bitbases: u64,
+    pub promotion_bitbases: u64,
 }
 
 /// [`run_needs`] from a run's shape.
 pub fn needs_of(shape: &RunShape) -> RunNeeds {
-    let &RunShape { level_slots, n_slots, eventual, finals_above, header, pawns } = shape;
+    let &RunShape { level_slots, n_slots, eventual, finals_above, header, pawns, capture_bitbases, promotion_bitbases } =
+        shape;
     let table_bytes = level_slots / 8;
     let deltas = level_slots * DELTA_BITS_PER_POSITION / 8;
     let tables = if eventual { TABLES_AT_MERGE } else { TABLES_AT_MERGE_SHORT };
     let assembled_bytes = header + 2 * n_slots / 8 + 2 * n_slots * 6 / 8;
     RunNeeds {
         table_bytes,
-        work_peak: tables * table_bytes + deltas + finals_above + assembled_bytes,
+        work_peak: tables * table_bytes
+            + deltas
+            + finals_above
+            + capture_bitbases
+            + assembled_bytes.max(promotion_bitbases),
         final_bytes: assembled_bytes / if pawns { 12 } else { 16 },
         assembled_bytes,
         pass_io: 4 * table_bytes + level_slots / 8,

@@ -147,6 +147,18 @@ pub struct Slices {
 }
 
 impl Slices {
+    /// Whether a pawn of level `level` can promote: some configuration of it has a white
+    /// pawn on the seventh rank or a black one on the second. Only such levels read the
+    /// sub-endgames that promotions lead to.
+    pub fn level_promotes(&self, level: u8) -> bool {
+        self.levels.iter().filter(|l| l.level == level).any(|l| {
+            self.keys[l.first as usize..(l.first + l.count) as usize].iter().any(|&key| {
+                let p = Pawns::from_key(key, self.n_white, self.n_black);
+                p.of(Color::White).iter().any(|&s| s / 8 == 6) || p.of(Color::Black).iter().any(|&s| s / 8 == 1)
+            })
+        })
+    }
+
     /// Every canonical configuration of `n_white` white and `n_black` black pawns on ranks
     /// 2 to 7.
     pub fn new(n_white: usize, n_black: usize) -> Slices {

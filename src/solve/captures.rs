@@ -83,6 +83,9 @@ pub enum SubRun {
     Table(Arc<Bitbase>),
     /// White is left with a bare king: no wins; only illegal wtm positions are 1.
     BareWhite,
+    /// A conversion that cannot happen (a promotion capturing one of the promoting side's
+    /// own pieces): a slot of the table, never read.
+    Impossible,
 }
 
 impl SubRun {
@@ -95,26 +98,40 @@ impl SubRun {
             SubRun::Table(t) => t.word(stm, bk, pieces, pawns),
             SubRun::BareWhite if stm == Color::White => occ | crate::chess::attacks::king_attacks(bk),
             SubRun::BareWhite => 0,
+            SubRun::Impossible => unreachable!("a promotion cannot capture its own side's piece"),
         }
     }
 }
 
 /// For each conversion of a run, the run it leads to.
+#[derive(Clone)]
 pub struct Captures {
     /// After the capture of piece `k` (layout order: white's pieces, then black's).
     pub by_piece: Vec<SubRun>,
     /// After the capture of a pawn of each colour (white, black), if the run has one.
     pub by_pawn: [Option<SubRun>; 2],
-    /// After a pawn of each colour promotes to each of [`PROMOTIONS`].
+    /// After a pawn of each colour promotes to each of [`PROMOTIONS`] (without capturing):
+    /// runs of as many men as this one, the largest sub-endgames. `None` when the run has
+    /// no pawn of that colour, or when they are not loaded ([`Promotions::Skip`]: the levels
+    /// being solved have no pawn that can promote).
     pub promotion: [Option<[SubRun; 4]>; 2],
     /// After a pawn of each colour promotes to each of [`PROMOTIONS`] capturing piece `k`.
     pub promotion_capture: [Vec<[SubRun; 4]>; 2],
 }
 
+/// Whether [`Captures::new`] resolves the promotions without capture.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Promotions {
+    Load,
+    Skip,
+}
+
 impl Captures {
-    /// Resolves every conversion of `material` through `lookup` (material -> loaded bitbases).
+    /// Resolves every conversion of `material` through `lookup` (material -> loaded
+    /// bitbases), the promotions without capture only with [`Promotions::Load`].
     pub fn new<E>(
         material: &Material,
+        promotions: Promotions,
         mut lookup: impl FnMut(&Material) -> Result<Arc<Bitbase>, E>,
     ) -> Result<Captures, E> {
         let mut sub = |m: Material| -> Result<SubRun, E> {
@@ -143,17 +160,19 @@ impl Captures {
             }
             caps.by_pawn[c.index()] = Some(sub(without(material, c, Role::Pawn))?);
             let promoted = |to: Role| material.promoted(c, to);
-            let mut promotion = Vec::new();
-            for to in PROMOTIONS {
-                promotion.push(sub(promoted(to))?);
+            if promotions == Promotions::Load {
+                let mut promotion = Vec::new();
+                for to in PROMOTIONS {
+                    promotion.push(sub(promoted(to))?);
+                }
+                caps.promotion[c.index()] =
+                    Some(promotion.try_into().unwrap_or_else(|_| unreachable!("four promotions")));
             }
-            caps.promotion[c.index()] = Some(promotion.try_into().unwrap_or_else(|_| unreachable!("four promotions")));
             for &(pc, pr) in &pieces {
                 let mut row = Vec::new();
                 for to in PROMOTIONS {
-                    // Only the other side's pieces can be captured; ours get a placeholder.
-                    let m = if pc == c { promoted(to) } else { without(&promoted(to), pc, pr) };
-                    row.push(sub(m)?);
+                    // Only the other side's pieces can be captured.
+                    row.push(if pc == c { SubRun::Impossible } else { sub(without(&promoted(to), pc, pr))? });
                 }
                 caps.promotion_capture[c.index()].push(row.try_into().unwrap_or_else(|_| unreachable!("four")));
             }
@@ -169,7 +188,7 @@ impl Captures {
         let caps = self.promotion_capture.iter().flatten().flatten();
         self.by_piece.iter().chain(self.by_pawn.iter().flatten()).chain(flat).chain(caps).filter_map(|s| match s {
             SubRun::Table(t) => Some(t),
-            SubRun::BareWhite => None,
+            SubRun::BareWhite | SubRun::Impossible => None,
         })
     }
 }

@@ -17,7 +17,7 @@ mod kernels;
 mod pass;
 pub mod sparse;
 
-pub use captures::{BitWords, Bitbase, Captures};
+pub use captures::{BitWords, Bitbase, Captures, Promotions};
 pub use chunk::{combine_words, compute_chunk, edge_chunk, ChunkTables, Conversions, Eventual};
 pub use frame::Frame;
 pub use init::PushTargets;

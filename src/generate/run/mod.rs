@@ -22,7 +22,9 @@ use super::repair::check_and_repair;
 use crate::chess::Material;
 use crate::index::{Layout, Level};
 use crate::progress::Progress;
-use crate::solve::{chains_complete, last_step_where, last_step_within, obsolete_after, Pass, LAST_STEP, MAX_STEP};
+use crate::solve::{
+    chains_complete, last_step_where, last_step_within, obsolete_after, Pass, Promotions, LAST_STEP, MAX_STEP,
+};
 use crate::table::uncompressed::PartialTable;
 use crate::work::bits::save_sums;
 use crate::work::manifest::{self, new_per_pass, LevelDone, PassDone, RunManifest};
@@ -113,10 +115,12 @@ impl Solved {
 
 /// Computes (or resumes) the levels of one white-wins run in its work folder `work_dir`,
 /// with the sub-endgames' bitbases in `caps`; [`Solved::finish`] then publishes its table
-/// into `opts.out`.
+/// into `opts.out`. The promotions' sub-endgames (as many men as the run: with 6 men, a
+/// bitbase file of gigabytes each) are loaded for the levels whose pawns can promote and
+/// dropped once no level still to solve can, before the table being assembled grows.
 pub fn solve_run(
     material: &Material,
-    caps: &LoadedCaptures,
+    mut caps: LoadedCaptures,
     work_dir: &Path,
     opts: &GenOptions,
     progress: &dyn Progress,
@@ -126,26 +130,40 @@ pub fn solve_run(
     let budget = &opts.budget;
     std::fs::create_dir_all(work_dir).with_context(|| format!("creating {}", work_dir.display()))?;
     // The sub-endgames held in RAM come out of the budget.
-    let chunk_budget = Budget { mem: budget.mem.saturating_sub(caps.bytes), ..*budget };
+    let chunk_budget = Budget { mem: budget.mem.saturating_sub(caps.full_bytes), ..*budget };
     let chosen = Plan::choose(&layout, &chunk_budget, opts.max_fixed_bits)
-        .with_context(|| sub_endgames_note(budget, caps.bytes))?;
+        .with_context(|| sub_endgames_note(budget, caps.full_bytes))?;
     let (mut manifest, partial) = resume::resume_levels(&layout, &folder, chosen.cut(), progress)?;
     let cut = resume::cut_of(&manifest);
     let mut chosen = Some(chosen);
     let levels = layout.levels();
-    let run = RunContext {
-        layout: &layout,
-        folder: &folder,
-        caps,
-        budget,
-        steps: opts.steps,
-        progress,
-        hooks: opts.hooks.as_deref().unwrap_or(&NoHooks),
-    };
-    for level in levels.iter().copied() {
+    let promotes = |l: &Level| layout.slices.as_ref().is_some_and(|s| s.level_promotes(l.number));
+    for (i, level) in levels.iter().copied().enumerate() {
         if manifest.levels.iter().any(|l| l.level == level.number) {
             continue;
         }
+        let wanted =
+            if promotes(&level) || (caps.promotions == Promotions::Load && levels[i + 1..].iter().any(promotes)) {
+                Promotions::Load
+            } else {
+                Promotions::Skip
+            };
+        if wanted != caps.promotions {
+            let what = if wanted == Promotions::Load { "loading" } else { "releasing" };
+            progress.log(&format!("{material}/{}: {what} the promotions' sub-endgames", level.number));
+            // Released, the promotions' bitbases go with the old captures (files of gigabytes
+            // with 6 men); the other sub-endgames' are shared.
+            caps = caps.with_promotions(material, &opts.out, budget.mem, work_dir, wanted)?;
+        }
+        let run = RunContext {
+            layout: &layout,
+            folder: &folder,
+            caps: &caps,
+            budget,
+            steps: opts.steps,
+            progress,
+            hooks: opts.hooks.as_deref().unwrap_or(&NoHooks),
+        };
         let plan = match chosen.take() {
             Some(p) if p.cut() == cut && levels.len() == 1 => p,
             _ => Plan::new(&layout, &level, cut),
