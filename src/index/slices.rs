@@ -232,6 +232,21 @@ mod tests {
     use super::*;
 
     #[test]
+    fn only_levels_with_a_pawn_one_step_from_promoting_promote() {
+        let promoting = |w, b| {
+            let s = Slices::new(w, b);
+            s.levels.iter().filter(|l| s.level_promotes(l.level)).map(|l| l.level).collect::<Vec<_>>()
+        };
+        // One pawn: on the seventh rank (white, level 5) or the second (black, level 5).
+        assert_eq!(promoting(1, 0), vec![5]);
+        assert_eq!(promoting(0, 1), vec![5]);
+        // Two white pawns: one on the seventh rank with the other on rank 2 to 6 or 7.
+        assert_eq!(promoting(2, 0), vec![10, 9, 8, 7, 6, 5]);
+        // A white and a black pawn: either one about to promote.
+        assert_eq!(promoting(1, 1), vec![10, 9, 8, 7, 6, 5]);
+    }
+
+    #[test]
     fn slice_counts_match_the_design() {
         for ((w, b), n, levels) in
             [((1, 0), 24, 6), ((0, 1), 24, 6), ((1, 1), 1128, 11), ((2, 0), 636, 11), ((2, 2), 593_316, 21)]
