@@ -39,9 +39,9 @@ pub use generate::cluster;
 pub use generate::generate_on_ranks;
 pub use generate::status::{job_status, JobStatus, RunStatus};
 pub use generate::{
-    available_ram, convert_folder, generate, is_built, load_bitbase, plan_job, project_pawnless, runs_of, show_size,
-    Budget, Conversion, DiskNeed, GenOptions, JobHooks, JobPlan, Machine, NoHooks, Projection, RunOutcome, RunPlan,
-    RunReport, StepMode, TimeEstimate,
+    available_ram, convert_folder, generate, is_built, load_bitbase, plan_job, project_pawnless, runs_of,
+    show_duration, show_size, Budget, Conversion, DiskNeed, GenOptions, JobHooks, JobPlan, Machine, NoHooks,
+    Projection, RunOutcome, RunPlan, RunReport, StepMode, TimeEstimate,
 };
 pub use generate::{set_from_list, set_of_size, write_checksums, Checksums, CHECKSUMS};
 pub use index::Layout;

@@ -2,8 +2,8 @@
 
 use std::io::Write;
 use tbstream::{
-    show_size, Category, Color, JobPlan, JobStatus, Longest, Machine, Pass, Probe, Projection, RunStatus, SampleReport,
-    SignatureStats, TimeEstimate, ToMove, VerifyReport, MAX_DISTANCE,
+    show_duration, show_size, Category, Color, JobPlan, JobStatus, Longest, Machine, Pass, Probe, Projection,
+    RunStatus, SampleReport, SignatureStats, TimeEstimate, ToMove, VerifyReport, MAX_DISTANCE,
 };
 
 /// A plan report line per run (chunks, blocks, RAM, disk, I/O, time), then the totals.
@@ -332,18 +332,4 @@ fn show_time(t: &TimeEstimate) -> String {
         show_duration(t.compact),
         if t.disk_bound { ", bound by the disk" } else { "" }
     )
-}
-
-/// Seconds as `850 ms`, `4.2 s`, `42 s`, `12.5 min`, `3.4 h` or `2.1 days`.
-fn show_duration(secs: f64) -> String {
-    // Nothing left to build sums to -0.0, shown as 0.
-    let secs = if secs > 0.0 { secs } else { 0.0 };
-    match secs {
-        s if s < 1.0 => format!("{:.0} ms", s * 1000.0),
-        s if s < 10.0 => format!("{s:.1} s"),
-        s if s < 100.0 => format!("{s:.0} s"),
-        s if s < 6000.0 => format!("{:.1} min", s / 60.0),
-        s if s < 172_800.0 => format!("{:.1} h", s / 3600.0),
-        s => format!("{:.1} days", s / 86400.0),
-    }
 }

@@ -18,14 +18,21 @@ use std::sync::Arc;
 pub struct LoadedCaptures {
     pub rule: Captures,
     pub eventual: Option<Captures>,
-    /// Whether the promotions without capture are loaded.
-    pub promotions: Promotions,
     /// RAM they hold (out of the budget) with the promotions loaded, whichever levels a
     /// run solves: its chunk buffers are planned around it. 0 when they are mapped.
     pub full_bytes: u64,
 }
 
 impl LoadedCaptures {
+    /// Whether the promotions without capture are loaded (never, without pawns).
+    pub fn promotions(&self) -> Promotions {
+        if self.rule.promotion.iter().any(Option::is_some) {
+            Promotions::Load
+        } else {
+            Promotions::Skip
+        }
+    }
+
     /// The same captures with the promotions without capture loaded or left out; the other
     /// sub-endgames' bitbases are shared, not loaded again (the eventual ones of cursed
     /// sub-endgames are decoded again).
@@ -222,6 +229,6 @@ impl Loaded {
             })?)
         };
         let full_bytes = if place == Placement::Ram { needed_bytes } else { 0 };
-        Ok(LoadedCaptures { rule: caps, eventual: caps_eventual, promotions, full_bytes })
+        Ok(LoadedCaptures { rule: caps, eventual: caps_eventual, full_bytes })
     }
 }

@@ -4,7 +4,7 @@
 //! times ([`estimate_run`]), scaled by how long the runs built so far took against theirs.
 
 use super::estimate::{estimate_run, Machine};
-use super::plan::show_size;
+use super::plan::{show_duration, show_size};
 use crate::chess::Material;
 use crate::index::Layout;
 use crate::progress::Progress;
@@ -58,27 +58,5 @@ impl JobProgress {
             show_duration(elapsed),
             show_duration(left * scale)
         ));
-    }
-}
-
-/// `42s`, `12m 5s`, `3h 20m`.
-fn show_duration(secs: f64) -> String {
-    let s = secs.round() as u64;
-    match s {
-        0..60 => format!("{s}s"),
-        60..3600 => format!("{}m {}s", s / 60, s % 60),
-        _ => format!("{}h {}m", s / 3600, s % 3600 / 60),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn durations_read_naturally() {
-        assert_eq!(show_duration(42.4), "42s");
-        assert_eq!(show_duration(725.0), "12m 5s");
-        assert_eq!(show_duration(12000.0), "3h 20m");
     }
 }

@@ -56,7 +56,7 @@ pub use job::generate_on_ranks;
 pub use job::{generate, RunOutcome};
 pub use job_plan::{plan_job, runs_of, JobPlan, RunPlan};
 pub use options::{GenOptions, JobHooks, NoHooks, StepMode};
-pub use plan::{show_size, Budget};
+pub use plan::{show_duration, show_size, Budget};
 pub use run::RunReport;
 pub use set::{set_from_list, set_of_size, write_checksums, Checksums, CHECKSUMS};
 

@@ -137,6 +137,20 @@ pub struct Plan {
     pub push_buffers: [u64; 2],
 }
 
+/// Seconds as `850 ms`, `4.2 s`, `42 s`, `12.5 min`, `3.4 h` or `2.1 days`.
+pub fn show_duration(secs: f64) -> String {
+    // Nothing left to build sums to -0.0, shown as 0.
+    let secs = if secs > 0.0 { secs } else { 0.0 };
+    match secs {
+        s if s < 1.0 => format!("{:.0} ms", s * 1000.0),
+        s if s < 10.0 => format!("{s:.1} s"),
+        s if s < 100.0 => format!("{s:.0} s"),
+        s if s < 6000.0 => format!("{:.1} min", s / 60.0),
+        s if s < 172_800.0 => format!("{:.1} h", s / 3600.0),
+        s => format!("{:.1} days", s / 86400.0),
+    }
+}
+
 /// Human-readable bytes.
 pub fn show_size(bytes: u64) -> String {
     let units = ["B", "KiB", "MiB", "GiB", "TiB"];
@@ -322,8 +336,8 @@ pub fn run_needs(layout: &Layout) -> RunNeeds {
     let eventual = m.men() >= 5;
     // Both sides to move of each sub-run, and its eventual bitbases when it may have cursed
     // positions.
+    let subs = m.successor_runs();
     let bitbases = |same_men: bool| -> u64 {
-        let subs = m.successor_runs();
         let subs = subs.iter().filter(|s| !s.white_bare() && (s.men() == m.men()) == same_men);
         subs.map(|s| Layout::new(s).n_slots / 4 * if s.men() >= 5 { 2 } else { 1 }).sum()
     };
@@ -376,5 +390,19 @@ pub fn needs_of(shape: &RunShape) -> RunNeeds {
         final_bytes: assembled_bytes / if pawns { 12 } else { 16 },
         assembled_bytes,
         pass_io: 4 * table_bytes + level_slots / 8,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_read_naturally() {
+        assert_eq!(show_duration(0.85), "850 ms");
+        assert_eq!(show_duration(42.4), "42 s");
+        assert_eq!(show_duration(725.0), "12.1 min");
+        assert_eq!(show_duration(12000.0), "3.3 h");
+        assert_eq!(show_duration(-0.0), "0 ms");
     }
 }

@@ -143,12 +143,12 @@ pub fn solve_run(
             continue;
         }
         let wanted =
-            if promotes(&level) || (caps.promotions == Promotions::Load && levels[i + 1..].iter().any(promotes)) {
+            if promotes(&level) || (caps.promotions() == Promotions::Load && levels[i + 1..].iter().any(promotes)) {
                 Promotions::Load
             } else {
                 Promotions::Skip
             };
-        if wanted != caps.promotions {
+        if wanted != caps.promotions() {
             let what = if wanted == Promotions::Load { "loading" } else { "releasing" };
             progress.log(&format!("{material}/{}: {what} the promotions' sub-endgames", level.number));
             // Released, the promotions' bitbases go with the old captures (files of gigabytes
