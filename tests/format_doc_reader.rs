@@ -1732,12 +1732,12 @@ fn image_agrees(
     wtm: bool,
     image_slot: u64,
     value: (u8, Option<u8>),
-    fen: &str,
+    fen: &dyn Fn() -> String,
     what: &str,
 ) -> Result<(), String> {
     let other = values(t, wtm, image_slot)?;
     if other != value {
-        return Err(format!("{fen}: {value:?}, {what} {other:?}"));
+        return Err(format!("{}: {value:?}, {what} {other:?}", fen()));
     }
     Ok(())
 }
@@ -1916,17 +1916,18 @@ fn slots_are_a_bijection_and_legality_is_the_documents() {
                 return Err(format!("slot {slot} reached twice"));
             }
             for (side, wtm) in [true, false].into_iter().enumerate() {
-                let fen = men.fen(wtm, 0);
+                // Written only into an error: most slots never need their FEN.
+                let fen = || men.fen(wtm, 0);
                 let bad = if wtm { men.illegal_wtm() } else { men.illegal_btm() };
                 illegal[side] += bad as u64;
                 if men.broken() {
                     continue;
                 }
-                if let Some(pos) = library_agrees_on_legality(men, wtm, bad, &fen)? {
+                if let Some(pos) = library_agrees_on_legality(men, wtm, bad)? {
                     let theirs = lib.slot_of(&pos);
                     let ours = equivalent_slots(t, men)?;
                     if !ours.contains(&theirs) {
-                        return Err(format!("{fen}: library slot {theirs}, the document's {ours:?}"));
+                        return Err(format!("{}: library slot {theirs}, the document's {ours:?}", fen()));
                     }
                 }
                 if bad {
@@ -1957,16 +1958,12 @@ fn slots_are_a_bijection_and_legality_is_the_documents() {
 
 /// The library's position of `men` when the document calls it legal (`bad` false), after
 /// checking that the library refuses exactly the positions the document calls illegal.
-fn library_agrees_on_legality(
-    men: &Men,
-    wtm: bool,
-    bad: bool,
-    fen: &str,
-) -> Result<Option<tbstream::Position>, String> {
+fn library_agrees_on_legality(men: &Men, wtm: bool, bad: bool) -> Result<Option<tbstream::Position>, String> {
+    let fen = || men.fen(wtm, 0);
     match library_position(men, wtm) {
-        Ok(_) if bad => Err(format!("{fen}: the library accepts a position the document calls illegal")),
+        Ok(_) if bad => Err(format!("{}: the library accepts a position the document calls illegal", fen())),
         Ok(pos) => Ok(Some(pos)),
-        Err(e) if !bad => Err(format!("{fen}: the library refuses a legal position: {e}")),
+        Err(e) if !bad => Err(format!("{}: the library refuses a legal position: {e}", fen())),
         Err(_) => Ok(None),
     }
 }
@@ -1983,16 +1980,17 @@ fn compare_values(t: &DocTable, lib: &tbstream::Run, run: &str) -> [u64; 2] {
             if if wtm { men.illegal_wtm() } else { men.illegal_btm() } {
                 continue;
             }
-            let fen = men.fen(wtm, 0);
+            // Written only into an error: most slots never need their FEN.
+            let fen = || men.fen(wtm, 0);
             let ours = t.class(wtm, slot)?;
-            let theirs = lib.class(color, slot).map(|c| c.bits()).map_err(|e| format!("{fen}: library: {e}"))?;
+            let theirs = lib.class(color, slot).map(|c| c.bits()).map_err(|e| format!("{}: library: {e}", fen()))?;
             if ours != theirs {
-                return Err(format!("{fen} (slot {slot}): class {ours}, library {theirs}"));
+                return Err(format!("{} (slot {slot}): class {ours}, library {theirs}", fen()));
             }
             if wtm && ours == 1 {
-                let (ours, theirs) = (t.dtz_code(slot)?, lib.dtz_code(slot).map_err(|e| format!("{fen}: {e}"))?);
+                let (ours, theirs) = (t.dtz_code(slot)?, lib.dtz_code(slot).map_err(|e| format!("{}: {e}", fen()))?);
                 if ours != theirs {
-                    return Err(format!("{fen} (slot {slot}): distance code {ours}, library {theirs}"));
+                    return Err(format!("{} (slot {slot}): distance code {ours}, library {theirs}", fen()));
                 }
             }
             compared[side] += 1;
@@ -2444,15 +2442,16 @@ fn pawn_slots_are_a_bijection_and_legality_is_the_documents() {
             }
             let symmetric = l.configs[s as usize].symmetric();
             for (side, wtm) in [true, false].into_iter().enumerate() {
-                let fen = men.fen(wtm, 0);
+                // Written only into an error: most slots never need their FEN.
+                let fen = || men.fen(wtm, 0);
                 let bad = if wtm { men.illegal_wtm() } else { men.illegal_btm() };
                 illegal[side] += bad as u64;
                 if men.broken() {
                     continue;
                 }
-                if let Some(pos) = library_agrees_on_legality(men, wtm, bad, &fen)? {
+                if let Some(pos) = library_agrees_on_legality(men, wtm, bad)? {
                     if lib.slot_of(&pos) != slot {
-                        return Err(format!("{fen}: library slot {}, the document's {slot}", lib.slot_of(&pos)));
+                        return Err(format!("{}: library slot {}, the document's {slot}", fen(), lib.slot_of(&pos)));
                     }
                 }
                 if bad || !symmetric {

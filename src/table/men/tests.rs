@@ -18,14 +18,14 @@ impl Rng {
     }
 }
 
-/// Random men of `material` (pawns on ranks 2 to 7), possibly overlapping.
-fn random_men(rng: &mut Rng, material: &Material) -> Men {
-    let layout = Layout::new(material);
+/// Random men of `layout`'s material (pawns on ranks 2 to 7), possibly overlapping.
+fn random_men(rng: &mut Rng, layout: &Layout) -> Men {
+    let material = &layout.material;
     let (wk, bk) = (rng.below(64) as Square, rng.below(64) as Square);
     let pieces: Vec<Square> = layout.pieces.iter().map(|_| rng.below(64) as Square).collect();
     let mut pawns = |n| (0..n).map(|_| 8 + rng.below(48) as Square).collect::<Vec<_>>();
     let (w, b) = (pawns(material.pawns(Color::White)), pawns(material.pawns(Color::Black)));
-    Men::of_squares(&layout, bk, &pieces, wk, Pawns::new(&w, &b))
+    Men::of_squares(layout, bk, &pieces, wk, Pawns::new(&w, &b))
 }
 
 /// The board field of a FEN.
@@ -135,9 +135,9 @@ fn moves_agree_with_position() {
     let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
     let mut checked = [0u64; 4];
     for material in ["KPvK", "KPvKP", "KQvKP", "KRPvKR", "KPPvKN", "KBPvKP", "KNPvKB", "KQRvKR", "KRvKNN"] {
-        let material = Material::parse(material).unwrap();
+        let layout = Layout::new(&Material::parse(material).unwrap());
         for _ in 0..20_000 {
-            let men = random_men(&mut rng, &material);
+            let men = random_men(&mut rng, &layout);
             let stm = if rng.below(2) == 0 { Color::White } else { Color::Black };
             if !men.apart() {
                 continue;
@@ -186,9 +186,9 @@ fn en_passant_agrees_with_position() {
     let mut rng = Rng(0x2545_f491_4f6c_dd1d);
     let mut seen = [0u64; 3];
     for material in ["KPvKP", "KRPvKP", "KBPvKP", "KPvKRP", "KPPvKP", "KPvKPP"] {
-        let material = Material::parse(material).unwrap();
+        let layout = Layout::new(&Material::parse(material).unwrap());
         for _ in 0..2_000 {
-            let mut men = random_men(&mut rng, &material);
+            let mut men = random_men(&mut rng, &layout);
             let stm = if rng.below(2) == 0 { Color::White } else { Color::Black };
             // A pawn of the mover on its start rank, an enemy pawn beside its target.
             let file = rng.below(8) as Square;
