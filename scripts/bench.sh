@@ -2,7 +2,8 @@
 # Benchmark: builds an endgame's sub-endgames first, then times the endgame's own runs.
 # Runs with pawns are reported per level (`KRPvKR/5` is level 5 of KRPvKR).
 # Prints wall time, CPU time, peak RSS, positions per second, where the time goes, the bytes
-# read and written, MB/s per pass kind, the delta streams' size, and the disk's own speed.
+# read and written, MB/s and the reader's, workers' and writer's busy shares per pass kind,
+# the delta streams' size, and the disk's own speed.
 #
 #   scripts/bench.sh [SIGNATURE] [THREADS] [EXTRA GEN OPTIONS...]   (default: KQRvKR 2)
 #   BENCH_DIR=... (default target/bench-tables), BENCH_DISK=0 skips the dd measurement,
@@ -67,6 +68,8 @@ kinds = {}
 pat = re.compile(r"^(\S+) (init white|init black|step +\d+ (white|black)): .*read ([\d.]+) (\w+), written ([\d.]+) (\w+), .*\(([\d.]+)s\)$")
 merge = re.compile(r"^(\S+) merge: .*\(([\d.]+)s\)$")
 merges = {}
+busy_pat = re.compile(r"busy: reader (\d+)%, workers (\d+)%, writer (\d+)%.*\(([\d.]+)s\)$")
+busy = {}
 for line in open(sys.argv[1]):
     mm = merge.match(line.strip())
     if mm:
@@ -76,9 +79,22 @@ for line in open(sys.argv[1]):
         kind = "init" if m.group(2).startswith("init") else f"{m.group(3)} steps"
         k = kinds.setdefault((m.group(1), kind), [0, 0.0, 0.0, 0.0])
         k[0] += 1; k[1] += size(m.group(4), m.group(5)); k[2] += size(m.group(6), m.group(7)); k[3] += float(m.group(8))
+        b = busy_pat.search(line.strip())
+        if b:
+            # Busy shares weighted by the pass's seconds.
+            t = float(b.group(4))
+            acc = busy.setdefault((m.group(1), kind), [0.0, 0.0, 0.0, 0.0])
+            for j in range(3):
+                acc[j] += float(b.group(j + 1)) * t
+            acc[3] += t
 print("passes (per run and kind: count, seconds, read, written, MB/s):")
 for (run, kind), (n, r, w, s) in sorted(kinds.items()):
     print(f"  {run:8} {kind:12} {n:3} passes {s:7.2f} s  read {r/2**20:8.1f} MiB  written {w/2**20:8.1f} MiB  {(r+w)/1e6/max(s,1e-9):7.0f} MB/s")
+if busy:
+    print("busy shares (per run and kind, weighted by time: reader, workers per thread, writer):")
+    for (run, kind), (r, w, c, t) in sorted(busy.items()):
+        t = max(t, 1e-9)
+        print(f"  {run:8} {kind:12} reader {r/t:3.0f}%  workers {w/t:3.0f}%  writer {c/t:3.0f}%")
 print("merges (per run, or per run and level with pawns: seconds):")
 for run, s in sorted(merges.items()):
     print(f"  {run:10} {s:7.2f} s")

@@ -15,6 +15,8 @@
 use crossbeam::channel::bounded;
 use std::collections::BTreeMap;
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
 
 /// In which order the writer receives the workers' results.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -23,6 +25,28 @@ pub enum Order {
     Completion,
     /// In item order, with at most `window` items read but not yet written.
     Sequence { window: usize },
+}
+
+/// Time one stage of a pipeline spends working, summed over its threads: a pass reports
+/// the reader's and the writer's share of its wall time, which tells whether one thread's
+/// I/O bounds it.
+#[derive(Debug, Default)]
+pub struct BusyClock(AtomicU64);
+
+impl BusyClock {
+    /// Runs `f`, adding the time it takes to the clock.
+    pub fn time<T>(&self, f: impl FnOnce() -> T) -> T {
+        let start = Instant::now();
+        let out = f();
+        self.0.fetch_add(start.elapsed().as_nanos() as u64, Ordering::Relaxed);
+        out
+    }
+
+    /// The time counted, as a share of `wall` per thread of the stage (0 to 1 when the
+    /// stage has `threads` threads busy at most all the time).
+    pub fn share(&self, wall: Duration, threads: usize) -> f64 {
+        self.0.load(Ordering::Relaxed) as f64 / 1e9 / (wall.as_secs_f64() * threads.max(1) as f64).max(1e-9)
+    }
 }
 
 /// A worker thread panicked (the pipeline reports it as an error instead of hanging).

@@ -69,27 +69,29 @@ pub fn small_tables() -> &'static Path {
 /// copy of [`small_tables`], whose tables they share).
 pub fn pawn_tables() -> &'static Path {
     static DIR: OnceLock<TempDir> = OnceLock::new();
-    built_once(&DIR, |d| extend(small_tables(), d, &PAWN_TABLES[..11]))
+    built_once(&DIR, |d| extend(&[small_tables()], d, &PAWN_TABLES[..11]))
 }
 
-/// KRPvKR and its 29-run closure (the 5-men pawnless promotion targets included), on top of
-/// a copy of [`pawn_tables`]: about a minute on 2 cores.
-pub fn krpvkr() -> &'static Path {
-    static DIR: OnceLock<TempDir> = OnceLock::new();
-    built_once(&DIR, |d| extend(pawn_tables(), d, &["KRPvKR"]))
-}
-
-/// The `CURSED` tables with their sub-endgames, on top of a copy of [`krpvkr`] (KQRvKR and
-/// KRBvKR are promotion targets of KRPvKR): half a minute on 2 cores.
+/// The `CURSED` tables with their sub-endgames, on top of a copy of [`small_tables`]: half a
+/// minute on 2 cores. Independent of [`pawn_tables`], so that two tests can build both at
+/// once.
 pub fn cursed_tables() -> &'static Path {
     static DIR: OnceLock<TempDir> = OnceLock::new();
-    built_once(&DIR, |d| extend(krpvkr(), d, &CURSED))
+    built_once(&DIR, |d| extend(&[small_tables()], d, &CURSED))
 }
 
-/// Copies the tables of `base` into `dir`, then builds `sigs` there: the tables `base`
-/// holds are not built again (a table does not depend on the folder it is built in).
-fn extend(base: &Path, dir: &Path, sigs: &[&str]) {
-    for table in crate::util::tables(base) {
+/// KRPvKR and its 29-run closure, on top of copies of [`pawn_tables`] and [`cursed_tables`]
+/// (KQRvKR and KRBvKR, cursed tables, are promotion targets of KRPvKR): about a minute on 2
+/// cores.
+pub fn krpvkr() -> &'static Path {
+    static DIR: OnceLock<TempDir> = OnceLock::new();
+    built_once(&DIR, |d| extend(&[pawn_tables(), cursed_tables()], d, &["KRPvKR"]))
+}
+
+/// Copies the tables of `bases` into `dir`, then builds `sigs` there: the tables the bases
+/// hold are not built again (a table does not depend on the folder it is built in).
+fn extend(bases: &[&Path], dir: &Path, sigs: &[&str]) {
+    for table in bases.iter().flat_map(|base| crate::util::tables(base)) {
         std::fs::copy(&table, dir.join(table.file_name().unwrap())).unwrap();
     }
     generate_in(dir, sigs);
@@ -106,12 +108,4 @@ pub fn kqvkr() -> &'static Path {
 pub fn kqvk_krvk() -> &'static Path {
     static DIR: OnceLock<TempDir> = OnceLock::new();
     built_once(&DIR, |d| gen_in(d, &["KQvK", "KRvK", "--threads", "2"]))
-}
-
-/// `tbstream gen KQRvKR --threads 1` without MPI: exactly KQRvKR's closure, the reference of
-/// the distributed builds.
-#[cfg(feature = "mpi")]
-pub fn kqrvkr() -> &'static Path {
-    static DIR: OnceLock<TempDir> = OnceLock::new();
-    built_once(&DIR, |d| gen_in(d, &["KQRvKR", "--threads", "1"]))
 }

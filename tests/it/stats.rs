@@ -1,7 +1,7 @@
 //! `tbstream stats`: the longest wins of every endgame in the reference folder equal the
 //! reference README's table, the counts are consistent, and the histogram is drawn.
 
-use crate::fixtures::{cursed_tables, pawn_tables, small_tables, CURSED};
+use crate::fixtures::{cursed_tables, krpvkr, pawn_tables, small_tables, CURSED};
 use crate::util::{bin, copy_tables, reference_dir, Rng};
 use std::path::Path;
 use std::process::Command;
@@ -379,13 +379,16 @@ fn walk_to_cursed_conversion(tb: &tbstream::Tablebase, fen: &str) -> usize {
     panic!("no conversion into a cursed position within 200 plies of {fen}");
 }
 
+/// Builds the 5-men KBPvKN (a minute and a half of CPU on top of the cursed tables), so in the
+/// slow tier: `scripts/slow-tests.sh`.
 #[test]
-fn captures_and_promotions_into_cursed_positions_are_followed() {
+#[ignore = "slow tier: scripts/slow-tests.sh"]
+fn slow_captures_and_promotions_into_cursed_positions_are_followed() {
     // KBPvKN promotes into KBBvKN and KBNvKN, which have cursed wins: its own cursed wins
     // and blessed losses are those that promotions and captures lead to (without them it
-    // would have none), and its table says every one is marked. Its cursed sub-endgames
-    // come from the shared folder (built once for the tests that read them).
-    let dir = copy_tables(cursed_tables(), |_| true);
+    // would have none), and its table says every one is marked. Its cursed and pawn
+    // sub-endgames come from the shared folder (built once for the tests that read them).
+    let dir = copy_tables(krpvkr(), |_| true);
     let sig = Material::parse("KBPvKN").unwrap();
     generate(&[sig], &GenOptions::new(dir.path(), 2), &SilentProgress).unwrap();
     let s = stats_json(dir.path(), "KBPvKN");

@@ -23,7 +23,7 @@ pub use sources::{ChunkOutput, PassSources};
 
 use crate::generate::level::LevelContext;
 use crate::generate::plan::show_size;
-use crate::pipeline::{self, Order};
+use crate::pipeline::{self, BusyClock, Order};
 use crate::solve::PassSpec;
 use crate::work::deltalog::PassLog;
 use commit::{Committer, PassCounts};
@@ -73,6 +73,7 @@ pub fn run_pass(ctx: &LevelContext, spec: &PassSpec) -> anyhow::Result<PassResul
         committer.lock().unwrap_or_else(|e| e.into_inner()).commit(chunk, out)
     };
     let (local, remote) = distribute::share_out(ctx, spec, &todo)?;
+    let (reading, computing, committing) = (BusyClock::default(), BusyClock::default(), BusyClock::default());
     // Rendezvous channels: a chunk buffer exists only where it is being read, computed or
     // written, which keeps the pass within `pass_slots` buffers.
     let outcome = std::thread::scope(|scope| {
@@ -81,9 +82,9 @@ pub fn run_pass(ctx: &LevelContext, spec: &PassSpec) -> anyhow::Result<PassResul
             local.len(),
             threads,
             Order::Completion,
-            |i| sources.read(ctx, spec, local[i]),
-            |i, input| sources.compute(ctx, spec, local[i], input),
-            |i, out| commit(local[i], out),
+            |i| reading.time(|| sources.read(ctx, spec, local[i])),
+            |i, input| computing.time(|| sources.compute(ctx, spec, local[i], input)),
+            |i, out| committing.time(|| commit(local[i], out)),
         );
         match collecting {
             Some(handle) => local.and(handle.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))),
@@ -105,12 +106,21 @@ pub fn run_pass(ctx: &LevelContext, spec: &PassSpec) -> anyhow::Result<PassResul
         Some(r) => format!("{kinds}, {}", r.line(local.len())),
         None => kinds,
     };
+    // What bounds the pass: its one reader thread, its workers, or its one writer thread
+    // (busy shares of the wall time; the workers' per thread).
+    let wall = started.elapsed();
+    let busy = format!(
+        "busy: reader {:.0}%, workers {:.0}%, writer {:.0}%",
+        100.0 * reading.share(wall, 1),
+        100.0 * computing.share(wall, threads),
+        100.0 * committing.share(wall, 1)
+    );
     ctx.progress.finish(&format!(
-        "{} new, read {}, written {}, {:.0} MB/s{kinds}",
+        "{} new, read {}, written {}, {:.0} MB/s, {busy}{kinds}",
         r.new,
         show_size(r.bytes_read),
         show_size(r.bytes_written),
-        (r.bytes_read + r.bytes_written) as f64 / 1e6 / started.elapsed().as_secs_f64().max(1e-9)
+        (r.bytes_read + r.bytes_written) as f64 / 1e6 / wall.as_secs_f64().max(1e-9)
     ));
     Ok(PassResult {
         new: r.new,
