@@ -42,8 +42,6 @@ else
   bin=$(realpath target/release/tbstream)
 fi
 mkdir -p "$dir"
-# Sub-endgames (the closure) are built once, outside the cgroup, and kept.
-"$bin" gen "$sig" --out "$dir" --threads "$threads" >/dev/null 2>&1
 runs=$(python3 - "$sig" <<'PY'
 import sys
 s = sys.argv[1].replace('V', 'v')
@@ -52,7 +50,14 @@ print(" ".join(r for r in {f"{w}v{b}", f"{b}v{w}"} if r.split('v')[0] != 'K'))
 PY
 )
 for r in $runs; do rm -f "$dir/$r.tbs"; done
-rm -rf "$dir/.work-"* 2>/dev/null || true
+# Sub-endgames (the closure) are built once, outside the cgroup, and kept: the runs `plan`
+# lists as still to build, but the endgame's own.
+subs=$("$bin" plan "$sig" --out "$dir" 2>/dev/null | grep -E '^K[A-Z]*v[A-Z]*: ' | cut -d: -f1 \
+  | grep -vxF $(for r in $runs; do printf -- '-e %s ' "$r"; done) || true)
+if [ -n "$subs" ]; then
+  "$bin" gen $subs --out "$dir" --threads "$threads" >/dev/null 2>&1
+fi
+rm -rf "$dir/.work"
 sync
 echo 3 > /proc/sys/vm/drop_caches 2>/dev/null || echo "(could not drop the page cache: not allowed here)"
 
