@@ -51,6 +51,8 @@ impl BitFile {
         if file.metadata().doing(|| format!("reading the size of {}", path.display()))?.len() != len {
             file.set_len(len).doing(|| format!("sizing {}", path.display()))?;
         }
+        // A chunk's blocks lie apart in the file; its reads are whole coalesced runs already.
+        super::no_readahead(&file);
         Ok(BitFile { path: path.to_path_buf(), file, io_bytes: io_bytes.max(4096) })
     }
 

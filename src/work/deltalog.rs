@@ -303,6 +303,8 @@ impl PassStreams {
         }
         let path = streams_path(log);
         let file = File::open(&path).doing(|| format!("opening {}", path.display()))?;
+        // The merge reads a block's stream of every step: small pieces all over the file.
+        super::no_readahead(&file);
         let mut at = vec![(0u64, 0u32); n_blocks];
         let tables = scan.records.first().and_then(|r| r.blocks.first()).map_or(0, |b| b.sums.len());
         let mut sums = vec![vec![0u64; n_blocks]; tables];

@@ -27,6 +27,18 @@ pub use error::{IoContext, StorageError};
 use crate::solve::{Pass, WorkTable};
 use std::path::{Path, PathBuf};
 
+/// Tells the kernel not to read ahead of `file`'s reads. The work files are read in pieces
+/// that lie apart (a chunk's blocks, a block's delta stream): readahead around each fetches
+/// neighbours needed much later, and when RAM and page cache are short those are evicted
+/// first and read again (KQRvKR in a 64 MiB cgroup read 6.4 GiB from the device for 1.5 GiB
+/// asked; `scripts/bench-diskbound.sh`).
+pub(crate) fn no_readahead(file: &std::fs::File) {
+    use std::os::fd::AsRawFd;
+    // SAFETY: a valid open descriptor; the call only sets an access-pattern hint, whose
+    // failure changes nothing but speed.
+    unsafe { libc::posix_fadvise(file.as_raw_fd(), 0, 0, libc::POSIX_FADV_RANDOM) };
+}
+
 /// The work folder of one run (`WORK/<RUN>/`): its manifest, the table being assembled, and
 /// a folder per level.
 #[derive(Clone, Debug)]
