@@ -10,14 +10,15 @@
 #   e.g. scripts/bench-diskbound.sh KQRvKR 128MiB 2 --mem 64MiB
 #   LIMIT: bytes, or with a K/M/G/KiB/MiB/GiB suffix (powers of two); `none` runs without a
 #   cgroup (the unconstrained figure to compare with, same output).
-#   BENCH_DIR=... (default target/bench-tables), BENCH_BIN=path times another build.
+#   BENCH_DIR=... (default target/bench-tables), BENCH_BIN=path times another build,
+#   BENCH_LOG=path keeps the build's log (its pass lines give each pass's busy shares).
 #
 # Needs root and cgroup v1 (the memory controller under /sys/fs/cgroup/memory) or v2 (a
 # unified /sys/fs/cgroup with the memory controller). Caches are dropped before the run
 # where the kernel lets us (`/proc/sys/vm/drop_caches`).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-[ $# -ge 2 ] || { sed -n '2,16p' "$0"; exit 2; }
+[ $# -ge 2 ] || { sed -n '2,18p' "$0"; exit 2; }
 sig=$1
 limit_arg=$2
 threads=${3:-2}
@@ -131,4 +132,4 @@ if status != "0":
     print("\n".join(text.splitlines()[-15:]))
     sys.exit(1)
 PY
-rm -f "$log"
+if [ -n "${BENCH_LOG:-}" ]; then mv "$log" "$BENCH_LOG"; else rm -f "$log"; fi
