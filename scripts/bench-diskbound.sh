@@ -18,6 +18,7 @@
 # where the kernel lets us (`/proc/sys/vm/drop_caches`).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/runs-of.sh
 [ $# -ge 2 ] || { sed -n '2,18p' "$0"; exit 2; }
 sig=$1
 limit_arg=$2
@@ -43,13 +44,7 @@ else
   bin=$(realpath target/release/tbstream)
 fi
 mkdir -p "$dir"
-runs=$(python3 - "$sig" <<'PY'
-import sys
-s = sys.argv[1].replace('V', 'v')
-w, b = s.split('v')
-print(" ".join(r for r in {f"{w}v{b}", f"{b}v{w}"} if r.split('v')[0] != 'K'))
-PY
-)
+runs=$(runs_of "$sig")
 for r in $runs; do rm -f "$dir/$r.tbs"; done
 # Sub-endgames (the closure) are built once, outside the cgroup, and kept: the runs `plan`
 # lists as still to build, but the endgame's own.

@@ -10,6 +10,7 @@
 #   BENCH_BIN=path times another build of tbstream (e.g. a saved binary of an earlier commit).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/runs-of.sh
 sig=${1:-KQRvKR}
 threads=${2:-2}
 shift $(( $# > 2 ? 2 : $# ))
@@ -25,14 +26,7 @@ mkdir -p "$dir"
 # Sub-endgames (the closure) are built once and kept between benchmark runs.
 "$bin" gen "$sig" --out "$dir" --threads "$threads" >/dev/null 2>&1
 # The endgame's own runs: the signature and its colour swap.
-runs=$(python3 - "$sig" <<'PY'
-import sys
-s = sys.argv[1].replace('V', 'v')
-w, b = (s.split('v') if 'v' in s else (s[:s.index('K', 1)], s[s.index('K', 1):]))
-runs = {f"{w}v{b}", f"{b}v{w}"}
-print(" ".join(r for r in runs if r.split('v')[0] != 'K'))
-PY
-)
+runs=$(runs_of "$sig")
 for r in $runs; do rm -f "$dir/$r.tbs"; done
 sync
 log=$(mktemp)

@@ -88,11 +88,15 @@ pub fn krpvkr() -> &'static Path {
     built_once(&DIR, |d| extend(&[pawn_tables(), cursed_tables()], d, &["KRPvKR"]))
 }
 
-/// Copies the tables of `bases` into `dir`, then builds `sigs` there: the tables the bases
-/// hold are not built again (a table does not depend on the folder it is built in).
+/// Copies the tables of `bases` into `dir` (a table two bases hold, once), then builds
+/// `sigs` there: the tables the bases hold are not built again (a table does not depend on
+/// the folder it is built in).
 fn extend(bases: &[&Path], dir: &Path, sigs: &[&str]) {
     for table in bases.iter().flat_map(|base| crate::util::tables(base)) {
-        std::fs::copy(&table, dir.join(table.file_name().unwrap())).unwrap();
+        let to = dir.join(table.file_name().unwrap());
+        if !to.exists() {
+            std::fs::copy(&table, to).unwrap();
+        }
     }
     generate_in(dir, sigs);
 }

@@ -8,7 +8,7 @@ use crate::util::{self, all_codes, material as m, tbstream};
 use std::path::Path;
 use tbstream::file::compact::CompactTable;
 use tbstream::file::table_path;
-use tbstream::{verify_run, verify_signature, Color, Layout};
+use tbstream::{verify_run, verify_signature, Color, Layout, VerifyReport};
 use tbstream::{Piece, Position, Role};
 
 /// The signatures checked, with the reference's counts for their runs (docs: `pawns.md` §8,
@@ -93,9 +93,9 @@ fn verify_err(dir: &Path, run: &str) -> String {
 /// position by position; the other 5-men ones are in the slow tier.
 #[test]
 fn accepts_the_four_men_pawn_tables_and_kppvk() {
-    accepts(&SIGNATURES[..7]);
+    let reports = accepts(&SIGNATURES[..7]);
     // Landmarks: KPvK's longest win and its stalemates (black to move, no move, no check).
-    let kpvk = verify_run(tables(), &m("KPvK"), 2, |_, _| {}).unwrap();
+    let kpvk = reports.iter().find(|r| r.material == m("KPvK")).expect("KPvK verified");
     assert_eq!(kpvk.last_step, 20);
     assert!(kpvk.btm.stalemates > 0 && kpvk.sub_runs.contains(&m("KQvK")));
 }
@@ -109,9 +109,10 @@ fn slow_accepts_the_five_men_pawn_tables() {
 }
 
 /// `verify_signature` passes every table of `sigs`, checks every slot of both runs, reports
-/// progress up to the total and finds the reference's counts.
-fn accepts(sigs: &[&str]) {
+/// progress up to the total and finds the reference's counts; returns every run's report.
+fn accepts(sigs: &[&str]) -> Vec<VerifyReport> {
     let dir = tables();
+    let mut all = Vec::new();
     for &sig in sigs {
         let mut last = (0, 0);
         let reports = verify_signature(dir, &m(sig), 2, |_, d, t| {
@@ -137,7 +138,9 @@ fn accepts(sigs: &[&str]) {
             }
             eprintln!("{name}: {:.1}s wtm {:?} btm {:?} subs {:?}", r.secs, r.wtm, r.btm, r.sub_runs);
         }
+        all.extend(reports);
     }
+    all
 }
 
 /// A changed wtm distance (the table rewritten with valid checksums) is reported with the
