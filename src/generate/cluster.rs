@@ -302,6 +302,7 @@ fn encode_chunk(
     b.write_u8(kind)?;
     b.write_u64::<LittleEndian>(limit)?;
     b.write_u64::<LittleEndian>(out.new_count)?;
+    b.write_u64::<LittleEndian>(out.bytes_read)?;
     b.write_u32::<LittleEndian>(tables.len() as u32)?;
     for t in tables {
         b.write_u32::<LittleEndian>(t.len() as u32)?;
@@ -336,6 +337,7 @@ fn decode_chunk(bytes: &[u8], outputs: &[WorkTable]) -> anyhow::Result<(usize, C
         k => anyhow::bail!("chunk message with work kind {k}"),
     };
     let new_count = r.read_u64::<LittleEndian>()?;
+    let bytes_read = r.read_u64::<LittleEndian>()?;
     let mut tables = ChunkTables::new();
     let n_tables = r.read_u32::<LittleEndian>()? as usize;
     anyhow::ensure!(n_tables == 0 || n_tables == outputs.len(), "chunk message with {n_tables} tables");
@@ -355,7 +357,7 @@ fn decode_chunk(bytes: &[u8], outputs: &[WorkTable]) -> anyhow::Result<(usize, C
         r.read_exact(&mut s)?;
         streams.push(s);
     }
-    Ok((chunk, ChunkOutput { tables, streams, new_count, work }))
+    Ok((chunk, ChunkOutput { tables, streams, new_count, work, bytes_read }))
 }
 
 /// A worker rank: computes the chunks rank 0 orders until it is released.
@@ -466,6 +468,7 @@ mod tests {
             streams: vec![vec![], vec![3, 4, 5]],
             new_count: 42,
             work: ChunkWork::Sparse { limit: Some(99) },
+            bytes_read: 1 << 40,
         };
         let (chunk, back) = decode_chunk(&encode_chunk(12, &out, &outputs, &[(0, 2)]).unwrap(), &outputs).unwrap();
         assert_eq!(
@@ -473,7 +476,7 @@ mod tests {
             (12, &[1, u64::MAX][..], &out.streams)
         );
         assert_eq!(back.tables.words(WorkTable::IllegalWtm), [7, 8]);
-        assert_eq!((back.new_count, back.work), (42, out.work));
+        assert_eq!((back.new_count, back.work, back.bytes_read), (42, out.work, 1 << 40));
         // Only the runs sent: the rest of each table is zero.
         let (_, back) = decode_chunk(&encode_chunk(12, &out, &outputs, &[(1, 1)]).unwrap(), &outputs).unwrap();
         assert_eq!(back.tables.words(WorkTable::Chain(0)), [0, u64::MAX]);

@@ -7,7 +7,7 @@
 use crate::chess::Material;
 use crate::progress::Progress;
 use crate::table::compact::{CompactTable, VERSION_COMPACT};
-use crate::table::convert::uncompressed_to_compact;
+use crate::table::convert::{uncompressed_to_compact, CompactTarget};
 use crate::table::uncompressed::TableFile;
 use crate::table::version::{EXTENSION, MAGIC};
 use crate::work::lock::Lock;
@@ -110,7 +110,8 @@ fn convert(
     let old_bytes = src.header.file_len();
     let partial = work.join(format!("{material}.compact"));
     let mut show = block_progress(progress, &material, "conversion");
-    let out = uncompressed_to_compact(&src, &partial, path, zstd_level, threads, &mut |done, total| {
+    let to = CompactTarget { partial: &partial, target: path, zstd_level, threads };
+    let out = uncompressed_to_compact(&src, &to, &mut |done, total| {
         show(done, total);
         Ok(())
     })?;

@@ -1,6 +1,8 @@
 //! The merge: the delta streams of all steps, read block by block in storage order, become
-//! the 6-bit values; with the last tables of both chains they form the final table file,
-//! written sequentially.
+//! the 6-bit values; with the last tables of both chains they form the table being
+//! assembled (levels of a run with pawns), written sequentially. A pawnless run skips that
+//! table: its compact table is written from [`StreamPlanes`], the values decoded from the
+//! streams a storage block at a time as the compaction asks for them.
 
 use super::edge::{EdgeSet, EDGE_STEP};
 use super::level::LevelContext;
@@ -11,11 +13,16 @@ use crate::pipeline::{self, Order};
 use crate::solve::{Pass, WorkTable, LAST_STEP};
 use crate::table::uncompressed::{PartialTable, Section};
 use crate::table::values::{step_code, CODE_EXACT_100, CODE_ILLEGAL};
+use crate::table::{PlaneSource, TableError};
+use crate::work::bits::BitFile;
 use crate::work::deltalog::PassStreams;
 use crate::work::gap::decode;
 use crate::work::manifest::PassDone;
 use anyhow::Context;
 use byteorder::{ByteOrder, LittleEndian};
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use xxhash_rust::xxh3::Xxh3;
 
 /// The streams of one step, with the step's value code.
@@ -140,8 +147,10 @@ pub fn write_level(
                 let edge = edge.filter(|_| stm == Color::White).map(|e| e.read_range(first, n, block_words));
                 values_of_group(&index, &illegal, edge.as_deref(), first, n, block_words)
             },
-            |_, (bytes, r)| {
+            |_, (planes, r)| {
                 merged.bytes_read += r;
+                let mut bytes = vec![0u8; planes.len() * VALUE_WORD_BYTES];
+                LittleEndian::write_u64_into(planes.as_flattened(), &mut bytes);
                 w.write(&bytes)?;
                 merged.bytes_written += bytes.len() as u64;
                 ctx.progress.inc();
@@ -154,8 +163,7 @@ pub fn write_level(
     Ok(merged)
 }
 
-/// The value planes of blocks `first..first + n` of one side to move, as the bytes of the
-/// final table's section, and the bytes read: every step's new positions OR its code into
+/// The value planes of blocks `first..first + n` of one side to move, and the bytes read: every step's new positions OR its code into
 /// the six planes (a position is new in at most one step of a chain), illegal positions
 /// get code 63; step 101's positions in `edge` get [`CODE_EXACT_100`].
 fn values_of_group(
@@ -165,8 +173,8 @@ fn values_of_group(
     first: usize,
     n: usize,
     block_words: usize,
-) -> anyhow::Result<(Vec<u8>, u64)> {
-    let mut planes = vec![0u64; 6 * n * block_words];
+) -> anyhow::Result<(Vec<[u64; 6]>, u64)> {
+    let mut planes = vec![[0u64; 6]; n * block_words];
     let mut fresh = vec![0u64; block_words];
     let mut bytes_read = illegal.len() as u64 * 8;
     for step in index {
@@ -188,25 +196,122 @@ fn values_of_group(
                         Some(e) if step.edge => f & e[word],
                         _ => 0,
                     };
-                    or_code(&mut planes[6 * word..6 * word + 6], step.code, f & !exact);
+                    or_code(&mut planes[word], step.code, f & !exact);
                     if exact != 0 {
-                        or_code(&mut planes[6 * word..6 * word + 6], CODE_EXACT_100, exact);
+                        or_code(&mut planes[word], CODE_EXACT_100, exact);
                     }
                 }
             }
         }
     }
     for (word, &ill) in illegal.iter().enumerate() {
-        or_code(&mut planes[6 * word..6 * word + 6], CODE_ILLEGAL, ill);
+        or_code(&mut planes[word], CODE_ILLEGAL, ill);
     }
-    let mut bytes = vec![0u8; planes.len() * 8];
-    LittleEndian::write_u64_into(&planes, &mut bytes);
-    Ok((bytes, bytes_read))
+    Ok((planes, bytes_read))
+}
+
+/// Bytes of one word's six planes in the table being assembled.
+const VALUE_WORD_BYTES: usize = 48;
+
+/// A side to move and a storage block.
+type BlockKey = (Color, usize);
+/// A storage block's value planes, shared by the workers that read it.
+type BlockPlanes = Arc<Vec<[u64; 6]>>;
+
+/// A solved pawnless run's value planes read straight from its work folder: every step's
+/// delta streams, the illegal positions and the wins of exactly 100 plies, decoded a storage
+/// block at a time (the last few kept: the compaction asks for blocks smaller than a storage
+/// block, in order, from a few workers at once). Reading it in storage order reads each
+/// stream once per class or distance section that needs it.
+pub struct StreamPlanes<'a> {
+    n_slots: u64,
+    block_words: usize,
+    /// Each side to move's steps (white's odd, black's even).
+    index: [Vec<StepIndex>; 2],
+    illegal: [(BitFile, Vec<u64>); 2],
+    edge: Option<&'a EdgeSet>,
+    cache: Mutex<VecDeque<(BlockKey, BlockPlanes)>>,
+    cache_len: usize,
+    bytes_read: AtomicU64,
+}
+
+impl<'a> StreamPlanes<'a> {
+    /// Opens the streams of the level's `passes` (the run's only level) and its illegal
+    /// tables; `edge` is `E_101` as for [`write_level`].
+    pub fn open(ctx: &LevelContext, passes: &[PassDone], edge: Option<&'a EdgeSet>) -> anyhow::Result<Self> {
+        let n_blocks = ctx.n_blocks();
+        let side = |parity: u16| {
+            passes
+                .iter()
+                .map(|p| p.pass)
+                .filter(|p| p.step().is_some_and(|k| k % 2 == parity))
+                .map(|p| index_step(ctx, p, n_blocks))
+                .collect::<anyhow::Result<Vec<_>>>()
+        };
+        let index = [side(1)?, side(0)?];
+        let illegal = [ctx.open_finished(WorkTable::IllegalWtm)?, ctx.open_finished(WorkTable::IllegalBtm)?];
+        Ok(StreamPlanes {
+            n_slots: ctx.level.n_slots,
+            block_words: ctx.block_words(),
+            index,
+            illegal,
+            edge,
+            cache: Mutex::new(VecDeque::new()),
+            cache_len: 2 * ctx.budget.threads + 2,
+            bytes_read: AtomicU64::new(0),
+        })
+    }
+
+    /// Bytes of streams and illegal tables read so far.
+    pub fn bytes_read(&self) -> u64 {
+        self.bytes_read.load(Ordering::Relaxed)
+    }
+
+    /// The planes of storage block `b` of a side to move.
+    fn block(&self, stm: Color, b: usize) -> anyhow::Result<BlockPlanes> {
+        let key = (stm, b);
+        if let Some((_, planes)) = self.cache.lock().expect("cache lock").iter().find(|(k, _)| *k == key) {
+            return Ok(planes.clone());
+        }
+        let bw = self.block_words;
+        let (file, sums) = &self.illegal[stm.index()];
+        let illegal = file.read_range(b, 1, bw, sums)?;
+        let edge = self.edge.filter(|_| stm == Color::White).map(|e| e.read_range(b, 1, bw));
+        let (planes, read) = values_of_group(&self.index[stm.index()], &illegal, edge.as_deref(), b, 1, bw)?;
+        self.bytes_read.fetch_add(read, Ordering::Relaxed);
+        let planes = Arc::new(planes);
+        let mut cache = self.cache.lock().expect("cache lock");
+        if cache.len() >= self.cache_len {
+            cache.pop_front();
+        }
+        cache.push_back((key, planes.clone()));
+        Ok(planes)
+    }
+}
+
+impl PlaneSource for StreamPlanes<'_> {
+    fn n_slots(&self) -> u64 {
+        self.n_slots
+    }
+
+    fn read_planes(&self, stm: Color, first: usize, n: usize, out: &mut Vec<[u64; 6]>) -> Result<(), TableError> {
+        out.clear();
+        let bw = self.block_words;
+        let (mut w, end) = (first, first + n);
+        while w < end {
+            let b = w / bw;
+            let planes = self.block(stm, b).map_err(|e| TableError::Wrong(format!("{e:#}")))?;
+            let (lo, hi) = (w - b * bw, (end - b * bw).min(bw));
+            out.extend_from_slice(&planes[lo..hi]);
+            w = b * bw + hi;
+        }
+        Ok(())
+    }
 }
 
 /// ORs a 6-bit `code` into the six planes of one word at the positions of `mask`.
 #[inline]
-fn or_code(planes: &mut [u64], code: u8, mask: u64) {
+fn or_code(planes: &mut [u64; 6], code: u8, mask: u64) {
     for (j, plane) in planes.iter_mut().enumerate() {
         if (code >> j) & 1 != 0 {
             *plane |= mask;

@@ -293,15 +293,16 @@ impl Plan {
 pub struct RunNeeds {
     /// Bytes of one bit table.
     pub table_bytes: u64,
-    /// Peak bytes in the work folder: the uncompressed table the levels are merged into,
-    /// with the last level's tables and delta streams beside it.
+    /// Peak bytes in the work folder: the uncompressed table the levels are merged into (with
+    /// pawns) or the compact table written from the delta streams (without), with the last
+    /// level's tables and delta streams beside it.
     pub work_peak: u64,
     /// Bytes of the final (compact) table file, estimated from the uncompressed table:
     /// a twelfth with pawns, a sixteenth without (measured: KRPvKR 13x smaller, KQRvKQR
     /// 19x, KQRvKR 31x; `docs/BENCHMARKS.md`, "Disk peaks").
     pub final_bytes: u64,
-    /// Bytes of the uncompressed table the run is assembled in (in its work folder, until it
-    /// is compacted).
+    /// Bytes of the uncompressed table a run with pawns is assembled in (in its work folder,
+    /// until it is compacted); 0 without pawns.
     pub assembled_bytes: u64,
     /// Bytes read and written by one pass.
     pub pass_io: u64,
@@ -318,10 +319,11 @@ const TABLES_AT_MERGE_SHORT: u64 = 7;
 /// positions of every step (measured at the merge: KQRvKR 7.4 bits, KRPvKR's last level 4.3).
 const DELTA_BITS_PER_POSITION: u64 = 8;
 
-/// Estimates a run's disk needs. The work folder peaks when the last level is merged: the
-/// uncompressed table (header, slices, two class bits and six distance bits per position for
-/// each side to move), the level's bit tables and delta streams, and for pawns the final
-/// bitbases of the two levels above, which its pawn moves read. Earlier levels' work is gone
+/// Estimates a run's disk needs. The work folder peaks when the last level is merged: with
+/// pawns the uncompressed table (header, slices, two class bits and six distance bits per
+/// position for each side to move), without them the compact table written straight from
+/// the streams; the level's bit tables and delta streams, and for pawns the final bitbases
+/// of the two levels above, which its pawn moves read. Earlier levels' work is gone
 /// by then (each level's folder is released once it is merged). The sub-endgames' bitbases
 /// may be files there too (when they do not fit half the RAM budget; counted as if they
 /// never did): the captures' for every level, the promotions' only while the levels that
@@ -379,15 +381,17 @@ pub fn needs_of(shape: &RunShape) -> RunNeeds {
     let table_bytes = level_slots / 8;
     let deltas = level_slots * DELTA_BITS_PER_POSITION / 8;
     let tables = if eventual { TABLES_AT_MERGE } else { TABLES_AT_MERGE_SHORT };
-    let assembled_bytes = header + 2 * n_slots / 8 + 2 * n_slots * 6 / 8;
+    let uncompressed = header + 2 * n_slots / 8 + 2 * n_slots * 6 / 8;
+    let final_bytes = uncompressed / if pawns { 12 } else { 16 };
+    let assembled_bytes = if pawns { uncompressed } else { 0 };
     RunNeeds {
         table_bytes,
         work_peak: tables * table_bytes
             + deltas
             + finals_above
             + capture_bitbases
-            + assembled_bytes.max(promotion_bitbases),
-        final_bytes: assembled_bytes / if pawns { 12 } else { 16 },
+            + if pawns { assembled_bytes.max(promotion_bitbases) } else { final_bytes },
+        final_bytes,
         assembled_bytes,
         pass_io: 4 * table_bytes + level_slots / 8,
     }

@@ -159,11 +159,50 @@ fn black_king_predecessors(frame: &Frame, cfg: &Config, mark: &mut impl FnMut(us
 /// Black's step at the candidate words: `out[w]` becomes the AND over black's quiet moves
 /// of `input` (`t(k-1)`), exactly what the dense black kernel leaves there.
 pub fn black_reached(frame: &Frame, input: &[u64], candidates: &[u64], out: &mut [u64]) {
+    black_eval(frame, candidates, |w| input[w], |w, acc| out[w] = acc);
+}
+
+/// The words of `t(k-1)` that [`black_reached`] may read at these candidates, as a bitmap
+/// with one bit per chunk word: a sparse step reads only the blocks that hold them.
+pub fn black_reads(frame: &Frame, candidates: &[u64], words: usize) -> Vec<u64> {
+    let mut need = vec![0u64; words.div_ceil(64)];
+    // Every move is followed: an input of all ones never ends a word's evaluation early.
+    black_eval(
+        frame,
+        candidates,
+        |w| {
+            need[w / 64] |= 1 << (w % 64);
+            !0
+        },
+        |_, _| {},
+    );
+    need
+}
+
+/// Whether a bitmap of words marks any of the words `first..first + n`.
+pub fn any_marked(bitmap: &[u64], first: usize, n: usize) -> bool {
+    let end = first + n;
+    let mut w = first;
+    while w < end {
+        let (i, bit) = (w / 64, w % 64);
+        let span = (64 - bit).min(end - w);
+        let mask = if span == 64 { !0 } else { ((1u64 << span) - 1) << bit };
+        if bitmap[i] & mask != 0 {
+            return true;
+        }
+        w += span;
+    }
+    false
+}
+
+/// Evaluates black's moves at each candidate word: `input(w)` gives a word of `t(k-1)`,
+/// `out(w, acc)` receives the AND over the moves.
+fn black_eval(frame: &Frame, candidates: &[u64], mut input: impl FnMut(usize) -> u64, mut out: impl FnMut(usize, u64)) {
     let (steps, _) = king_steps();
     for w in marked(candidates) {
         let Some(cfg) = frame.config_at(w) else { continue };
         // The king first, then man by man, until every white-king square has an escape.
-        let mut acc = black_king_and(frame, steps, &cfg, input);
+        let mut acc = black_king_and(frame, steps, &cfg, &mut input);
         for k in frame.n_white..frame.n_pieces() {
             if acc == 0 {
                 break;
@@ -171,15 +210,20 @@ pub fn black_reached(frame: &Frame, input: &[u64], candidates: &[u64], out: &mut
             let (contrib, at) = (&frame.piece[k], cfg.sq[k] as usize);
             let base = cfg.base - contrib[at];
             // A white king on a square passed over would be in check: that bit is illegal.
-            each_move(frame.roles[k], cfg.sq[k], cfg.occ, |to, _| acc &= input[word(base, contrib[to as usize])]);
+            each_move(frame.roles[k], cfg.sq[k], cfg.occ, |to, _| acc &= input(word(base, contrib[to as usize])));
         }
-        out[w] = acc;
+        out(w, acc);
     }
 }
 
 /// The AND over the black king's quiet moves of `input` at a configuration.
 #[inline]
-fn black_king_and(frame: &Frame, steps: &[Vec<KingStep>; 10], cfg: &Config, input: &[u64]) -> u64 {
+fn black_king_and(
+    frame: &Frame,
+    steps: &[Vec<KingStep>; 10],
+    cfg: &Config,
+    input: &mut impl FnMut(usize) -> u64,
+) -> u64 {
     let mut acc = !0u64;
     let here = frame.bk[cfg.bk_code as usize];
     if frame.bk.len() == 64 {
@@ -188,7 +232,7 @@ fn black_king_and(frame: &Frame, steps: &[Vec<KingStep>; 10], cfg: &Config, inpu
             let to = targets.trailing_zeros() as usize;
             targets &= targets - 1;
             if frame.bk[to] != INVALID {
-                acc &= input[word(cfg.base - here, frame.bk[to])];
+                acc &= input(word(cfg.base - here, frame.bk[to]));
             }
         }
         return acc;
@@ -198,7 +242,7 @@ fn black_king_and(frame: &Frame, steps: &[Vec<KingStep>; 10], cfg: &Config, inpu
             continue;
         }
         let base: u64 = (0..frame.n_pieces()).map(|k| frame.piece[k][step.sym.apply(cfg.sq[k]) as usize]).sum();
-        acc &= step.back.apply_bb(input[word(base, frame.bk[step.to_code as usize])]);
+        acc &= step.back.apply_bb(input(word(base, frame.bk[step.to_code as usize])));
     }
     acc
 }
@@ -207,6 +251,14 @@ fn black_king_and(frame: &Frame, steps: &[Vec<KingStep>; 10], cfg: &Config, inpu
 mod tests {
     use super::super::kernels::{black_moves, white_moves};
     use super::*;
+
+    #[test]
+    fn any_marked_sees_a_bit_only_inside_its_range() {
+        let bitmap = [1u64 << 63, 0, 1];
+        assert!(any_marked(&bitmap, 63, 1) && any_marked(&bitmap, 0, 64) && any_marked(&bitmap, 60, 80));
+        assert!(!any_marked(&bitmap, 0, 63) && !any_marked(&bitmap, 64, 64) && any_marked(&bitmap, 64, 65));
+        assert!(!any_marked(&bitmap, 129, 60));
+    }
     use crate::chess::{Color, Material};
     use crate::index::{ChunkKey, ChunkScheme, Layout};
 
@@ -287,6 +339,13 @@ mod tests {
                 for w in marked(&candidates) {
                     assert_eq!(sparse[w], after[w], "{sig}: word {w}");
                 }
+                // Only the words black_reads marks are needed: the others zeroed, same result.
+                let need = black_reads(&frame, &candidates, words);
+                let only: Vec<u64> =
+                    table.iter().enumerate().map(|(w, &t)| if any_marked(&need, w, 1) { t } else { 0 }).collect();
+                let mut from_needed = vec![0u64; words];
+                black_reached(&frame, &only, &candidates, &mut from_needed);
+                assert!(from_needed == sparse, "{sig}: a word black_reads left out was read");
             }
         }
     }

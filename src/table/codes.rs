@@ -6,7 +6,7 @@
 
 use super::compact::{CompactTable, WDL_BLOCK_BITS};
 use super::error::TableError;
-use super::uncompressed::TableFile;
+use super::uncompressed::{codes_of_planes, TableFile};
 use crate::chess::Color;
 use crate::index::Layout;
 
@@ -14,12 +14,33 @@ use crate::index::Layout;
 /// at a time.
 pub(crate) const BATCH_WORDS: usize = 1 << (WDL_BLOCK_BITS - 6);
 
+/// A run's 6-bit value codes as bit planes, 64 positions a word (`[u64; 6]`, plane `j` holding
+/// bit `j` of each position's code): an uncompressed table, or the generator's delta streams
+/// read straight into the compact format.
+pub trait PlaneSource: Sync {
+    /// Stored positions per side to move.
+    fn n_slots(&self) -> u64;
+    /// The planes of words `first..first + n` of a side to move, into `out` (cleared first).
+    fn read_planes(&self, stm: Color, first: usize, n: usize, out: &mut Vec<[u64; 6]>) -> Result<(), TableError>;
+}
+
+impl PlaneSource for TableFile {
+    fn n_slots(&self) -> u64 {
+        self.header.n_slots
+    }
+
+    fn read_planes(&self, stm: Color, first: usize, n: usize, out: &mut Vec<[u64; 6]>) -> Result<(), TableError> {
+        Ok(TableFile::read_planes(self, stm, first, n, out)?)
+    }
+}
+
 /// Where a scan reads a run's value codes: 64 per storage word, in the codes of the
 /// uncompressed format (`docs/FORMAT.md`, 63 for an illegal position), read in batches so
 /// that a scan holds only the batches in flight.
 pub(crate) enum CodeSource<'a> {
-    /// An uncompressed table (a run being assembled, or a file to convert).
-    Plain(&'a TableFile),
+    /// Value planes: an uncompressed table (a run being assembled, or a file to convert), or
+    /// a run's delta streams.
+    Plain(&'a dyn PlaneSource),
     /// A compact table: classes, wtm distances, legality from the position.
     Compact(&'a CompactTable, &'a Layout),
 }
@@ -27,7 +48,7 @@ pub(crate) enum CodeSource<'a> {
 impl CodeSource<'_> {
     pub(crate) fn n_slots(&self) -> u64 {
         match self {
-            CodeSource::Plain(f) => f.header.n_slots,
+            CodeSource::Plain(f) => f.n_slots(),
             CodeSource::Compact(t, _) => t.header.n_slots,
         }
     }
@@ -36,7 +57,13 @@ impl CodeSource<'_> {
     /// format's class sections (`first` a multiple of [`BATCH_WORDS`], `n` at most that).
     pub(crate) fn read(&self, stm: Color, first: usize, n: usize, out: &mut Vec<[u8; 64]>) -> Result<(), TableError> {
         match self {
-            CodeSource::Plain(f) => Ok(f.read_codes(stm, first, n, out)?),
+            CodeSource::Plain(f) => {
+                let mut planes = Vec::with_capacity(n);
+                f.read_planes(stm, first, n, &mut planes)?;
+                out.clear();
+                out.extend(planes.iter().map(codes_of_planes));
+                Ok(())
+            }
             CodeSource::Compact(t, l) => Ok(t.read_codes(l, stm, first, n, out)?),
         }
     }

@@ -2,6 +2,7 @@
 //! old published file) into the compact format: block by block in storage order, a few
 //! blocks in flight, resumable from the last block written (`docs/FORMAT.md`).
 
+use super::codes::PlaneSource;
 use super::compact::{
     block_positions, n_blocks, pack_block, slice_bytes, CompactWriter, Part, TableMeta, MIN_MATCH, WDL_WORD_BYTES,
 };
@@ -37,10 +38,16 @@ fn fill_plane(plane: u64, legal: u64, carry: bool) -> (u64, bool) {
 /// The decoded bytes of block `i` of a section of `src`, and its value if every position
 /// holds the same one. Illegal positions (and in the distance section every position that
 /// is not a win) are don't-cares: they take the value of the position before them (the first
-/// ones the block's first value), which compresses best.
-fn raw_block(src: &TableFile, part: Part, i: usize) -> Result<(Vec<u8>, Option<u8>), TableError> {
+/// ones the block's first value), which compresses best. `edge_exact`: the table tells wins
+/// of exactly 100 plies from cursed wins.
+fn raw_block(
+    src: &dyn PlaneSource,
+    edge_exact: bool,
+    part: Part,
+    i: usize,
+) -> Result<(Vec<u8>, Option<u8>), TableError> {
     let first = (i as u64) << part.block_bits();
-    let n_words = (block_positions(part, src.header.n_slots, i) / 64) as usize;
+    let n_words = (block_positions(part, src.n_slots(), i) / 64) as usize;
     let stm = if part == Part::BtmWdl { Color::Black } else { Color::White };
     let mut planes = Vec::with_capacity(n_words);
     src.read_planes(stm, (first / 64) as usize, n_words, &mut planes)?;
@@ -77,7 +84,6 @@ fn raw_block(src: &TableFile, part: Part, i: usize) -> Result<(Vec<u8>, Option<u
     }
     // Classes: 0 not won, 1 won under the rule, 2 only without it, 3 (wtm code 51 of tables
     // that do not tell a win of exactly 100 plies from a cursed one of 101) either.
-    let edge_exact = src.header.edge_exact;
     let classes: Vec<(u64, u64, u64)> = planes
         .iter()
         .map(|p| {
@@ -124,40 +130,9 @@ fn raw_block(src: &TableFile, part: Part, i: usize) -> Result<(Vec<u8>, Option<u
 /// conversion where it is, as a kill would.
 pub fn uncompressed_to_compact(
     src: &TableFile,
-    partial: &Path,
-    target: &Path,
-    zstd_level: i32,
-    threads: usize,
+    to: &CompactTarget,
     progress: &mut dyn FnMut(u64, u64) -> Result<(), TableError>,
 ) -> Result<PathBuf, TableError> {
-    let n_slots = src.header.n_slots;
-    let mut id_bytes = src.header_bytes().to_vec();
-    id_bytes.extend_from_slice(&zstd_level.to_le_bytes());
-    id_bytes.extend_from_slice(&MIN_MATCH.to_le_bytes());
-    let mut writer = CompactWriter::open(partial, n_slots, xxh3_64(&id_bytes))?;
-    let total: u64 = Part::BLOCKED.iter().map(|&p| n_blocks(p, n_slots) as u64).sum();
-    while let Some(at) = writer.position() {
-        let done_before: u64 =
-            Part::BLOCKED.iter().take_while(|&&p| p != at.part).map(|&p| n_blocks(p, n_slots) as u64).sum();
-        let n = n_blocks(at.part, n_slots);
-        let mut done = done_before + at.block as u64;
-        pipeline::run(
-            n - at.block,
-            threads,
-            Order::Sequence { window: 2 * threads.max(1) },
-            |k| Ok::<_, TableError>(at.block + k),
-            |_, i| {
-                let (raw, constant) = raw_block(src, at.part, i)?;
-                pack_block(&raw, constant, zstd_level)
-                    .map_err(|e| TableError::Wrong(format!("compressing block {i} of {}: {e}", src.path.display())))
-            },
-            |_, packed| {
-                writer.push(&packed)?;
-                done += 1;
-                progress(done, total)
-            },
-        )?;
-    }
     let layout = Layout::new(&src.header.material);
     let last_steps: Vec<u8> = match src.header.slices {
         Some(info) => {
@@ -173,6 +148,66 @@ pub fn uncompressed_to_compact(
         edge_exact: src.header.edge_exact,
         longest_cursed: src.header.longest_cursed,
     };
-    let summary = btm_summary(src, threads)?;
-    Ok(writer.finish(&layout, meta, &summary, &slice_bytes(&layout, &last_steps), target)?)
+    let id = xxh3_64(src.header_bytes());
+    planes_to_compact(src, &layout, meta, &slice_bytes(&layout, &last_steps), id, to, progress)
+}
+
+/// Where and how a compact table is written.
+pub struct CompactTarget<'a> {
+    /// The table being written (resumed if it was written from the same source).
+    pub partial: &'a Path,
+    /// Where it is published.
+    pub target: &'a Path,
+    pub zstd_level: i32,
+    /// Workers compressing blocks.
+    pub threads: usize,
+}
+
+/// Writes a run's compact table from its value planes `src` (an uncompressed table, or the
+/// generator's delta streams), with the header's `meta` and the slice section `slices`,
+/// at `to.partial` (resuming an interrupted write from the same source: `source_id`
+/// identifies it), then publishes it as `to.target`. `progress(done, total)` counts blocks
+/// (the first call after a resume counts the blocks written before), and an error it returns
+/// stops the write where it is, as a kill would.
+pub fn planes_to_compact(
+    src: &dyn PlaneSource,
+    layout: &Layout,
+    meta: TableMeta,
+    slices: &[u8],
+    source_id: u64,
+    to: &CompactTarget,
+    progress: &mut dyn FnMut(u64, u64) -> Result<(), TableError>,
+) -> Result<PathBuf, TableError> {
+    let CompactTarget { partial, target, zstd_level, threads } = *to;
+    let n_slots = src.n_slots();
+    let mut id_bytes = source_id.to_le_bytes().to_vec();
+    id_bytes.extend_from_slice(&zstd_level.to_le_bytes());
+    id_bytes.extend_from_slice(&MIN_MATCH.to_le_bytes());
+    let mut writer = CompactWriter::open(partial, n_slots, xxh3_64(&id_bytes))?;
+    let total: u64 = Part::BLOCKED.iter().map(|&p| n_blocks(p, n_slots) as u64).sum();
+    while let Some(at) = writer.position() {
+        let done_before: u64 =
+            Part::BLOCKED.iter().take_while(|&&p| p != at.part).map(|&p| n_blocks(p, n_slots) as u64).sum();
+        let n = n_blocks(at.part, n_slots);
+        let mut done = done_before + at.block as u64;
+        pipeline::run(
+            n - at.block,
+            threads,
+            Order::Sequence { window: 2 * threads.max(1) },
+            |k| Ok::<_, TableError>(at.block + k),
+            |_, i| {
+                let (raw, constant) = raw_block(src, meta.edge_exact, at.part, i)?;
+                pack_block(&raw, constant, zstd_level).map_err(|e| {
+                    TableError::Wrong(format!("compressing block {i} of {:?} for {}: {e}", at.part, target.display()))
+                })
+            },
+            |_, packed| {
+                writer.push(&packed)?;
+                done += 1;
+                progress(done, total)
+            },
+        )?;
+    }
+    let summary = btm_summary(src, &layout.material, threads)?;
+    Ok(writer.finish(layout, meta, &summary, slices, target)?)
 }

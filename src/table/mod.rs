@@ -26,4 +26,5 @@ pub mod values;
 pub mod verify;
 pub mod version;
 
+pub use codes::PlaneSource;
 pub use error::{FormatError, TableError};

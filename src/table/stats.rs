@@ -6,11 +6,10 @@
 //! and once per order of two identical men; only the smallest of those slots counts. Both runs
 //! of a signature then count the same set of positions, which [`SignatureStats::runs`] shows.
 
-use super::codes::{CodeSource, BATCH_WORDS};
+use super::codes::{CodeSource, PlaneSource, BATCH_WORDS};
 use super::compact::{CompactTable, Summary};
 use super::error::TableError;
 use super::men::Men;
-use super::uncompressed::TableFile;
 use super::values::{code_to_distance, is_beyond_rule, CODE_ILLEGAL, CODE_LOST_UNMEASURED, MAX_DISTANCE};
 use super::version::table_path;
 use crate::chess::square::on_diagonal;
@@ -372,10 +371,10 @@ pub fn signature_stats(dir: &Path, material: &Material, threads: usize) -> Resul
     })
 }
 
-/// The black-to-move summary of an uncompressed table (what a compact table stores in place
+/// The black-to-move summary of a run's value planes (what a compact table stores in place
 /// of black's distances): the histogram of distances and a longest loss.
-pub(crate) fn btm_summary(file: &TableFile, threads: usize) -> Result<Summary, TableError> {
-    let mut scanner = RunScanner::new(&file.header.material, CodeSource::Plain(file), false);
+pub(crate) fn btm_summary(src: &dyn PlaneSource, material: &Material, threads: usize) -> Result<Summary, TableError> {
+    let mut scanner = RunScanner::new(material, CodeSource::Plain(src), false);
     scanner.distances_only = true;
     let side = scanner.scan(Color::Black, threads)?;
     Ok(Summary {

@@ -3,8 +3,7 @@
 //! record in the pass's log. A chunk counts as finished only once its record is there.
 
 use super::resume::{InPlace, PassState};
-use super::sources::{ChunkOutput, ChunkWork, PassSources};
-use crate::chess::Color;
+use super::sources::{ChunkOutput, ChunkWork};
 use crate::generate::level::LevelContext;
 use crate::generate::plan::Chunk;
 use crate::index::Block;
@@ -29,7 +28,6 @@ pub struct PassCounts {
 pub struct Committer<'a> {
     pub ctx: &'a LevelContext<'a>,
     pub spec: &'a PassSpec,
-    pub sources: &'a PassSources,
     /// The output tables, in the spec's order.
     pub outputs: Vec<BitFile>,
     pub in_place: Option<InPlace>,
@@ -55,18 +53,8 @@ impl Committer<'_> {
         };
         self.ctx.hooks.after_chunk()?;
         let r = &mut self.counts;
-        let chunk_bytes = ch.blocks.iter().map(|b| b.words as u64 * 8).sum::<u64>();
-        let tables_read = (self.sources.inputs.len() + self.sources.combined.len()) as u64;
         r.new += out.new_count;
-        r.bytes_read += chunk_bytes
-            * match out.work {
-                ChunkWork::Unchanged if self.in_place.is_some() => 0,
-                ChunkWork::Unchanged => 1,
-                ChunkWork::Sparse { .. } if self.spec.pass.mover() == Color::White => {
-                    self.sources.combined.len() as u64
-                }
-                _ => tables_read,
-            };
+        r.bytes_read += out.bytes_read;
         r.bytes_written += written.blocks + written.record + written.streams;
         r.stream_bytes += written.streams;
         match out.work {

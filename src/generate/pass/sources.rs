@@ -55,6 +55,8 @@ pub struct ChunkInput {
     new_prev: Vec<Word>,
     /// How the chunk is computed (a sparse chunk with too many new positions turns dense).
     work: ChunkWork,
+    /// Bytes of work tables read for it so far.
+    bytes_read: u64,
 }
 
 /// What a worker hands the writer for one chunk: the output tables (chunk-local words), the
@@ -65,6 +67,9 @@ pub struct ChunkOutput {
     pub streams: Vec<Vec<u8>>,
     pub new_count: u64,
     pub work: ChunkWork,
+    /// Bytes of work tables read for the chunk (its blocks of the tables read whole and of
+    /// those combined with: a sparse chunk reads only the blocks it needs).
+    pub bytes_read: u64,
 }
 
 /// A finished work table open for reading, with its block checksums.
@@ -136,14 +141,11 @@ impl PassSources {
             // Updated in place, it stays as it is.
             ChunkWork::Unchanged if self.in_place => {}
             // Its output is the previous table of the chain, as it is.
-            ChunkWork::Unchanged => input.tables = read_tables(ch, &self.combined[..1], words)?,
-            // Black's moves are evaluated in `t(k-1)`; white's need only the new positions.
-            ChunkWork::Sparse { .. } if spec.pass.mover() == Color::Black => {
-                input.tables = read_tables(ch, &self.inputs, words)?
-            }
+            ChunkWork::Unchanged => input.tables = read_tables(ch, &self.combined[..1], words, &mut input.bytes_read)?,
+            // The worker reads what it needs, once it knows which blocks.
             ChunkWork::Sparse { .. } => {}
             ChunkWork::Dense => {
-                input.tables = read_tables(ch, &self.inputs, words)?;
+                input.tables = read_tables(ch, &self.inputs, words, &mut input.bytes_read)?;
                 input.pushes = self.finals.read(ctx, spec.pass, ch, words)?;
             }
         }
@@ -169,7 +171,8 @@ impl PassSources {
                     true => ChunkTables::new(),
                     false => [(spec.outputs[0], input.tables.take(self.combined[0].name))].into_iter().collect(),
                 };
-                return Ok(ChunkOutput { tables, streams, new_count: 0, work: input.work });
+                let bytes_read = input.bytes_read;
+                return Ok(ChunkOutput { tables, streams, new_count: 0, work: input.work, bytes_read });
             }
             ChunkWork::Sparse { .. } => {
                 let frame = frame();
@@ -177,9 +180,21 @@ impl PassSources {
                 match spec.pass.mover() {
                     Color::White => sparse::white_reached(&frame, &input.new_prev, &mut reached),
                     Color::Black => {
+                        // Black's moves are evaluated in `t(k-1)`: only the blocks they reach
+                        // are read, in storage order.
                         let candidates = sparse::black_candidates(&frame, &input.new_prev, words);
-                        let previous = input.tables.words(spec.inputs[0]);
-                        sparse::black_reached(&frame, previous, &candidates, &mut reached);
+                        let need = sparse::black_reads(&frame, &candidates, words);
+                        let blocks: Vec<Block> = ch
+                            .blocks
+                            .iter()
+                            .filter(|b| sparse::any_marked(&need, b.local_word, b.words))
+                            .copied()
+                            .collect();
+                        let previous = &self.inputs[0];
+                        let mut words_prev = vec![0u64; words];
+                        previous.file.read_blocks(&blocks, &mut words_prev, &previous.sums)?;
+                        input.bytes_read += blocks.iter().map(|b| b.words as u64 * 8).sum::<u64>();
+                        sparse::black_reached(&frame, &words_prev, &candidates, &mut reached);
                     }
                 }
                 [(spec.outputs[0], reached)].into_iter().collect()
@@ -192,8 +207,12 @@ impl PassSources {
                 compute_chunk(spec.pass, &frame(), &conversions, words, input.tables)
             }
         };
-        let mut done = finish_chunk(spec.pass, &ch.blocks, &self.combined, out, io_words)?;
+        // A sparse step updating its table in place reads and rewrites only the blocks its
+        // words reached; the others gain nothing.
+        let only_reached = self.in_place && matches!(input.work, ChunkWork::Sparse { .. });
+        let mut done = finish_chunk(spec.pass, &ch.blocks, &self.combined, out, io_words, only_reached)?;
         done.work = input.work;
+        done.bytes_read += input.bytes_read;
         Ok(done)
     }
 }
@@ -284,13 +303,16 @@ fn read_new_positions(ch: &Chunk, streams: &PassStreams, limit: Option<u64>) -> 
     Ok(Some(out))
 }
 
-/// The reader's part: a chunk's blocks of every table of `sources`, checked.
-fn read_tables(ch: &Chunk, sources: &[SourceTable], words: usize) -> anyhow::Result<ChunkTables> {
+/// The reader's part: a chunk's blocks of every table of `sources`, checked; adds the
+/// bytes to `bytes_read`.
+fn read_tables(ch: &Chunk, sources: &[SourceTable], words: usize, bytes_read: &mut u64) -> anyhow::Result<ChunkTables> {
+    let chunk_bytes = ch.blocks.iter().map(|b| b.words as u64 * 8).sum::<u64>();
     sources
         .iter()
         .map(|s| {
             let mut b = vec![0u64; words];
             s.file.read_blocks(&ch.blocks, &mut b, &s.sums)?;
+            *bytes_read += chunk_bytes;
             Ok((s.name, b))
         })
         .collect()
@@ -299,35 +321,49 @@ fn read_tables(ch: &Chunk, sources: &[SourceTable], words: usize) -> anyhow::Res
 /// Completes a computed chunk: for steps, combines the kernel's words with the previous
 /// table of the chain (and `c` or `d`), read in batches of at most `io_words` words so that
 /// a worker holds no further chunk buffer; then gap-encodes each block's new positions
-/// (`t0` for `InitBlack`, none for `InitWhite`).
+/// (`t0` for `InitBlack`, none for `InitWhite`). With `only_reached`, the blocks where the
+/// kernel's words are all zero are neither read nor combined (their stream is empty, their
+/// output words left as they are): a sparse step updating its table in place.
 fn finish_chunk(
     pass: Pass,
     blocks: &[Block],
     combined: &[SourceTable],
     mut out: ChunkTables,
     io_words: usize,
+    only_reached: bool,
 ) -> anyhow::Result<ChunkOutput> {
-    let mut streams = Vec::with_capacity(blocks.len());
+    let mut streams = vec![Vec::new(); blocks.len()];
     let mut new_count = 0;
-    let mut encode = |new: &[u64]| {
+    let mut bytes_read = 0;
+    let mut encode = |i: usize, new: &[u64]| {
         let mut enc = GapEncoder::new();
         for (w, &word) in new.iter().enumerate() {
             enc.push_word(w, word);
         }
         new_count += enc.count();
-        streams.push(enc.finish());
+        streams[i] = enc.finish();
     };
     match pass {
-        Pass::InitWhite => blocks.iter().for_each(|_| encode(&[])),
+        Pass::InitWhite => {}
         Pass::InitBlack => {
             let t0 = out.words(WorkTable::Chain(0));
-            blocks.iter().for_each(|b| encode(&t0[b.local_word..b.local_word + b.words]))
+            blocks.iter().enumerate().for_each(|(i, b)| encode(i, &t0[b.local_word..b.local_word + b.words]))
         }
         Pass::Step(k) => {
             let table = out.words_mut(WorkTable::Chain(k));
-            for batch in io_batches(blocks, io_words) {
+            // The blocks to combine, and their places in the chunk's list (their streams').
+            let places: Vec<usize> = (0..blocks.len())
+                .filter(|&i| {
+                    let b = &blocks[i];
+                    !only_reached || table[b.local_word..b.local_word + b.words].iter().any(|&w| w != 0)
+                })
+                .collect();
+            let todo: Vec<Block> = places.iter().map(|&i| blocks[i]).collect();
+            let mut place = places.into_iter();
+            for batch in io_batches(&todo, io_words) {
                 let local = rebased(batch);
-                let n = batch.iter().map(|b| b.words).sum();
+                let n = batch.iter().map(|b| b.words).sum::<usize>();
+                bytes_read += (n * 8 * combined.len()) as u64;
                 let mut with = combined
                     .iter()
                     .map(|s| {
@@ -345,12 +381,12 @@ fn finish_chunk(
                         Some(x) => combine_words(k, reached, fresh, &x[l.local_word..l.local_word + l.words]),
                         None => combine_words(k, reached, fresh, &[]),
                     }
-                    encode(fresh);
+                    encode(place.next().expect("a place per block"), fresh);
                 }
             }
         }
     }
-    Ok(ChunkOutput { tables: out, streams, new_count, work: ChunkWork::Dense })
+    Ok(ChunkOutput { tables: out, streams, new_count, work: ChunkWork::Dense, bytes_read })
 }
 
 /// Splits a chunk's blocks into runs that are contiguous in storage, of at most `max_words`.

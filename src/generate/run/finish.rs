@@ -6,18 +6,23 @@
 use super::{longest_cursed, rule_last_step, RunReport, TableSettings};
 use crate::chess::Material;
 use crate::generate::convert_folder::block_progress;
+use crate::generate::merge::StreamPlanes;
 use crate::generate::plan::Plan;
 use crate::index::Layout;
 use crate::progress::Progress;
 use crate::solve::Pass;
 use crate::table::compact::CompactTable;
-use crate::table::convert::uncompressed_to_compact;
+use crate::table::compact::{slice_bytes, TableMeta};
+use crate::table::convert::{planes_to_compact, uncompressed_to_compact, CompactTarget};
 use crate::table::uncompressed::{slice_section, LevelRecord, PartialTable, TableFile};
 use crate::table::version::table_path;
+use crate::table::PlaneSource;
 use crate::table::TableError;
+use crate::work::manifest::PassDone;
 use crate::work::manifest::{new_per_pass, RunManifest};
 use crate::work::RunFolder;
 use std::path::{Path, PathBuf};
+use xxhash_rust::xxh3::xxh3_64;
 
 /// Writes the header of the run's table as assembled, then converts it into the compact
 /// format (resuming an interrupted conversion) and publishes that in the output folder.
@@ -54,27 +59,71 @@ pub(super) fn finish_table(
         slices.as_deref(),
     )?;
     let src = TableFile::open_run_unchecked(&assembled, material)?;
+    let target = table_path(&settings.out_dir, material);
+    let to = CompactTarget {
+        partial: &folder.compact_table(),
+        target: &target,
+        zstd_level: settings.zstd_level,
+        threads: settings.threads,
+    };
+    compacting(material, settings, progress, |show| uncompressed_to_compact(&src, &to, show))
+}
+
+/// Writes the compact table of a solved pawnless run straight from its delta streams
+/// (`planes`), resuming an interrupted write, and publishes it in the output folder.
+pub(super) fn compact_from_streams(
+    planes: &StreamPlanes,
+    passes: &[PassDone],
+    layout: &Layout,
+    folder: &RunFolder,
+    settings: &TableSettings,
+    progress: &dyn Progress,
+) -> anyhow::Result<PathBuf> {
+    let material = &layout.material;
+    let per_pass = new_per_pass(passes);
+    let (five_valued, edge_exact) = sub_flags(material, &settings.out_dir)?;
+    let meta = TableMeta {
+        last_step: rule_last_step(&per_pass),
+        five_valued,
+        edge_exact,
+        longest_cursed: longest_cursed(&per_pass),
+    };
+    // The streams are identified by what each pass found (a resumed run recomputes a lost
+    // pass to the same positions) and the header's facts.
+    let id = xxh3_64(format!("{material} {} {per_pass:?} {meta:?}", planes.n_slots()).as_bytes());
+    let target = table_path(&settings.out_dir, material);
+    let to = CompactTarget {
+        partial: &folder.compact_table(),
+        target: &target,
+        zstd_level: settings.zstd_level,
+        threads: settings.threads,
+    };
+    compacting(material, settings, progress, |show| {
+        planes_to_compact(planes, layout, meta, &slice_bytes(layout, &[]), id, &to, show)
+    })
+}
+
+/// Runs a compaction `write` with the job's progress line and hooks: a hook's error stops
+/// it where it is, as a kill would.
+fn compacting(
+    material: &Material,
+    settings: &TableSettings,
+    progress: &dyn Progress,
+    write: impl FnOnce(&mut dyn FnMut(u64, u64) -> Result<(), TableError>) -> Result<PathBuf, TableError>,
+) -> anyhow::Result<PathBuf> {
     let mut show = block_progress(progress, material, "compaction");
-    // A hook's error stops the compaction where it is, as a kill would.
     let mut stopped = None;
-    let written = uncompressed_to_compact(
-        &src,
-        &folder.compact_table(),
-        &table_path(&settings.out_dir, material),
-        settings.zstd_level,
-        settings.threads,
-        &mut |done, total| {
-            show(done, total);
-            match settings.hooks.as_deref().map(|h| h.after_compaction_block()) {
-                Some(Err(e)) => {
-                    let why = TableError::Wrong(format!("{e:#}"));
-                    stopped = Some(e);
-                    Err(why)
-                }
-                _ => Ok(()),
+    let written = write(&mut |done, total| {
+        show(done, total);
+        match settings.hooks.as_deref().map(|h| h.after_compaction_block()) {
+            Some(Err(e)) => {
+                let why = TableError::Wrong(format!("{e:#}"));
+                stopped = Some(e);
+                Err(why)
             }
-        },
-    );
+            _ => Ok(()),
+        }
+    });
     if let Some(e) = stopped {
         return Err(e);
     }

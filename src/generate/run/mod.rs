@@ -14,7 +14,7 @@ mod resume;
 use super::captures::LoadedCaptures;
 use super::edge::exact_100_wins;
 use super::level::{levels_above, LevelContext, RunContext};
-use super::merge::write_level;
+use super::merge::{write_level, Merged, StreamPlanes};
 use super::options::{GenOptions, JobHooks, NoHooks};
 use super::pass::run_pass;
 use super::plan::{show_size, Budget, Plan};
@@ -83,10 +83,21 @@ struct TableSettings {
     hooks: Option<Arc<dyn JobHooks>>,
 }
 
+/// Where a solved level's values go.
+#[derive(Clone, Copy)]
+enum Assembly<'a> {
+    /// Into the table being assembled (runs with pawns: the levels below read it).
+    Partial(&'a PartialTable),
+    /// Straight into the compact table, published at once (a pawnless run's only level).
+    Compact(&'a TableSettings),
+}
+
 /// A run whose levels are solved: its table assembled in the work folder, to be compacted
-/// and published ([`Solved::finish`]), which may go on while the next run is solved.
+/// and published ([`Solved::finish`]), which may go on while the next run is solved; or, for
+/// a pawnless run, its compact table published already, with the seconds that took.
 pub struct Solved {
-    partial: PartialTable,
+    partial: Option<PartialTable>,
+    published: Option<(PathBuf, f64)>,
     manifest: RunManifest,
     layout: Layout,
     folder: RunFolder,
@@ -104,9 +115,15 @@ impl Solved {
     /// removes the run's work folder.
     pub fn finish(self, progress: &dyn Progress) -> anyhow::Result<RunReport> {
         let t = Instant::now();
-        let Solved { partial, manifest, layout, folder, settings, report } = self;
-        let path = finish::finish_table(partial, &manifest, &layout, &folder, &settings, progress)?;
-        let compact_secs = t.elapsed().as_secs_f64();
+        let Solved { partial, published, manifest, layout, folder, settings, report } = self;
+        let (path, compact_secs) = match (published, partial) {
+            (Some(done), _) => done,
+            (None, Some(partial)) => {
+                let path = finish::finish_table(partial, &manifest, &layout, &folder, &settings, progress)?;
+                (path, t.elapsed().as_secs_f64())
+            }
+            (None, None) => anyhow::bail!("{}: solved without a table", layout.material),
+        };
         let work_dir = folder.path();
         std::fs::remove_dir_all(work_dir).with_context(|| format!("removing {}", work_dir.display()))?;
         Ok(RunReport { path, compact_secs, ..report })
@@ -133,7 +150,16 @@ pub fn solve_run(
     let chunk_budget = Budget { mem: budget.mem.saturating_sub(caps.full_bytes), ..*budget };
     let chosen = Plan::choose(&layout, &chunk_budget, opts.max_fixed_bits)
         .with_context(|| sub_endgames_note(budget, caps.full_bytes))?;
-    let (mut manifest, partial) = resume::resume_levels(&layout, &folder, chosen.cut(), progress)?;
+    let settings = TableSettings {
+        out_dir: opts.out.clone(),
+        zstd_level: opts.zstd_level,
+        threads: super::alone_threads(budget.threads),
+        hooks: opts.hooks.clone(),
+    };
+    // Without pawns the run is one level, and nothing reads its values but the compact table.
+    let assembled = layout.has_pawns();
+    let (mut manifest, partial) = resume::resume_levels(&layout, &folder, chosen.cut(), assembled, progress)?;
+    let mut published = None;
     let cut = resume::cut_of(&manifest);
     let mut chosen = Some(chosen);
     let levels = layout.levels();
@@ -179,10 +205,14 @@ pub fn solve_run(
                 block_bits: cut.block_bits,
                 io_bytes: budget.block_bytes as usize,
             };
-            finals.ensure(&partial, progress)?;
+            finals.ensure(partial.as_ref().context("levels above without a table being assembled")?, progress)?;
         }
         let ctx = LevelContext::new(&run, level, plan, above_cursed);
-        solve_level(&ctx, &folder, &mut manifest, &partial)?;
+        let to = match &partial {
+            Some(p) => Assembly::Partial(p),
+            None => Assembly::Compact(&settings),
+        };
+        published = solve_level(&ctx, &folder, &mut manifest, to)?;
         // Levels more than one above are read no more.
         for l in levels.iter().filter(|l| l.number > level.number + 1) {
             let dir = folder.level(l.number);
@@ -192,23 +222,18 @@ pub fn solve_run(
         }
     }
     let report = finish::run_report(&manifest, &layout);
-    let settings = TableSettings {
-        out_dir: opts.out.clone(),
-        zstd_level: opts.zstd_level,
-        threads: super::alone_threads(budget.threads),
-        hooks: opts.hooks.clone(),
-    };
-    Ok(Solved { partial, manifest, layout, folder, settings, report })
+    Ok(Solved { partial, published, manifest, layout, folder, settings, report })
 }
 
 /// Solves (or resumes) one level: its passes, then the merge of its values into the table
-/// being assembled; records it in the run's manifest.
+/// being assembled, or their compaction into the published table (returned, with the
+/// seconds it took); records it in the run's manifest.
 fn solve_level(
     ctx: &LevelContext,
     folder: &RunFolder,
     manifest: &mut RunManifest,
-    partial: &PartialTable,
-) -> anyhow::Result<()> {
+    to: Assembly,
+) -> anyhow::Result<Option<(PathBuf, f64)>> {
     let material = &ctx.layout.material;
     std::fs::create_dir_all(ctx.folder.path()).with_context(|| format!("creating {}", ctx.folder.path().display()))?;
     if !manifest.passes.is_empty() {
@@ -237,11 +262,23 @@ fn solve_level(
     let t = Instant::now();
     // Wins of exactly 100 plies among step 101's positions (recomputed whole on resume).
     let edge = exact_100_wins(ctx, &manifest.passes)?;
-    let merged = write_level(ctx, &manifest.passes, partial, edge.as_ref())?;
+    let (merged, published) = match to {
+        Assembly::Partial(partial) => (write_level(ctx, &manifest.passes, partial, edge.as_ref())?, None),
+        Assembly::Compact(settings) => {
+            let merge_secs = t.elapsed().as_secs_f64();
+            let planes = StreamPlanes::open(ctx, &manifest.passes, edge.as_ref())?;
+            let path =
+                finish::compact_from_streams(&planes, &manifest.passes, &ctx.layout, folder, settings, ctx.progress)?;
+            let compact_secs = t.elapsed().as_secs_f64() - merge_secs;
+            let written = std::fs::metadata(&path).with_context(|| format!("reading {}", path.display()))?.len();
+            let merged = Merged { range_sums: [0; 4], bytes_read: planes.bytes_read(), bytes_written: written };
+            (merged, Some((path, compact_secs)))
+        }
+    };
     manifest.levels.push(LevelDone {
         level: ctx.level.number,
         passes: std::mem::take(&mut manifest.passes),
-        merge_secs: t.elapsed().as_secs_f64(),
+        merge_secs: t.elapsed().as_secs_f64() - published.as_ref().map_or(0.0, |p| p.1),
         merge_bytes_read: merged.bytes_read,
         merge_bytes_written: merged.bytes_written,
         range_sums: merged.range_sums,
@@ -252,7 +289,7 @@ fn solve_level(
     let dir = ctx.folder.path();
     std::fs::remove_dir_all(dir).with_context(|| format!("removing {}", dir.display()))?;
     // The levels below read this level's final bitbases.
-    if ctx.layout.has_pawns() && ctx.level.number > 0 {
+    if let (Assembly::Partial(partial), true) = (to, ctx.level.number > 0) {
         let cursed = level_is_cursed(manifest, &ctx.level);
         let finals = LevelFinals {
             level: &ctx.level,
@@ -263,7 +300,7 @@ fn solve_level(
         };
         finals.extract(partial)?;
     }
-    Ok(())
+    Ok(published)
 }
 
 /// Whether a solved level of the run has cursed positions (some step past 100 added some).

@@ -12,17 +12,29 @@ use crate::work::publish::Durability;
 use crate::work::RunFolder;
 use anyhow::Context;
 
-/// Opens the run's manifest and table being assembled, and checks the solved levels: from
-/// the first damaged one, it and the levels solved after it are solved again. A fresh run
-/// is cut by `cut`; an interrupted one keeps its cut.
+/// Opens the run's manifest and, if it is `assembled`, its table being assembled, and checks
+/// the solved levels: from the first damaged one, it and the levels solved after it are
+/// solved again. A fresh run is cut by `cut`; an interrupted one keeps its cut. A run that
+/// is not assembled (pawnless: its one level compacted straight from its streams) records
+/// its level only once its table is published: found recorded, its streams are gone, and
+/// the run starts again.
 pub fn resume_levels(
     layout: &Layout,
     folder: &RunFolder,
     cut: Cut,
+    assembled: bool,
     progress: &dyn Progress,
-) -> anyhow::Result<(RunManifest, PartialTable)> {
+) -> anyhow::Result<(RunManifest, Option<PartialTable>)> {
     let material = &layout.material;
     let mut manifest = open_manifest(material, folder, cut, progress)?;
+    if !assembled {
+        if !manifest.levels.is_empty() {
+            let why =
+                format!("{}: the run was finished, its table is not in the output folder", folder.path().display());
+            manifest = restart(material, folder, why, cut_of(&manifest), progress)?;
+        }
+        return Ok((manifest, None));
+    }
     let mut partial = PartialTable::open(&folder.partial_table(), layout)?;
     if !manifest.levels.is_empty() {
         match check_levels(&partial, layout, &manifest) {
@@ -43,7 +55,7 @@ pub fn resume_levels(
             }
         }
     }
-    Ok((manifest, partial))
+    Ok((manifest, Some(partial)))
 }
 
 /// How a run's manifest says it is cut.

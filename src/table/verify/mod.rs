@@ -276,7 +276,7 @@ fn verify_expanded(
         subs.iter().map(|(m, e)| (m.clone(), e.as_ref().map(|e| &e.file))).collect();
     let sources = Sources { table, own: &own, subs: &subs };
     let checked = positions::verify_positions(run, &sources, threads, progress)?;
-    Ok((checked, btm_summary(&own.file, threads)?))
+    Ok((checked, btm_summary(&own.file, &own.file.header.material, threads)?))
 }
 
 /// Verifies both runs of a signature (`Material::runs_of_signature`: one for a symmetric
