@@ -122,7 +122,9 @@ fn run_status(dir: &Path) -> anyhow::Result<Option<RunStatus>> {
     };
     let bytes = folder_bytes(dir);
     let compact = RunFolder::new(dir).compact_table();
-    if run.levels.len() == levels_of(&run.run)? && compact.exists() {
+    // The compact table exists once every level is solved (without pawns, once the one
+    // level's passes are done: it is written from their streams).
+    if compact.exists() {
         let written = std::fs::metadata(&compact).map_or(0, |m| m.len());
         return Ok(Some(RunStatus::Compacting { run: run.run, bytes, written }));
     }
