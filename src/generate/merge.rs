@@ -175,7 +175,6 @@ fn values_of_group(
     block_words: usize,
 ) -> anyhow::Result<(Vec<[u64; 6]>, u64)> {
     let mut planes = vec![[0u64; 6]; n * block_words];
-    let mut fresh = vec![0u64; block_words];
     let mut bytes_read = illegal.len() as u64 * 8;
     for step in index {
         for b in 0..n {
@@ -184,23 +183,40 @@ fn values_of_group(
                 continue;
             }
             bytes_read += stream.len() as u64;
-            fresh.fill(0);
+            // A word's new positions, ORed into its planes once the stream moves past it
+            // (the cost follows the positions, not the block's size).
+            let mut put = |w: usize, f: u64| {
+                let word = b * block_words + w;
+                let exact = match edge {
+                    Some(e) if step.edge => f & e[word],
+                    _ => 0,
+                };
+                or_code(&mut planes[word], step.code, f & !exact);
+                if exact != 0 {
+                    or_code(&mut planes[word], CODE_EXACT_100, exact);
+                }
+            };
+            let mut current: Option<(usize, u64)> = None;
             for pos in decode(&stream) {
                 let pos = pos.with_context(|| format!("{} block {}", step.streams.path.display(), first + b))?;
-                *fresh.get_mut((pos / 64) as usize).context("stream position outside its block")? |= 1 << (pos % 64);
-            }
-            for (w, &f) in fresh.iter().enumerate() {
-                if f != 0 {
-                    let word = b * block_words + w;
-                    let exact = match edge {
-                        Some(e) if step.edge => f & e[word],
-                        _ => 0,
-                    };
-                    or_code(&mut planes[word], step.code, f & !exact);
-                    if exact != 0 {
-                        or_code(&mut planes[word], CODE_EXACT_100, exact);
+                let (w, bit) = ((pos / 64) as usize, 1u64 << (pos % 64));
+                anyhow::ensure!(
+                    w < block_words,
+                    "{} block {}: position outside its block",
+                    step.streams.path.display(),
+                    first + b
+                );
+                match &mut current {
+                    Some((at, bits)) if *at == w => *bits |= bit,
+                    _ => {
+                        if let Some((at, bits)) = current.replace((w, bit)) {
+                            put(at, bits);
+                        }
                     }
                 }
+            }
+            if let Some((at, bits)) = current {
+                put(at, bits);
             }
         }
     }

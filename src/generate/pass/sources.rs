@@ -363,21 +363,37 @@ fn finish_chunk(
             for batch in io_batches(&todo, io_words) {
                 let local = rebased(batch);
                 let n = batch.iter().map(|b| b.words).sum::<usize>();
-                bytes_read += (n * 8 * combined.len()) as u64;
-                let mut with = combined
-                    .iter()
-                    .map(|s| {
-                        let mut buf = vec![0u64; n];
-                        s.file.read_blocks(&local, &mut buf, &s.sums).map(|_| buf)
-                    })
-                    .collect::<Result<Vec<_>, _>>()?;
+                let read = |s: &SourceTable, blocks: &[Block]| -> anyhow::Result<Vec<u64>> {
+                    let mut buf = vec![0u64; n];
+                    s.file.read_blocks(blocks, &mut buf, &s.sums)?;
+                    Ok(buf)
+                };
+                let mut old = read(&combined[0], &local)?;
+                bytes_read += n as u64 * 8;
+                let extra = match combined.get(1) {
+                    None => None,
+                    Some(s) => {
+                        // An even step ANDs `d` (or `d∞`) into what it reached: a block whose
+                        // reached positions are all in t(k-2) already gains nothing, whatever
+                        // `d` holds there, and is combined with zeros instead.
+                        let needed: Vec<Block> = batch
+                            .iter()
+                            .zip(&local)
+                            .filter(|(b, l)| {
+                                let (t, o) = (&table[b.local_word..][..b.words], &old[l.local_word..][..l.words]);
+                                k % 2 == 1 || t.iter().zip(o).any(|(&t, &o)| t & !o != 0)
+                            })
+                            .map(|(_, l)| *l)
+                            .collect();
+                        bytes_read += needed.iter().map(|b| b.words as u64 * 8).sum::<u64>();
+                        Some(read(s, &needed)?)
+                    }
+                };
                 // The previous table's words are replaced by the new positions.
-                let (old, extra) = with.split_at_mut(1);
-                let (old, extra) = (&mut old[0], extra.first());
                 for (b, l) in batch.iter().zip(&local) {
                     let reached = &mut table[b.local_word..b.local_word + b.words];
                     let fresh = &mut old[l.local_word..l.local_word + l.words];
-                    match extra {
+                    match &extra {
                         Some(x) => combine_words(k, reached, fresh, &x[l.local_word..l.local_word + l.words]),
                         None => combine_words(k, reached, fresh, &[]),
                     }
