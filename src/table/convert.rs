@@ -7,7 +7,7 @@ use super::compact::{
     block_positions, n_blocks, pack_block, slice_bytes, CompactWriter, Part, TableMeta, MIN_MATCH, WDL_WORD_BYTES,
 };
 use super::error::TableError;
-use super::stats::btm_summary;
+use super::stats::{btm_summary, SummaryCounter, SummaryPart};
 use super::uncompressed::{code_mask, codes_of_planes, Section, TableFile, LEVEL_RECORD_BYTES};
 use super::values::{Class, CODE_CURSED, CODE_EDGE, CODE_ILLEGAL, CODE_NONE};
 use crate::chess::Color;
@@ -40,17 +40,34 @@ fn fill_plane(plane: u64, legal: u64, carry: bool) -> (u64, bool) {
 /// is not a win) are don't-cares: they take the value of the position before them (the first
 /// ones the block's first value), which compresses best. `edge_exact`: the table tells wins
 /// of exactly 100 plies from cursed wins.
+/// A block's decoded bytes, its value if constant, and its part of black's summary if counted.
+type RawBlock = (Vec<u8>, Option<u8>, Option<SummaryPart>);
+
+/// With `summary`, black's codes of a block of the btm class section are counted there too.
 fn raw_block(
     src: &dyn PlaneSource,
     edge_exact: bool,
     part: Part,
     i: usize,
-) -> Result<(Vec<u8>, Option<u8>), TableError> {
+    summary: Option<&SummaryCounter>,
+) -> Result<RawBlock, TableError> {
     let first = (i as u64) << part.block_bits();
     let n_words = (block_positions(part, src.n_slots(), i) / 64) as usize;
     let stm = if part == Part::BtmWdl { Color::Black } else { Color::White };
     let mut planes = Vec::with_capacity(n_words);
     src.read_planes(stm, (first / 64) as usize, n_words, &mut planes)?;
+    let counted = summary.filter(|_| part == Part::BtmWdl).map(|counter| {
+        let codes: Vec<[u8; 64]> = planes.iter().map(codes_of_planes).collect();
+        counter.count(first / 64, &codes)
+    });
+    let (raw, constant) = block_values(&planes, edge_exact, part);
+    Ok((raw, constant, counted))
+}
+
+/// A block's stored values from its planes (see [`raw_block`]).
+fn block_values(planes: &[[u64; 6]], edge_exact: bool, part: Part) -> (Vec<u8>, Option<u8>) {
+    let n_words = planes.len();
+    let stm = if part == Part::BtmWdl { Color::Black } else { Color::White };
     let is = |p: &[u64; 6], c: u8| code_mask(p, c);
     if part == Part::WtmDtz {
         // Wins: every code but 0 (not won), 51, 52 (cursed) and 63 (illegal).
@@ -80,7 +97,7 @@ fn raw_block(
             out.extend_from_slice(&codes);
         }
         let constant = out.iter().all(|&c| c == out[0]).then(|| out[0]);
-        return Ok((out, constant));
+        return (out, constant);
     }
     // Classes: 0 not won, 1 won under the rule, 2 only without it, 3 (wtm code 51 of tables
     // that do not tell a win of exactly 100 plies from a cursed one of 101) either.
@@ -119,7 +136,7 @@ fn raw_block(
         out.extend_from_slice(&hi.to_le_bytes());
     }
     let constant = (all_lo == any_lo && all_hi == any_hi).then_some((all_lo & 1) as u8 | ((all_hi & 1) as u8) << 1);
-    Ok((out, constant))
+    (out, constant)
 }
 
 /// Converts the uncompressed table `src` into a compact table written at `partial` (resuming
@@ -185,29 +202,43 @@ pub fn planes_to_compact(
     id_bytes.extend_from_slice(&MIN_MATCH.to_le_bytes());
     let mut writer = CompactWriter::open(partial, n_slots, xxh3_64(&id_bytes))?;
     let total: u64 = Part::BLOCKED.iter().map(|&p| n_blocks(p, n_slots) as u64).sum();
+    // Black's summary is counted from the btm class blocks as they are written, unless some
+    // were written before a resume (then it is counted afterwards, in a scan of its own).
+    let counter = SummaryCounter::new(src, &layout.material);
+    let mut summary =
+        writer.position().is_some_and(|at| at.part != Part::BtmWdl || at.block == 0).then(SummaryPart::new);
     while let Some(at) = writer.position() {
         let done_before: u64 =
             Part::BLOCKED.iter().take_while(|&&p| p != at.part).map(|&p| n_blocks(p, n_slots) as u64).sum();
         let n = n_blocks(at.part, n_slots);
         let mut done = done_before + at.block as u64;
+        let counting = summary.is_some();
         pipeline::run(
             n - at.block,
             threads,
             Order::Sequence { window: 2 * threads.max(1) },
             |k| Ok::<_, TableError>(at.block + k),
             |_, i| {
-                let (raw, constant) = raw_block(src, meta.edge_exact, at.part, i)?;
-                pack_block(&raw, constant, zstd_level).map_err(|e| {
+                let (raw, constant, counted) =
+                    raw_block(src, meta.edge_exact, at.part, i, counting.then_some(&counter))?;
+                let packed = pack_block(&raw, constant, zstd_level).map_err(|e| {
                     TableError::Wrong(format!("compressing block {i} of {:?} for {}: {e}", at.part, target.display()))
-                })
+                })?;
+                Ok((packed, counted))
             },
-            |_, packed| {
+            |_, (packed, counted): (Vec<u8>, Option<SummaryPart>)| {
+                if let (Some(total), Some(part)) = (summary.as_mut(), counted) {
+                    total.add(&part);
+                }
                 writer.push(&packed)?;
                 done += 1;
                 progress(done, total)
             },
         )?;
     }
-    let summary = btm_summary(src, &layout.material, threads)?;
+    let summary = match summary {
+        Some(counted) => counted.summary(),
+        None => btm_summary(src, &layout.material, threads)?,
+    };
     Ok(writer.finish(layout, meta, &summary, slices, target)?)
 }

@@ -374,13 +374,49 @@ pub fn signature_stats(dir: &Path, material: &Material, threads: usize) -> Resul
 /// The black-to-move summary of a run's value planes (what a compact table stores in place
 /// of black's distances): the histogram of distances and a longest loss.
 pub(crate) fn btm_summary(src: &dyn PlaneSource, material: &Material, threads: usize) -> Result<Summary, TableError> {
-    let mut scanner = RunScanner::new(material, CodeSource::Plain(src), false);
-    scanner.distances_only = true;
-    let side = scanner.scan(Color::Black, threads)?;
-    Ok(Summary {
-        by_distance: std::array::from_fn(|d| side.by_distance[d]),
-        longest_slot: side.longest.map(|(_, slot)| slot),
-    })
+    let counter = SummaryCounter::new(src, material);
+    Ok(SummaryPart(counter.0.scan(Color::Black, threads)?).summary())
+}
+
+/// Counts the black-to-move summary of a run from black's codes a caller decodes anyway (the
+/// compaction, a block at a time): [`SummaryCounter::count`] on each block (any thread),
+/// the parts added in any order, [`SummaryCounter::finish`] on their sum.
+pub(crate) struct SummaryCounter<'a>(RunScanner<'a>);
+
+/// Black's summary of some blocks of a run.
+pub(crate) struct SummaryPart(RunSide);
+
+impl SummaryPart {
+    pub(crate) fn new() -> SummaryPart {
+        SummaryPart(RunSide::new())
+    }
+
+    pub(crate) fn add(&mut self, other: &SummaryPart) {
+        self.0.add(&other.0);
+    }
+
+    /// The summary of a whole run's parts added up.
+    pub(crate) fn summary(&self) -> Summary {
+        Summary {
+            by_distance: std::array::from_fn(|d| self.0.by_distance[d]),
+            longest_slot: self.0.longest.map(|(_, slot)| slot),
+        }
+    }
+}
+
+impl<'a> SummaryCounter<'a> {
+    pub(crate) fn new(src: &'a dyn PlaneSource, material: &Material) -> SummaryCounter<'a> {
+        let mut scanner = RunScanner::new(material, CodeSource::Plain(src), false);
+        scanner.distances_only = true;
+        SummaryCounter(scanner)
+    }
+
+    /// The part of black's codes of words `first..` (64 a word).
+    pub(crate) fn count(&self, first: u64, codes: &[[u8; 64]]) -> SummaryPart {
+        let mut part = SummaryPart::new();
+        self.0.scan_words(Color::Black, first, codes, &mut part.0);
+        part
+    }
 }
 
 /// Scans both sides to move of one run of `signature`.
