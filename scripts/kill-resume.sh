@@ -96,13 +96,15 @@ build_and_kill() {
   wait "$pid" || { echo "a run failed:"; tail -3 "$root/log"; exit 1; }
   return 1
 }
+resumed_at='pass [0-9]*: resuming after [0-9]* of [0-9]* finished chunks|[A-Za-z]*: compaction resumes after [0-9]* of [0-9]* blocks|resuming after [0-9]* finished passes'
 while [ -n "${KILL_FROM:-}" ] && [ "$done_kills" -lt "$kills" ]; do
   delay=$(python3 -c "import random; print(round(random.uniform(${KILL_FROM}, ${KILL_TO:-$secs}), 3))")
   build_and_kill "$delay" || echo "run finished before the kill at ${delay}s"
   launch >"$root/log" 2>&1
-  if grep -q "resuming after" "$root/log"; then
+  if grep -qE "resuming after|resumes after" "$root/log"; then
     resumes=$((resumes + 1))
-    echo "  resumed: $(grep -o 'pass [0-9]*: resuming after [0-9]* of [0-9]* finished chunks' "$root/log" | head -1)"
+    # Where it went on: inside a pass, in the compaction, or after the last finished pass.
+    echo "  resumed: $(grep -oE "$resumed_at" "$root/log" | paste -sd ";" -)"
   fi
   compare
   remove_runs
@@ -110,7 +112,7 @@ done
 while [ "$done_kills" -lt "$kills" ]; do
   delay=$(python3 -c "import random; print(round(random.uniform(0.05, $secs), 3))")
   if build_and_kill "$delay"; then finished_first=0; else finished_first=1; fi
-  grep -q "resuming after" "$root/log" && resumes=$((resumes + 1))
+  grep -qE "resuming after|resumes after" "$root/log" && resumes=$((resumes + 1))
   if [ "$finished_first" -eq 1 ]; then
     echo "run finished before the kill at ${delay}s; comparing, then building the endgame's runs again"
     compare
@@ -118,7 +120,7 @@ while [ "$done_kills" -lt "$kills" ]; do
   fi
 done
 launch >"$root/log" 2>&1
-grep -q "resuming after" "$root/log" && resumes=$((resumes + 1))
+grep -qE "resuming after|resumes after" "$root/log" && resumes=$((resumes + 1))
 compare
 echo "kills: $done_kills, finished runs: $finished, resumed runs: $resumes, mismatches: $mismatches"
 status=0
