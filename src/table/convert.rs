@@ -4,7 +4,8 @@
 
 use super::codes::PlaneSource;
 use super::compact::{
-    block_positions, n_blocks, pack_block, slice_bytes, CompactWriter, Part, TableMeta, MIN_MATCH, WDL_WORD_BYTES,
+    block_positions, n_blocks, pack_block, slice_bytes, CompactWriter, Part, Spill, TableMeta, DTZ_BLOCK_BITS,
+    MIN_MATCH, WDL_BLOCK_BITS, WDL_WORD_BYTES,
 };
 use super::error::TableError;
 use super::stats::{btm_summary, SummaryCounter, SummaryPart};
@@ -51,17 +52,54 @@ fn raw_block(
     i: usize,
     summary: Option<&SummaryCounter>,
 ) -> Result<RawBlock, TableError> {
-    let first = (i as u64) << part.block_bits();
-    let n_words = (block_positions(part, src.n_slots(), i) / 64) as usize;
-    let stm = if part == Part::BtmWdl { Color::Black } else { Color::White };
-    let mut planes = Vec::with_capacity(n_words);
-    src.read_planes(stm, (first / 64) as usize, n_words, &mut planes)?;
+    let (planes, first) = block_planes(src, part, i)?;
     let counted = summary.filter(|_| part == Part::BtmWdl).map(|counter| {
         let codes: Vec<[u8; 64]> = planes.iter().map(codes_of_planes).collect();
         counter.count(first / 64, &codes)
     });
     let (raw, constant) = block_values(&planes, edge_exact, part);
     Ok((raw, constant, counted))
+}
+
+/// The value planes of block `i` of a section, and its first position.
+fn block_planes(src: &dyn PlaneSource, part: Part, i: usize) -> Result<(Vec<[u64; 6]>, u64), TableError> {
+    let first = (i as u64) << part.block_bits();
+    let n_words = (block_positions(part, src.n_slots(), i) / 64) as usize;
+    let stm = if part == Part::BtmWdl { Color::Black } else { Color::White };
+    let mut planes = Vec::with_capacity(n_words);
+    src.read_planes(stm, (first / 64) as usize, n_words, &mut planes)?;
+    Ok((planes, first))
+}
+
+/// Distance blocks per white-to-move class block (they cover the same positions).
+const DTZ_PER_WDL: usize = 1 << (WDL_BLOCK_BITS - DTZ_BLOCK_BITS);
+
+/// Block `i` of the wtm class section and, when `with_dtz`, the distance blocks over the same
+/// positions, packed, from one read of white's values.
+fn wtm_blocks(
+    src: &dyn PlaneSource,
+    edge_exact: bool,
+    i: usize,
+    with_dtz: bool,
+    zstd_level: i32,
+) -> Result<(Vec<u8>, Vec<Vec<u8>>), TableError> {
+    let pack = |planes: &[[u64; 6]], part: Part, b: usize| {
+        let (raw, constant) = block_values(planes, edge_exact, part);
+        pack_block(&raw, constant, zstd_level)
+            .map_err(|e| TableError::Wrong(format!("compressing block {b} of {part:?}: {e}")))
+    };
+    let (planes, _) = block_planes(src, Part::WtmWdl, i)?;
+    let wdl = pack(&planes, Part::WtmWdl, i)?;
+    let mut dtz = Vec::new();
+    if with_dtz {
+        let n_dtz = n_blocks(Part::WtmDtz, src.n_slots());
+        let words = 1usize << (DTZ_BLOCK_BITS - 6);
+        for (k, j) in (i * DTZ_PER_WDL..((i + 1) * DTZ_PER_WDL).min(n_dtz)).enumerate() {
+            let n_words = (block_positions(Part::WtmDtz, src.n_slots(), j) / 64) as usize;
+            dtz.push(pack(&planes[k * words..k * words + n_words], Part::WtmDtz, j)?);
+        }
+    }
+    Ok((wdl, dtz))
 }
 
 /// A block's stored values from its planes (see [`raw_block`]).
@@ -207,34 +245,68 @@ pub fn planes_to_compact(
     let counter = SummaryCounter::new(src, &layout.material);
     let mut summary =
         writer.position().is_some_and(|at| at.part != Part::BtmWdl || at.block == 0).then(SummaryPart::new);
+    // The wtm distance blocks are packed with the class blocks over the same positions and
+    // spilled beside the table until their section comes; a spill that does not hold every
+    // block before the resume point is dropped, and those blocks are computed in their turn.
+    let n_dtz = n_blocks(Part::WtmDtz, n_slots);
+    let spill_path = partial.with_extension("dtz");
+    let spill = match writer.position() {
+        Some(at) if at.part == Part::WtmWdl => {
+            let want = (at.block * DTZ_PER_WDL).min(n_dtz);
+            Some(Spill::open(&spill_path, want)?).filter(|s| s.entries() == want)
+        }
+        Some(at) if at.part == Part::WtmDtz => Some(Spill::open(&spill_path, n_dtz)?).filter(|s| s.entries() == n_dtz),
+        _ => None,
+    };
+    if spill.is_none() && spill_path.exists() {
+        std::fs::remove_file(&spill_path)
+            .map_err(|e| TableError::Wrong(format!("removing {}: {e}", spill_path.display())))?;
+    }
     while let Some(at) = writer.position() {
         let done_before: u64 =
             Part::BLOCKED.iter().take_while(|&&p| p != at.part).map(|&p| n_blocks(p, n_slots) as u64).sum();
         let n = n_blocks(at.part, n_slots);
         let mut done = done_before + at.block as u64;
         let counting = summary.is_some();
+        let spill = spill.as_ref();
         pipeline::run(
             n - at.block,
             threads,
             Order::Sequence { window: 2 * threads.max(1) },
             |k| Ok::<_, TableError>(at.block + k),
             |_, i| {
+                let in_context = |e: TableError| TableError::Wrong(format!("{}: {e}", target.display()));
+                match (at.part, spill) {
+                    (Part::WtmWdl, Some(_)) => {
+                        let (wdl, dtz) = wtm_blocks(src, meta.edge_exact, i, true, zstd_level).map_err(in_context)?;
+                        return Ok((wdl, None, dtz));
+                    }
+                    (Part::WtmDtz, Some(s)) => return Ok((s.read(i)?, None, Vec::new())),
+                    _ => {}
+                }
                 let (raw, constant, counted) =
                     raw_block(src, meta.edge_exact, at.part, i, counting.then_some(&counter))?;
                 let packed = pack_block(&raw, constant, zstd_level).map_err(|e| {
                     TableError::Wrong(format!("compressing block {i} of {:?} for {}: {e}", at.part, target.display()))
                 })?;
-                Ok((packed, counted))
+                Ok((packed, counted, Vec::new()))
             },
-            |_, (packed, counted): (Vec<u8>, Option<SummaryPart>)| {
+            |_, (packed, counted, dtz): (Vec<u8>, Option<SummaryPart>, Vec<Vec<u8>>)| {
                 if let (Some(total), Some(part)) = (summary.as_mut(), counted) {
                     total.add(&part);
+                }
+                // Spilled before the class block is pushed: a resume after it finds them.
+                for d in &dtz {
+                    spill.expect("spilling").append(d)?;
                 }
                 writer.push(&packed)?;
                 done += 1;
                 progress(done, total)
             },
         )?;
+    }
+    if let Some(s) = spill {
+        s.remove()?;
     }
     let summary = match summary {
         Some(counted) => counted.summary(),

@@ -107,11 +107,13 @@ fn killed_runs_resume_to_identical_output() {
 
 /// A build stopped while its compact table is written (as a kill would leave it) resumes
 /// the compaction from its last whole block; the tables are identical. KQvKR's 60 blocks:
-/// 10 of wtm classes, 40 of wtm distances, 10 of btm classes, whose summary is counted as they
-/// are written: stopped after 30 the resume counts it all, after 55 it counts it in a scan.
+/// 10 of wtm classes, 40 of wtm distances, 10 of btm classes. The distance blocks are packed
+/// with the class blocks and spilled beside the table: stopped after 5 the resume keeps the
+/// first 20 of them, after 30 it pushes the spilled ones. Black's summary is counted as its
+/// blocks are written: after 55 the resume counts it in a scan of its own.
 #[test]
 fn a_stopped_compaction_resumes_byte_identical() {
-    for stop in [30, 55] {
+    for stop in [5, 30, 55] {
         let d = with_subs();
         let (built, _) = gen_hooked(d.path(), &["KQvKR"], Arc::new(StopAfter::blocks(stop)));
         let err = format!("{:#}", built.unwrap_err());

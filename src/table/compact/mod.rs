@@ -21,6 +21,7 @@ mod header;
 mod part;
 mod reader;
 mod slices;
+mod spill;
 mod summary;
 mod writer;
 
@@ -31,6 +32,7 @@ pub use part::{
 };
 pub use reader::CompactTable;
 pub use slices::{slice_bytes, LevelEntry, LEVEL_BYTES};
+pub use spill::Spill;
 pub use summary::{Summary, SUMMARY_BYTES, SUMMARY_DISTANCES};
 pub use writer::{CompactWriter, WritePosition};
 
