@@ -12,7 +12,7 @@
 
 use super::error::{IoContext, StorageError};
 use byteorder::{ByteOrder, LittleEndian, WriteBytesExt};
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io::Write;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
@@ -184,13 +184,7 @@ impl PassLog {
     /// `log_len` and `streams_len` bytes (what finished chunks cover; the rest is cut off).
     pub fn open(log: &Path, log_len: u64, streams_len: u64) -> Result<PassLog, StorageError> {
         let open = |path: &Path, len: u64| -> Result<File, StorageError> {
-            let file = OpenOptions::new()
-                .read(true)
-                .write(true)
-                .create(true)
-                .truncate(false)
-                .open(path)
-                .doing(|| format!("opening {}", path.display()))?;
+            let (file, _) = super::open_kept(path)?;
             file.set_len(len).doing(|| format!("truncating {}", path.display()))?;
             Ok(file)
         };

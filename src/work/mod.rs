@@ -27,6 +27,20 @@ pub use error::{IoContext, StorageError};
 use crate::solve::{Pass, WorkTable};
 use std::path::{Path, PathBuf};
 
+/// Opens `path` for reading and writing, created if missing and kept as it is otherwise (a
+/// file that a resume goes on writing), with its length.
+pub fn open_kept(path: &Path) -> Result<(std::fs::File, u64), StorageError> {
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(path)
+        .doing(|| format!("opening {}", path.display()))?;
+    let len = file.metadata().doing(|| format!("reading the size of {}", path.display()))?.len();
+    Ok((file, len))
+}
+
 /// Tells the kernel not to read ahead of `file`'s reads. The work files are read in pieces
 /// that lie apart (a chunk's blocks, a block's delta stream): readahead around each fetches
 /// neighbours needed much later, and when RAM and page cache are short those are evicted

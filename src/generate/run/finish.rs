@@ -59,14 +59,7 @@ pub(super) fn finish_table(
         slices.as_deref(),
     )?;
     let src = TableFile::open_run_unchecked(&assembled, material)?;
-    let target = table_path(&settings.out_dir, material);
-    let to = CompactTarget {
-        partial: &folder.compact_table(),
-        target: &target,
-        zstd_level: settings.zstd_level,
-        threads: settings.threads,
-    };
-    compacting(material, settings, progress, |show| uncompressed_to_compact(&src, &to, show))
+    compacting(material, folder, settings, progress, |to, show| uncompressed_to_compact(&src, to, show))
 }
 
 /// Writes the compact table of a solved pawnless run straight from its delta streams
@@ -91,6 +84,21 @@ pub(super) fn compact_from_streams(
     // The streams are identified by what each pass found (a resumed run recomputes a lost
     // pass to the same positions) and the header's facts.
     let id = xxh3_64(format!("{material} {} {per_pass:?} {meta:?}", planes.n_slots()).as_bytes());
+    compacting(material, folder, settings, progress, |to, show| {
+        planes_to_compact(planes, layout, meta, &slice_bytes(layout, &[]), id, to, show)
+    })
+}
+
+/// Runs a compaction `write` into the run's compact table (published in the output folder)
+/// with the job's progress line and hooks: a hook's error stops it where it is, as a kill
+/// would.
+fn compacting(
+    material: &Material,
+    folder: &RunFolder,
+    settings: &TableSettings,
+    progress: &dyn Progress,
+    write: impl FnOnce(&CompactTarget, &mut dyn FnMut(u64, u64) -> Result<(), TableError>) -> Result<PathBuf, TableError>,
+) -> anyhow::Result<PathBuf> {
     let target = table_path(&settings.out_dir, material);
     let to = CompactTarget {
         partial: &folder.compact_table(),
@@ -98,22 +106,9 @@ pub(super) fn compact_from_streams(
         zstd_level: settings.zstd_level,
         threads: settings.threads,
     };
-    compacting(material, settings, progress, |show| {
-        planes_to_compact(planes, layout, meta, &slice_bytes(layout, &[]), id, &to, show)
-    })
-}
-
-/// Runs a compaction `write` with the job's progress line and hooks: a hook's error stops
-/// it where it is, as a kill would.
-fn compacting(
-    material: &Material,
-    settings: &TableSettings,
-    progress: &dyn Progress,
-    write: impl FnOnce(&mut dyn FnMut(u64, u64) -> Result<(), TableError>) -> Result<PathBuf, TableError>,
-) -> anyhow::Result<PathBuf> {
     let mut show = block_progress(progress, material, "compaction");
     let mut stopped = None;
-    let written = write(&mut |done, total| {
+    let written = write(&to, &mut |done, total| {
         show(done, total);
         match settings.hooks.as_deref().map(|h| h.after_compaction_block()) {
             Some(Err(e)) => {

@@ -8,7 +8,7 @@
 //! entry that is torn or does not match its checksum ends it.
 
 use crate::table::error::FormatError;
-use crate::work::IoContext;
+use crate::work::{open_kept, IoContext};
 use byteorder::{ByteOrder, LittleEndian};
 use std::fs::File;
 use std::os::unix::fs::FileExt;
@@ -32,14 +32,7 @@ impl Spill {
     /// Opens (or creates) the spill at `path`, keeping at most its first `keep` whole entries
     /// (the file is cut after them).
     pub fn open(path: &Path, keep: usize) -> Result<Spill, FormatError> {
-        let file = std::fs::OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .open(path)
-            .doing(|| format!("opening {}", path.display()))?;
-        let len = file.metadata().doing(|| format!("reading the size of {}", path.display()))?.len();
+        let (file, len) = open_kept(path)?;
         let mut starts = vec![0u64];
         let mut at = 0u64;
         while starts.len() <= keep && at + ENTRY_HEAD <= len {

@@ -9,7 +9,7 @@ use crate::table::error::FormatError;
 use crate::table::header::SliceInfo;
 use crate::table::version::{HEADER_LEN, MAGIC};
 use crate::work::publish::publish_file;
-use crate::work::IoContext;
+use crate::work::{open_kept, IoContext};
 use byteorder::{ByteOrder, LittleEndian};
 use std::fs::File;
 use std::os::unix::fs::FileExt;
@@ -47,14 +47,7 @@ impl CompactWriter {
     /// resuming after its last complete block if it was written from the same `source`
     /// (any number that identifies the input and the settings), else starting afresh.
     pub fn open(path: &Path, n_slots: u64, source: u64) -> Result<CompactWriter, FormatError> {
-        let file = std::fs::OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .open(path)
-            .doing(|| format!("opening {}", path.display()))?;
-        let len = file.metadata().doing(|| format!("reading the size of {}", path.display()))?.len();
+        let (file, len) = open_kept(path)?;
         let mut w = CompactWriter {
             file,
             path: path.to_path_buf(),

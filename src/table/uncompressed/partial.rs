@@ -5,7 +5,7 @@ use super::header::Header;
 use super::sections::{Section, VALUE_WORD_BYTES};
 use crate::index::Layout;
 use crate::table::error::FormatError;
-use crate::work::IoContext;
+use crate::work::{open_kept, IoContext};
 use std::fs::File;
 use std::path::{Path, PathBuf};
 use xxhash_rust::xxh3::{xxh3_64, Xxh3};
@@ -23,14 +23,7 @@ impl PartialTable {
     /// Opens the table of `material` being assembled at `path`, creating it if needed.
     pub fn open(path: &Path, layout: &Layout) -> Result<PartialTable, FormatError> {
         let header = Header::new(layout);
-        let file = std::fs::OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .open(path)
-            .doing(|| format!("opening {}", path.display()))?;
-        let len = file.metadata().doing(|| format!("reading the size of {}", path.display()))?.len();
+        let (file, len) = open_kept(path)?;
         if len != header.file_len() {
             file.set_len(header.file_len()).doing(|| format!("sizing {}", path.display()))?;
         }
