@@ -11,7 +11,7 @@ use crate::chess::Color;
 use crate::index::Level;
 use crate::pipeline::{self, Order};
 use crate::solve::{Pass, WorkTable, LAST_STEP};
-use crate::table::uncompressed::{PartialTable, Section};
+use crate::table::uncompressed::{PartialTable, Section, VALUE_WORD_BYTES};
 use crate::table::values::{step_code, CODE_EXACT_100, CODE_ILLEGAL};
 use crate::table::{PlaneSource, TableError};
 use crate::work::bits::BitFile;
@@ -38,6 +38,42 @@ fn index_step(ctx: &LevelContext, pass: Pass, n_blocks: usize) -> anyhow::Result
         .context("delta log damaged (delete the work folder to recompute the run)")?;
     let k = pass.step().context("an init pass has no values")?;
     Ok(StepIndex { code: step_code(k), streams, edge: k == EDGE_STEP })
+}
+
+/// What a side to move's values are made of: its steps' streams (white's odd, black's even)
+/// and its illegal positions.
+struct SideValues {
+    stm: Color,
+    index: Vec<StepIndex>,
+    illegal: (BitFile, Vec<u64>),
+}
+
+impl SideValues {
+    fn open(ctx: &LevelContext, passes: &[PassDone], stm: Color) -> anyhow::Result<SideValues> {
+        let parity = if stm == Color::White { 1 } else { 0 };
+        let index = passes
+            .iter()
+            .map(|p| p.pass)
+            .filter(|p| p.step().is_some_and(|k| k % 2 == parity))
+            .map(|p| index_step(ctx, p, ctx.n_blocks()))
+            .collect::<anyhow::Result<_>>()?;
+        Ok(SideValues { stm, index, illegal: ctx.open_finished(WorkTable::illegal(stm))? })
+    }
+
+    /// The value planes of storage blocks `first..first + n`, and the bytes read for them;
+    /// `edge` is `E_101` (white's only).
+    fn planes(
+        &self,
+        edge: Option<&EdgeSet>,
+        first: usize,
+        n: usize,
+        block_words: usize,
+    ) -> anyhow::Result<(Vec<[u64; 6]>, u64)> {
+        let (file, sums) = &self.illegal;
+        let illegal = file.read_range(first, n, block_words, sums)?;
+        let edge = edge.filter(|_| self.stm == Color::White).map(|e| e.read_range(first, n, block_words));
+        values_of_group(&self.index, &illegal, edge.as_deref(), first, n, block_words)
+    }
 }
 
 /// What the merge of a level wrote.
@@ -93,10 +129,9 @@ pub fn write_level(
     let budget = Budget { threads: super::alone_threads(ctx.budget.threads), ..ctx.budget };
     let group = (ctx.plan.merge_group_positions(&budget) >> bb).max(1) as usize;
     let n_groups = n_blocks.div_ceil(group);
-    let steps: Vec<Pass> = passes.iter().map(|p| p.pass).filter(|p| p.step().is_some()).collect();
     // Under the 50-move rule: the chains' last tables up to step 100.
     let last_of =
-        |parity: u16| steps.iter().filter_map(|p| p.step()).filter(|&k| k % 2 == parity && k <= LAST_STEP).max();
+        |parity: u16| passes.iter().filter_map(|p| p.pass.step()).filter(|&k| k % 2 == parity && k <= LAST_STEP).max();
     let last_odd = last_of(1).context("no odd step")?;
     let last_even = last_of(0).context("no even step")?;
     let mut merged = Merged { range_sums: [0; 4], bytes_read: 0, bytes_written: 0 };
@@ -126,13 +161,7 @@ pub fn write_level(
 
     // The 6-bit values, side by side to move.
     for stm in [Color::White, Color::Black] {
-        let parity = if stm == Color::White { 1 } else { 0 };
-        let index: Vec<StepIndex> = steps
-            .iter()
-            .filter(|p| p.step().is_some_and(|k| k % 2 == parity))
-            .map(|&p| index_step(ctx, p, n_blocks))
-            .collect::<anyhow::Result<_>>()?;
-        let (illegal, illegal_sums) = ctx.open_finished(WorkTable::illegal(stm))?;
+        let side = SideValues::open(ctx, passes, stm)?;
         let section = Section::values(stm);
         let mut w = RangeWriter::new(partial, section, &ctx.level);
         pipeline::run(
@@ -142,14 +171,11 @@ pub fn write_level(
             Ok,
             |_, g| {
                 let first = g * group;
-                let n = group.min(n_blocks - first);
-                let illegal = illegal.read_range(first, n, block_words, &illegal_sums)?;
-                let edge = edge.filter(|_| stm == Color::White).map(|e| e.read_range(first, n, block_words));
-                values_of_group(&index, &illegal, edge.as_deref(), first, n, block_words)
+                side.planes(edge, first, group.min(n_blocks - first), block_words)
             },
             |_, (planes, r)| {
                 merged.bytes_read += r;
-                let mut bytes = vec![0u8; planes.len() * VALUE_WORD_BYTES];
+                let mut bytes = vec![0u8; planes.len() * VALUE_WORD_BYTES as usize];
                 LittleEndian::write_u64_into(planes.as_flattened(), &mut bytes);
                 w.write(&bytes)?;
                 merged.bytes_written += bytes.len() as u64;
@@ -163,9 +189,10 @@ pub fn write_level(
     Ok(merged)
 }
 
-/// The value planes of blocks `first..first + n` of one side to move, and the bytes read: every step's new positions OR its code into
-/// the six planes (a position is new in at most one step of a chain), illegal positions
-/// get code 63; step 101's positions in `edge` get [`CODE_EXACT_100`].
+/// The value planes of blocks `first..first + n` of one side to move, and the bytes read:
+/// every step's new positions OR its code into the six planes (a position is new in at most
+/// one step of a chain), illegal positions get code 63; step 101's positions in `edge` get
+/// [`CODE_EXACT_100`].
 fn values_of_group(
     index: &[StepIndex],
     illegal: &[u64],
@@ -226,9 +253,6 @@ fn values_of_group(
     Ok((planes, bytes_read))
 }
 
-/// Bytes of one word's six planes in the table being assembled.
-const VALUE_WORD_BYTES: usize = 48;
-
 /// A side to move and a storage block.
 type BlockKey = (Color, usize);
 /// A storage block's value planes, shared by the workers that read it.
@@ -242,9 +266,8 @@ type BlockPlanes = Arc<Vec<[u64; 6]>>;
 pub struct StreamPlanes<'a> {
     n_slots: u64,
     block_words: usize,
-    /// Each side to move's steps (white's odd, black's even).
-    index: [Vec<StepIndex>; 2],
-    illegal: [(BitFile, Vec<u64>); 2],
+    /// White's values, black's.
+    sides: [SideValues; 2],
     edge: Option<&'a EdgeSet>,
     cache: Mutex<VecDeque<(BlockKey, BlockPlanes)>>,
     cache_len: usize,
@@ -255,22 +278,10 @@ impl<'a> StreamPlanes<'a> {
     /// Opens the streams of the level's `passes` (the run's only level) and its illegal
     /// tables; `edge` is `E_101` as for [`write_level`].
     pub fn open(ctx: &LevelContext, passes: &[PassDone], edge: Option<&'a EdgeSet>) -> anyhow::Result<Self> {
-        let n_blocks = ctx.n_blocks();
-        let side = |parity: u16| {
-            passes
-                .iter()
-                .map(|p| p.pass)
-                .filter(|p| p.step().is_some_and(|k| k % 2 == parity))
-                .map(|p| index_step(ctx, p, n_blocks))
-                .collect::<anyhow::Result<Vec<_>>>()
-        };
-        let index = [side(1)?, side(0)?];
-        let illegal = [ctx.open_finished(WorkTable::IllegalWtm)?, ctx.open_finished(WorkTable::IllegalBtm)?];
         Ok(StreamPlanes {
             n_slots: ctx.level.n_slots,
             block_words: ctx.block_words(),
-            index,
-            illegal,
+            sides: [SideValues::open(ctx, passes, Color::White)?, SideValues::open(ctx, passes, Color::Black)?],
             edge,
             cache: Mutex::new(VecDeque::new()),
             cache_len: 2 * ctx.budget.threads + 2,
@@ -289,11 +300,7 @@ impl<'a> StreamPlanes<'a> {
         if let Some((_, planes)) = self.cache.lock().expect("cache lock").iter().find(|(k, _)| *k == key) {
             return Ok(planes.clone());
         }
-        let bw = self.block_words;
-        let (file, sums) = &self.illegal[stm.index()];
-        let illegal = file.read_range(b, 1, bw, sums)?;
-        let edge = self.edge.filter(|_| stm == Color::White).map(|e| e.read_range(b, 1, bw));
-        let (planes, read) = values_of_group(&self.index[stm.index()], &illegal, edge.as_deref(), b, 1, bw)?;
+        let (planes, read) = self.sides[stm.index()].planes(self.edge, b, 1, self.block_words)?;
         self.bytes_read.fetch_add(read, Ordering::Relaxed);
         let planes = Arc::new(planes);
         let mut cache = self.cache.lock().expect("cache lock");

@@ -251,6 +251,8 @@ fn black_king_and(
 mod tests {
     use super::super::kernels::{black_moves, white_moves};
     use super::*;
+    use crate::chess::{Color, Material};
+    use crate::index::{ChunkKey, ChunkScheme, Layout};
 
     #[test]
     fn any_marked_sees_a_bit_only_inside_its_range() {
@@ -259,8 +261,6 @@ mod tests {
         assert!(!any_marked(&bitmap, 0, 63) && !any_marked(&bitmap, 64, 64) && any_marked(&bitmap, 64, 65));
         assert!(!any_marked(&bitmap, 129, 60));
     }
-    use crate::chess::{Color, Material};
-    use crate::index::{ChunkKey, ChunkScheme, Layout};
 
     /// A small deterministic generator (xorshift).
     struct Rng(u64);

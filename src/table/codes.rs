@@ -22,6 +22,15 @@ pub trait PlaneSource: Sync {
     fn n_slots(&self) -> u64;
     /// The planes of words `first..first + n` of a side to move, into `out` (cleared first).
     fn read_planes(&self, stm: Color, first: usize, n: usize, out: &mut Vec<[u64; 6]>) -> Result<(), TableError>;
+
+    /// The same words as value codes, 64 per word.
+    fn read_codes(&self, stm: Color, first: usize, n: usize, out: &mut Vec<[u8; 64]>) -> Result<(), TableError> {
+        let mut planes = Vec::with_capacity(n);
+        self.read_planes(stm, first, n, &mut planes)?;
+        out.clear();
+        out.extend(planes.iter().map(codes_of_planes));
+        Ok(())
+    }
 }
 
 impl PlaneSource for TableFile {
@@ -57,13 +66,7 @@ impl CodeSource<'_> {
     /// format's class sections (`first` a multiple of [`BATCH_WORDS`], `n` at most that).
     pub(crate) fn read(&self, stm: Color, first: usize, n: usize, out: &mut Vec<[u8; 64]>) -> Result<(), TableError> {
         match self {
-            CodeSource::Plain(f) => {
-                let mut planes = Vec::with_capacity(n);
-                f.read_planes(stm, first, n, &mut planes)?;
-                out.clear();
-                out.extend(planes.iter().map(codes_of_planes));
-                Ok(())
-            }
+            CodeSource::Plain(f) => f.read_codes(stm, first, n, out),
             CodeSource::Compact(t, l) => Ok(t.read_codes(l, stm, first, n, out)?),
         }
     }

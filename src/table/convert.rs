@@ -36,73 +36,24 @@ fn fill_plane(plane: u64, legal: u64, carry: bool) -> (u64, bool) {
     (ones, ones >> 63 == 1)
 }
 
-/// The decoded bytes of block `i` of a section of `src`, and its value if every position
-/// holds the same one. Illegal positions (and in the distance section every position that
-/// is not a win) are don't-cares: they take the value of the position before them (the first
-/// ones the block's first value), which compresses best. `edge_exact`: the table tells wins
-/// of exactly 100 plies from cursed wins.
-/// A block's decoded bytes, its value if constant, and its part of black's summary if counted.
-type RawBlock = (Vec<u8>, Option<u8>, Option<SummaryPart>);
-
-/// With `summary`, black's codes of a block of the btm class section are counted there too.
-fn raw_block(
-    src: &dyn PlaneSource,
-    edge_exact: bool,
-    part: Part,
-    i: usize,
-    summary: Option<&SummaryCounter>,
-) -> Result<RawBlock, TableError> {
-    let (planes, first) = block_planes(src, part, i)?;
-    let counted = summary.filter(|_| part == Part::BtmWdl).map(|counter| {
-        let codes: Vec<[u8; 64]> = planes.iter().map(codes_of_planes).collect();
-        counter.count(first / 64, &codes)
-    });
-    let (raw, constant) = block_values(&planes, edge_exact, part);
-    Ok((raw, constant, counted))
-}
-
-/// The value planes of block `i` of a section, and its first position.
+/// The value planes of block `i` of a section, and its first word.
 fn block_planes(src: &dyn PlaneSource, part: Part, i: usize) -> Result<(Vec<[u64; 6]>, u64), TableError> {
     let first = (i as u64) << part.block_bits();
     let n_words = (block_positions(part, src.n_slots(), i) / 64) as usize;
     let stm = if part == Part::BtmWdl { Color::Black } else { Color::White };
     let mut planes = Vec::with_capacity(n_words);
     src.read_planes(stm, (first / 64) as usize, n_words, &mut planes)?;
-    Ok((planes, first))
+    Ok((planes, first / 64))
 }
 
 /// Distance blocks per white-to-move class block (they cover the same positions).
 const DTZ_PER_WDL: usize = 1 << (WDL_BLOCK_BITS - DTZ_BLOCK_BITS);
 
-/// Block `i` of the wtm class section and, when `with_dtz`, the distance blocks over the same
-/// positions, packed, from one read of white's values.
-fn wtm_blocks(
-    src: &dyn PlaneSource,
-    edge_exact: bool,
-    i: usize,
-    with_dtz: bool,
-    zstd_level: i32,
-) -> Result<(Vec<u8>, Vec<Vec<u8>>), TableError> {
-    let pack = |planes: &[[u64; 6]], part: Part, b: usize| {
-        let (raw, constant) = block_values(planes, edge_exact, part);
-        pack_block(&raw, constant, zstd_level)
-            .map_err(|e| TableError::Wrong(format!("compressing block {b} of {part:?}: {e}")))
-    };
-    let (planes, _) = block_planes(src, Part::WtmWdl, i)?;
-    let wdl = pack(&planes, Part::WtmWdl, i)?;
-    let mut dtz = Vec::new();
-    if with_dtz {
-        let n_dtz = n_blocks(Part::WtmDtz, src.n_slots());
-        let words = 1usize << (DTZ_BLOCK_BITS - 6);
-        for (k, j) in (i * DTZ_PER_WDL..((i + 1) * DTZ_PER_WDL).min(n_dtz)).enumerate() {
-            let n_words = (block_positions(Part::WtmDtz, src.n_slots(), j) / 64) as usize;
-            dtz.push(pack(&planes[k * words..k * words + n_words], Part::WtmDtz, j)?);
-        }
-    }
-    Ok((wdl, dtz))
-}
-
-/// A block's stored values from its planes (see [`raw_block`]).
+/// The decoded bytes of a block of a section from its value planes, and its value if every
+/// position holds the same one. Illegal positions (and in the distance section every position
+/// that is not a win) are don't-cares: they take the value of the position before them (the
+/// first ones the block's first value), which compresses best. `edge_exact`: the table tells
+/// wins of exactly 100 plies from cursed wins.
 fn block_values(planes: &[[u64; 6]], edge_exact: bool, part: Part) -> (Vec<u8>, Option<u8>) {
     let n_words = planes.len();
     let stm = if part == Part::BtmWdl { Color::Black } else { Color::White };
@@ -262,6 +213,11 @@ pub fn planes_to_compact(
         std::fs::remove_file(&spill_path)
             .map_err(|e| TableError::Wrong(format!("removing {}: {e}", spill_path.display())))?;
     }
+    let pack = |planes: &[[u64; 6]], part: Part, i: usize| {
+        let (raw, constant) = block_values(planes, meta.edge_exact, part);
+        pack_block(&raw, constant, zstd_level)
+            .map_err(|e| TableError::Wrong(format!("compressing block {i} of {part:?} for {}: {e}", target.display())))
+    };
     while let Some(at) = writer.position() {
         let done_before: u64 =
             Part::BLOCKED.iter().take_while(|&&p| p != at.part).map(|&p| n_blocks(p, n_slots) as u64).sum();
@@ -275,21 +231,25 @@ pub fn planes_to_compact(
             Order::Sequence { window: 2 * threads.max(1) },
             |k| Ok::<_, TableError>(at.block + k),
             |_, i| {
-                let in_context = |e: TableError| TableError::Wrong(format!("{}: {e}", target.display()));
-                match (at.part, spill) {
-                    (Part::WtmWdl, Some(_)) => {
-                        let (wdl, dtz) = wtm_blocks(src, meta.edge_exact, i, true, zstd_level).map_err(in_context)?;
-                        return Ok((wdl, None, dtz));
-                    }
-                    (Part::WtmDtz, Some(s)) => return Ok((s.read(i)?, None, Vec::new())),
-                    _ => {}
+                if let (Part::WtmDtz, Some(s)) = (at.part, spill) {
+                    return Ok((s.read(i)?, None, Vec::new()));
                 }
-                let (raw, constant, counted) =
-                    raw_block(src, meta.edge_exact, at.part, i, counting.then_some(&counter))?;
-                let packed = pack_block(&raw, constant, zstd_level).map_err(|e| {
-                    TableError::Wrong(format!("compressing block {i} of {:?} for {}: {e}", at.part, target.display()))
-                })?;
-                Ok((packed, counted, Vec::new()))
+                let (planes, first_word) = block_planes(src, at.part, i)?;
+                let counted = (at.part == Part::BtmWdl && counting).then(|| {
+                    let codes: Vec<[u8; 64]> = planes.iter().map(codes_of_planes).collect();
+                    counter.count(first_word, &codes)
+                });
+                // A wtm class block packs the distance blocks over its positions too, from the
+                // same planes, while they are spilled.
+                let mut dtz = Vec::new();
+                if let (Part::WtmWdl, Some(_)) = (at.part, spill) {
+                    let words = 1usize << (DTZ_BLOCK_BITS - 6);
+                    for (k, j) in (i * DTZ_PER_WDL..((i + 1) * DTZ_PER_WDL).min(n_dtz)).enumerate() {
+                        let n_words = (block_positions(Part::WtmDtz, n_slots, j) / 64) as usize;
+                        dtz.push(pack(&planes[k * words..k * words + n_words], Part::WtmDtz, j)?);
+                    }
+                }
+                Ok((pack(&planes, at.part, i)?, counted, dtz))
             },
             |_, (packed, counted, dtz): (Vec<u8>, Option<SummaryPart>, Vec<Vec<u8>>)| {
                 if let (Some(total), Some(part)) = (summary.as_mut(), counted) {

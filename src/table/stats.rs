@@ -380,7 +380,7 @@ pub(crate) fn btm_summary(src: &dyn PlaneSource, material: &Material, threads: u
 
 /// Counts the black-to-move summary of a run from black's codes a caller decodes anyway (the
 /// compaction, a block at a time): [`SummaryCounter::count`] on each block (any thread),
-/// the parts added in any order, [`SummaryCounter::finish`] on their sum.
+/// the parts added in any order, [`SummaryPart::summary`] of their sum.
 pub(crate) struct SummaryCounter<'a>(RunScanner<'a>);
 
 /// Black's summary of some blocks of a run.

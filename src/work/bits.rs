@@ -5,7 +5,7 @@ use super::error::{IoContext, StorageError};
 use super::publish::{write_with, Durability};
 use crate::index::Block;
 use byteorder::{ByteOrder, LittleEndian};
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use xxhash_rust::xxh3::xxh3_64;
@@ -40,15 +40,9 @@ pub struct BitFile {
 impl BitFile {
     /// Opens (creating if needed) a table of `n_words` words.
     pub fn open(path: &Path, n_words: usize, io_bytes: usize) -> Result<BitFile, StorageError> {
-        let file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .open(path)
-            .doing(|| format!("opening work table {}", path.display()))?;
+        let (file, held) = super::open_kept(path)?;
         let len = n_words as u64 * 8;
-        if file.metadata().doing(|| format!("reading the size of {}", path.display()))?.len() != len {
+        if held != len {
             file.set_len(len).doing(|| format!("sizing {}", path.display()))?;
         }
         // A chunk's blocks lie apart in the file; its reads are whole coalesced runs already.

@@ -193,7 +193,7 @@ impl PassSources {
                         let previous = &self.inputs[0];
                         let mut words_prev = vec![0u64; words];
                         previous.file.read_blocks(&blocks, &mut words_prev, &previous.sums)?;
-                        input.bytes_read += blocks.iter().map(|b| b.words as u64 * 8).sum::<u64>();
+                        input.bytes_read += bytes_of(&blocks);
                         sparse::black_reached(&frame, &words_prev, &candidates, &mut reached);
                     }
                 }
@@ -306,7 +306,7 @@ fn read_new_positions(ch: &Chunk, streams: &PassStreams, limit: Option<u64>) -> 
 /// The reader's part: a chunk's blocks of every table of `sources`, checked; adds the
 /// bytes to `bytes_read`.
 fn read_tables(ch: &Chunk, sources: &[SourceTable], words: usize, bytes_read: &mut u64) -> anyhow::Result<ChunkTables> {
-    let chunk_bytes = ch.blocks.iter().map(|b| b.words as u64 * 8).sum::<u64>();
+    let chunk_bytes = bytes_of(&ch.blocks);
     sources
         .iter()
         .map(|s| {
@@ -369,7 +369,7 @@ fn finish_chunk(
                     Ok(buf)
                 };
                 let mut old = read(&combined[0], &local)?;
-                bytes_read += n as u64 * 8;
+                bytes_read += bytes_of(&local);
                 let extra = match combined.get(1) {
                     None => None,
                     Some(s) => {
@@ -385,7 +385,7 @@ fn finish_chunk(
                             })
                             .map(|(_, l)| *l)
                             .collect();
-                        bytes_read += needed.iter().map(|b| b.words as u64 * 8).sum::<u64>();
+                        bytes_read += bytes_of(&needed);
                         Some(read(s, &needed)?)
                     }
                 };
@@ -403,6 +403,11 @@ fn finish_chunk(
         }
     }
     Ok(ChunkOutput { tables: out, streams, new_count, work: ChunkWork::Dense, bytes_read })
+}
+
+/// Bytes of some blocks of a bit table.
+fn bytes_of(blocks: &[Block]) -> u64 {
+    blocks.iter().map(|b| b.words as u64 * 8).sum()
 }
 
 /// Splits a chunk's blocks into runs that are contiguous in storage, of at most `max_words`.

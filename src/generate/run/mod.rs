@@ -92,12 +92,17 @@ enum Assembly<'a> {
     Compact(&'a TableSettings),
 }
 
-/// A run whose levels are solved: its table assembled in the work folder, to be compacted
-/// and published ([`Solved::finish`]), which may go on while the next run is solved; or, for
-/// a pawnless run, its compact table published already, with the seconds that took.
+/// A solved run's table: assembled in the work folder, to be compacted and published
+/// ([`Solved::finish`], which may go on while the next run is solved), or (pawnless)
+/// published already, with the seconds its compaction took.
+enum SolvedTable {
+    Assembled(PartialTable),
+    Published(PathBuf, f64),
+}
+
+/// A run whose levels are solved.
 pub struct Solved {
-    partial: Option<PartialTable>,
-    published: Option<(PathBuf, f64)>,
+    table: SolvedTable,
     manifest: RunManifest,
     layout: Layout,
     folder: RunFolder,
@@ -115,14 +120,13 @@ impl Solved {
     /// removes the run's work folder.
     pub fn finish(self, progress: &dyn Progress) -> anyhow::Result<RunReport> {
         let t = Instant::now();
-        let Solved { partial, published, manifest, layout, folder, settings, report } = self;
-        let (path, compact_secs) = match (published, partial) {
-            (Some(done), _) => done,
-            (None, Some(partial)) => {
+        let Solved { table, manifest, layout, folder, settings, report } = self;
+        let (path, compact_secs) = match table {
+            SolvedTable::Published(path, secs) => (path, secs),
+            SolvedTable::Assembled(partial) => {
                 let path = finish::finish_table(partial, &manifest, &layout, &folder, &settings, progress)?;
                 (path, t.elapsed().as_secs_f64())
             }
-            (None, None) => anyhow::bail!("{}: solved without a table", layout.material),
         };
         let work_dir = folder.path();
         std::fs::remove_dir_all(work_dir).with_context(|| format!("removing {}", work_dir.display()))?;
@@ -222,7 +226,12 @@ pub fn solve_run(
         }
     }
     let report = finish::run_report(&manifest, &layout);
-    Ok(Solved { partial, published, manifest, layout, folder, settings, report })
+    let table = match (published, partial) {
+        (Some((path, secs)), _) => SolvedTable::Published(path, secs),
+        (None, Some(partial)) => SolvedTable::Assembled(partial),
+        (None, None) => anyhow::bail!("{material}: solved without a table"),
+    };
+    Ok(Solved { table, manifest, layout, folder, settings, report })
 }
 
 /// Solves (or resumes) one level: its passes, then the merge of its values into the table
@@ -262,23 +271,26 @@ fn solve_level(
     let t = Instant::now();
     // Wins of exactly 100 plies among step 101's positions (recomputed whole on resume).
     let edge = exact_100_wins(ctx, &manifest.passes)?;
-    let (merged, published) = match to {
-        Assembly::Partial(partial) => (write_level(ctx, &manifest.passes, partial, edge.as_ref())?, None),
+    // The merge, or (pawnless) the edge alone: the compaction is timed on its own.
+    let (merged, merge_secs, published) = match to {
+        Assembly::Partial(partial) => {
+            let merged = write_level(ctx, &manifest.passes, partial, edge.as_ref())?;
+            (merged, t.elapsed().as_secs_f64(), None)
+        }
         Assembly::Compact(settings) => {
-            let merge_secs = t.elapsed().as_secs_f64();
+            let edge_secs = t.elapsed().as_secs_f64();
             let planes = StreamPlanes::open(ctx, &manifest.passes, edge.as_ref())?;
             let path =
                 finish::compact_from_streams(&planes, &manifest.passes, &ctx.layout, folder, settings, ctx.progress)?;
-            let compact_secs = t.elapsed().as_secs_f64() - merge_secs;
             let written = std::fs::metadata(&path).with_context(|| format!("reading {}", path.display()))?.len();
             let merged = Merged { range_sums: [0; 4], bytes_read: planes.bytes_read(), bytes_written: written };
-            (merged, Some((path, compact_secs)))
+            (merged, edge_secs, Some((path, t.elapsed().as_secs_f64() - edge_secs)))
         }
     };
     manifest.levels.push(LevelDone {
         level: ctx.level.number,
         passes: std::mem::take(&mut manifest.passes),
-        merge_secs: t.elapsed().as_secs_f64() - published.as_ref().map_or(0.0, |p| p.1),
+        merge_secs,
         merge_bytes_read: merged.bytes_read,
         merge_bytes_written: merged.bytes_written,
         range_sums: merged.range_sums,

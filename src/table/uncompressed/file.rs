@@ -2,7 +2,6 @@
 //! convert, or a table the verifier expanded.
 
 use super::header::Header;
-use super::planes::codes_of_planes;
 use super::sections::{Section, VALUE_WORD_BYTES};
 use crate::chess::{Color, Material};
 use crate::table::error::FormatError;
@@ -118,16 +117,6 @@ impl TableFile {
         out.extend(
             bytes.chunks_exact(per_word).map(|b| std::array::from_fn(|j| LittleEndian::read_u64(&b[8 * j..8 * j + 8]))),
         );
-        Ok(())
-    }
-
-    /// The value codes of words `first..first + n` of a side to move, 64 per word (read as
-    /// [`TableFile::read_planes`]).
-    pub fn read_codes(&self, stm: Color, first: usize, n: usize, out: &mut Vec<[u8; 64]>) -> Result<(), FormatError> {
-        let mut planes = Vec::with_capacity(n);
-        self.read_planes(stm, first, n, &mut planes)?;
-        out.clear();
-        out.extend(planes.iter().map(codes_of_planes));
         Ok(())
     }
 
