@@ -151,8 +151,10 @@ enum Command {
         /// Budget of the cache of decoded table blocks with --sample.
         #[arg(long, default_value = "512MiB")]
         cache: String,
-        /// RAM the full check may take (default: what the machine has available); a run
-        /// that needs more is refused before anything is read.
+        /// RAM the full check may take (default: what the machine has available): pawnless
+        /// runs are checked in chunks that fit, black's derived codes kept in a temporary
+        /// file beside the tables when they do not; a run whose smallest chunks do not fit
+        /// is refused before anything is read.
         #[arg(long)]
         mem: Option<String>,
         #[command(flatten)]
@@ -448,10 +450,10 @@ fn run_verify(tables: PathBuf, signatures: Vec<String>, threads: usize, mem: Opt
     // Refused up front rather than killed by the kernel halfway.
     let budget = mem.or_else(tbstream::available_ram);
     for run in materials.iter().flat_map(|m| m.runs_of_signature()) {
-        if let (Some(need), Some(budget)) = (tbstream::verify_memory(&run), budget) {
+        if let (Some(need), Some(budget)) = (tbstream::verify_memory(&run, threads), budget) {
             anyhow::ensure!(
                 need <= budget,
-                "verifying {run} takes {} of RAM, more than {} ({}); `verify --sample N` checks N random positions in a few hundred MiB",
+                "verifying {run} needs at least {} of RAM (its sub-endgames' codes and its smallest chunks), more than {} ({}); `verify --sample N` checks N random positions in a few hundred MiB",
                 tbstream::show_size(need),
                 tbstream::show_size(budget),
                 if mem.is_some() { "--mem" } else { "available on this machine" }
@@ -461,7 +463,7 @@ fn run_verify(tables: PathBuf, signatures: Vec<String>, threads: usize, mem: Opt
     let progress = Console::auto();
     for m in &materials {
         let mut current: Option<Material> = None;
-        let reports = tbstream::verify_signature(&tables, m, threads, |run, done, total| {
+        let reports = tbstream::verify_signature(&tables, m, threads, budget, |run, done, total| {
             if current.as_ref() != Some(run) {
                 progress.start(format!("verify {run}"), total, "positions");
                 current = Some(run.clone());

@@ -187,11 +187,7 @@ impl Plan {
     /// The largest block size a layout allows: blocks lie inside a slice (with pawns), or
     /// leave out whole hole prefixes (without).
     pub fn max_block_bits(layout: &Layout) -> u32 {
-        if layout.has_pawns() {
-            layout.total_bits
-        } else {
-            layout.total_bits - 7
-        }
+        ChunkScheme::max_block_bits(layout)
     }
 
     /// The level a run's block size is chosen on: chunk buffers are the same in every level

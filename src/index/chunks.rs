@@ -93,8 +93,7 @@ impl ChunkScheme {
     /// Like [`ChunkScheme::new`], but fixing at most the top `limit` bits (fewer, larger
     /// chunks; any limit gives the same tables).
     pub fn with_fixed_limit(layout: &Layout, mover: Color, block_bits: u32, limit: usize) -> ChunkScheme {
-        let max_bits = if layout.has_pawns() { layout.total_bits } else { layout.total_bits - PREFIX_BITS };
-        assert!(block_bits >= 6 && block_bits <= max_bits, "block bits out of range");
+        assert!(block_bits >= 6 && block_bits <= Self::max_block_bits(layout), "block bits out of range");
         let mut fixed_bits = Vec::new();
         if mover != Color::Black {
             fixed_bits.extend_from_slice(&layout.bk_bits);
@@ -107,6 +106,16 @@ impl ChunkScheme {
         fixed_bits.truncate(limit);
         let fixed_mask = fixed_bits.iter().fold(0, |m, &b| m | (1u64 << b));
         ChunkScheme { mover, fixed_bits, fixed_mask, block_bits, total_bits: layout.total_bits }
+    }
+
+    /// The largest storage blocks a scheme of `layout` may be cut on: below the black-king
+    /// code's holes (without pawns).
+    pub fn max_block_bits(layout: &Layout) -> u32 {
+        if layout.has_pawns() {
+            layout.total_bits
+        } else {
+            layout.total_bits - PREFIX_BITS
+        }
     }
 
     /// Number of chunk keys (some may be holes).

@@ -13,7 +13,7 @@ mod chunks;
 mod illegal;
 pub mod slices;
 
-pub(crate) use chunks::{deposit_mask, extract_mask};
+pub(crate) use chunks::extract_mask;
 pub use chunks::{Block, ChunkKey, ChunkScheme};
 pub use illegal::illegal_word;
 

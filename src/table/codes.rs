@@ -67,7 +67,7 @@ impl CodeSource<'_> {
     pub(crate) fn read(&self, stm: Color, first: usize, n: usize, out: &mut Vec<[u8; 64]>) -> Result<(), TableError> {
         match self {
             CodeSource::Plain(f) => f.read_codes(stm, first, n, out),
-            CodeSource::Compact(t, l) => Ok(t.read_codes(l, stm, first, n, out)?),
+            CodeSource::Compact(t, l) => Ok(t.read_codes(Some(l), stm, first, n, out)?),
         }
     }
 }

@@ -905,7 +905,7 @@ fn table_case_run(case: TableCase) -> Result<(), TestCaseError> {
                     let _ = table.class(stm, slot, &cache);
                     let _ = table.dtz_code(slot, &cache);
                     let word = (slot / 64) as usize;
-                    if table.read_codes(&layout, stm, word, 1, &mut codes).is_ok() {
+                    if table.read_codes(Some(&layout), stm, word, 1, &mut codes).is_ok() {
                         check!(codes.len() == 1 && codes[0].iter().all(|&c| c < 64), "codes {codes:?}");
                     }
                 }

@@ -184,7 +184,7 @@ pub fn all_codes(path: &Path, stm: tbstream::Color) -> Vec<u8> {
     let mut out = Vec::with_capacity(layout.n_slots as usize);
     let mut words = Vec::new();
     for first in (0..n_words).step_by(per_block) {
-        table.read_codes(&layout, stm, first, per_block.min(n_words - first), &mut words).unwrap();
+        table.read_codes(Some(&layout), stm, first, per_block.min(n_words - first), &mut words).unwrap();
         out.extend(words.iter().flatten());
     }
     out

@@ -68,7 +68,7 @@ fn accepts_freshly_built_tables() {
     for sig in SIGNATURES {
         let mut calls = 0u64;
         let mut last = (0, 0);
-        let reports = verify_signature(dir, &m(sig), 2, |_, d, t| {
+        let reports = verify_signature(dir, &m(sig), 2, None, |_, d, t| {
             calls += 1;
             assert!(d <= t);
             last = (d, t);
@@ -96,21 +96,30 @@ fn accepts_freshly_built_tables() {
 }
 
 /// The two derivations, a word of 64 positions at a time and position by position on
-/// expanded tables, find the same counts on every run (like men included: KBBvK).
+/// expanded tables, find the same counts on every run (like men included: KBBvK); the word
+/// check finds them too in its smallest chunks, black's codes in a temporary file.
 #[test]
 fn word_and_position_verifiers_agree() {
     let dir = tables();
     for sig in SIGNATURES {
         for run in m(sig).runs_of_signature() {
-            let by =
-                |method| verify_run_with(dir, &run, 2, method, |_, _| {}).unwrap_or_else(|e| panic!("{run}: {e:#}"));
-            let (words, positions) = (by(VerifyMethod::Words), by(VerifyMethod::Positions));
-            assert_eq!(words.wtm, positions.wtm, "{run} wtm");
-            assert_eq!(words.btm, positions.btm, "{run} btm");
-            assert_eq!(words.sub_runs, positions.sub_runs, "{run}");
+            let by = |method, budget| {
+                verify_run_with(dir, &run, 2, method, budget, |_, _| {}).unwrap_or_else(|e| panic!("{run}: {e:#}"))
+            };
+            let (words, positions) = (by(VerifyMethod::Words, None), by(VerifyMethod::Positions, None));
+            let chunked = by(VerifyMethod::Words, Some(0));
+            for other in [&positions, &chunked] {
+                assert_eq!(words.wtm, other.wtm, "{run} wtm");
+                assert_eq!(words.btm, other.btm, "{run} btm");
+                assert_eq!(words.sub_runs, other.sub_runs, "{run}");
+            }
         }
     }
 }
+
+/// The word check of the smallest chunks of a run (black's codes in a temporary file,
+/// `Some(0)`) and of one chunk (`None`).
+const BUDGETS: [Option<u64>; 2] = [None, Some(0)];
 
 /// A changed wtm distance (the table rewritten with valid checksums) is reported with a FEN
 /// and the stored and expected values.
@@ -122,11 +131,14 @@ fn detects_a_changed_distance() {
         let (slot, fen, code) = find_slot(&path, Color::White, |c| (2..=50).contains(&c));
         util::set_dtz(&path, slot, code ^ 1);
         assert_eq!(all_codes(&path, Color::White)[slot as usize], code ^ 1);
-        let err = format!("{:#}", verify_run(copy.path(), &m(run), 2, |_, _| {}).unwrap_err());
-        assert!(err.contains("stored code") && err.contains(" - - 0 1"), "{run} slot {slot} ({fen}): {err}");
-        // The changed position itself (or a symmetric image of it, which names it too) is
-        // the first wrong one, or a btm predecessor whose derived distance it changes.
-        assert!(err.contains(&format!("code {}", code ^ 1)) || err.contains("black to move"), "{err}");
+        for budget in BUDGETS {
+            let err = verify_run_with(copy.path(), &m(run), 2, VerifyMethod::Words, budget, |_, _| {});
+            let err = format!("{:#}", err.unwrap_err());
+            assert!(err.contains("stored code") && err.contains(" - - 0 1"), "{run} slot {slot} ({fen}): {err}");
+            // The changed position itself (or a symmetric image of it, which names it too) is
+            // the first wrong one, or a btm predecessor whose derived distance it changes.
+            assert!(err.contains(&format!("code {}", code ^ 1)) || err.contains("black to move"), "{err}");
+        }
     }
 }
 
@@ -141,11 +153,14 @@ fn detects_a_changed_class() {
         let path = table_path(copy.path(), &m(run));
         let (slot, fen, _) = find_slot(&path, stm, |c| if from == 1 { (1..=50).contains(&c) } else { c == from });
         util::set_slot_class(&path, stm, slot, to);
-        let err = format!("{:#}", verify_run(copy.path(), &m(run), 2, |_, _| {}).unwrap_err());
-        assert!(err.contains(" - - 0 1"), "{run} {stm:?} slot {slot} ({fen}): {err}");
-        if stm == Color::Black {
-            // Black's classes are checked first, each against its own moves.
-            assert!(err.contains(&fen) && err.contains("black to move is stored as"), "{fen}: {err}");
+        for budget in BUDGETS {
+            let err = verify_run_with(copy.path(), &m(run), 2, VerifyMethod::Words, budget, |_, _| {});
+            let err = format!("{:#}", err.unwrap_err());
+            assert!(err.contains(" - - 0 1"), "{run} {stm:?} slot {slot} ({fen}): {err}");
+            if stm == Color::Black {
+                // Black's classes are checked first, each against its own moves.
+                assert!(err.contains(&fen) && err.contains("black to move is stored as"), "{fen}: {err}");
+            }
         }
     }
 }
@@ -216,8 +231,9 @@ fn verify_command_passes_good_tables_and_names_the_wrong_position() {
     let (code, _, stderr) = verify(copy.path(), "KQXvK");
     assert_eq!(code, Some(2), "{stderr}");
 
-    // A RAM budget below what the check takes (KQvKR: about 1.45 bytes per position, 3.8
-    // MiB with its sub-endgames) is refused before anything is read; above it, it passes.
+    // A RAM budget below the smallest check (KQvKR: about 5 MiB, its sub-endgame's codes,
+    // the smallest chunks and the blocks in flight) is refused before anything is read;
+    // above it, it passes.
     let with_mem = |mem: &str| {
         let (code, _, stderr) =
             tbstream(&["verify", "--tables", tables().to_str().unwrap(), "KQvKR", "--threads", "2", "--mem", mem]);
@@ -225,7 +241,7 @@ fn verify_command_passes_good_tables_and_names_the_wrong_position() {
     };
     let (code, stderr) = with_mem("2MiB");
     assert_eq!(code, Some(2), "{stderr}");
-    assert!(stderr.contains("verifying KQvKR takes") && stderr.contains("--sample"), "{stderr}");
+    assert!(stderr.contains("verifying KQvKR needs at least") && stderr.contains("--sample"), "{stderr}");
     let (code, stderr) = with_mem("8MiB");
     assert_eq!(code, Some(0), "{stderr}");
 }

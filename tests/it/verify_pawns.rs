@@ -115,7 +115,7 @@ fn accepts(sigs: &[&str]) -> Vec<VerifyReport> {
     let mut all = Vec::new();
     for &sig in sigs {
         let mut last = (0, 0);
-        let reports = verify_signature(dir, &m(sig), 2, |_, d, t| {
+        let reports = verify_signature(dir, &m(sig), 2, None, |_, d, t| {
             assert!(d <= t);
             last = (d, t);
         })
@@ -251,7 +251,7 @@ fn verify_command_accepts_pawn_tables() {
 #[test]
 #[ignore = "slow tier: scripts/slow-tests.sh"]
 fn slow_verify_accepts_krpvkr() {
-    for r in verify_signature(krpvkr(), &m("KRPvKR"), 2, |_, _, _| {}).unwrap_or_else(|e| panic!("{e:#}")) {
+    for r in verify_signature(krpvkr(), &m("KRPvKR"), 2, None, |_, _, _| {}).unwrap_or_else(|e| panic!("{e:#}")) {
         let name = r.material.to_string();
         let &(_, won, lost) = REFERENCE.iter().find(|(run, _, _)| *run == name).unwrap();
         assert_eq!((r.wtm.won, r.btm.won), (won, lost), "{name}: the reference's counts");

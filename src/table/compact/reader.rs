@@ -251,12 +251,14 @@ impl CompactTable {
 
     /// The value codes of words `first..first + n` of a side to move, 64 per word, in the
     /// codes of the uncompressed format (`docs/FORMAT.md`, versions 1 and 2): 63 for an
-    /// illegal position (found from `layout`, this table's), a wtm win's distance code, 52
-    /// (51) for a cursed class, 0 otherwise, and [`CODE_LOST_UNMEASURED`] for a btm loss,
-    /// whose distance is not stored. The words must lie in one block of the class section.
+    /// illegal position (found from `layout`, this table's; with `None`, illegal positions
+    /// keep the code of their stored class, for readers that never read one), a wtm win's
+    /// distance code, 52 (51) for a cursed class, 0 otherwise, and
+    /// [`CODE_LOST_UNMEASURED`] for a btm loss, whose distance is not stored. The words must
+    /// lie in one block of the class section.
     pub fn read_codes(
         &self,
-        layout: &Layout,
+        layout: Option<&Layout>,
         stm: Color,
         first: usize,
         n: usize,
@@ -278,8 +280,14 @@ impl CompactTable {
         let dtz_first = first % (1 << (DTZ_BLOCK_BITS - 6));
         out.clear();
         for w in 0..n {
-            let (ill_w, ill_b) = illegal_word(layout, (first + w) as u64);
-            let illegal = if stm == Color::White { ill_w } else { ill_b };
+            let illegal = layout.map_or(0, |layout| {
+                let (ill_w, ill_b) = illegal_word(layout, (first + w) as u64);
+                if stm == Color::White {
+                    ill_w
+                } else {
+                    ill_b
+                }
+            });
             let [lo, hi] = planes_at(&classes, first % per_wdl + w);
             out.push(std::array::from_fn(|b| {
                 if illegal >> b & 1 != 0 {

@@ -163,7 +163,7 @@ pub fn verify_run(
     threads: usize,
     progress: impl FnMut(u64, u64),
 ) -> Result<VerifyReport, TableError> {
-    verify_run_with(tables_dir, run, threads, Method::Words, progress)
+    verify_run_with(tables_dir, run, threads, Method::Words, None, progress)
 }
 
 /// How pawnless runs are checked: a word of 64 positions at a time ([`words`], the
@@ -176,19 +176,22 @@ pub enum Method {
     Positions,
 }
 
-/// Bytes of RAM a full check of `run` takes (pawnless runs, checked a word at a time: about
-/// 1.45 bytes per position, KQRvKR 0.24 GB, KQRvKQR 15 GB); `None` for runs with pawns,
-/// whose expanded tables are mapped from temporary files.
-pub fn memory_needed(run: &Material) -> Option<u64> {
-    (!run.has_pawns() && !run.white_bare()).then(|| words::memory_needed(run))
+/// The least RAM, in bytes, a full check of `run` takes with `threads` workers (pawnless
+/// runs, checked a word at a time in the smallest chunks: the sub-endgames' codes, a byte per
+/// position, and a chunk; KQRvKQR about 0.7 GiB); `None` for runs with pawns, whose
+/// expanded tables are mapped from temporary files.
+pub fn memory_needed(run: &Material, threads: usize) -> Option<u64> {
+    (!run.has_pawns() && !run.white_bare()).then(|| words::memory_needed(run, threads))
 }
 
-/// [`verify_run`] with the method of pawnless runs chosen.
+/// [`verify_run`] with the method of pawnless runs chosen, and the RAM the word check may
+/// take (`None`: no limit; the chunks then take the whole run at once).
 pub fn verify_run_with(
     tables_dir: &Path,
     run: &Material,
     threads: usize,
     method: Method,
+    budget: Option<u64>,
     mut progress: impl FnMut(u64, u64),
 ) -> Result<VerifyReport, TableError> {
     let t = Instant::now();
@@ -204,7 +207,7 @@ pub fn verify_run_with(
     };
     let table = open_compact(tables_dir, run).map_err(|e| verifying(None, e))?;
     let (checked, summary) = if !run.has_pawns() && method == Method::Words {
-        words::verify_words(run, &table, tables_dir, threads, &mut progress).map_err(|e| match e {
+        words::verify_words(run, &table, tables_dir, threads, budget, &mut progress).map_err(|e| match e {
             e @ TableError::Verifying { .. } | e @ TableError::Wrong(_) => e,
             e => verifying(None, e),
         })?
@@ -280,16 +283,18 @@ fn verify_expanded(
 }
 
 /// Verifies both runs of a signature (`Material::runs_of_signature`: one for a symmetric
-/// signature, none for a bare white king). `progress(run, done, total)` as in [`verify_run`].
+/// signature, none for a bare white king) within `budget` bytes of RAM if given.
+/// `progress(run, done, total)` as in [`verify_run`].
 pub fn verify_signature(
     tables_dir: &Path,
     signature: &Material,
     threads: usize,
+    budget: Option<u64>,
     mut progress: impl FnMut(&Material, u64, u64),
 ) -> Result<Vec<VerifyReport>, TableError> {
     signature
         .runs_of_signature()
         .iter()
-        .map(|run| verify_run(tables_dir, run, threads, |d, t| progress(run, d, t)))
+        .map(|run| verify_run_with(tables_dir, run, threads, Method::Words, budget, |d, t| progress(run, d, t)))
         .collect()
 }

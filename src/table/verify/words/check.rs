@@ -2,15 +2,17 @@
 //! the reader's illegal positions, white's against the stored codes, and the transposed
 //! images (black king on the long diagonal) against each other.
 
-use super::derive::Run;
+use super::derive::{Config, Run};
+use super::lanes::{lanes, lanes_where, Lanes};
+use super::window::{Chunking, Window};
 use crate::chess::{Color, Square, Symmetry};
-use crate::index::illegal_word;
+use crate::index::{illegal_word, Block, ChunkKey};
 use crate::table::compact::{planes_at, SUMMARY_DISTANCES};
 use crate::table::error::TableError;
 use crate::table::values::{
-    code_to_distance, describe_code, Class, CODE_CURSED, CODE_EDGE, CODE_EXACT_100, CODE_ILLEGAL,
+    code_to_distance, describe_code, is_beyond_rule, Class, CODE_CURSED, CODE_EDGE, CODE_EXACT_100, CODE_ILLEGAL,
+    CODE_NONE,
 };
-use crate::table::verify::checks::count;
 use crate::table::verify::SideReport;
 
 /// What one batch of black's words found.
@@ -22,43 +24,45 @@ pub(super) struct BtmBatch {
     pub(super) longest: Option<(u8, u64)>,
 }
 
-/// Derives black's codes of the local words `words` of black-king code `bk_code` into `out`
-/// and checks them against the stored classes (`stored`, the decoded class section) and
-/// against where the reader finds illegal positions.
-pub(super) fn check_btm_batch(
+/// Derives black's codes of one stored block of a black chunk (`key`, cut by `chunking`)
+/// from white's codes of the chunk (`wtm`), and checks them against the stored classes
+/// (`stored`, the block's decoded class planes) and against where the reader finds illegal
+/// positions. Returns the counts and the block's derived codes.
+pub(super) fn check_btm_block(
     ctx: &Run,
-    bk_code: u8,
-    words: std::ops::Range<usize>,
+    chunking: &Chunking,
+    key: ChunkKey,
+    block: &Block,
+    wtm: &Window,
     stored: &[u8],
 ) -> Result<(BtmBatch, Vec<u8>), TableError> {
     let mut b = BtmBatch { by_distance: vec![0; SUMMARY_DISTANCES], ..Default::default() };
-    let mut out = Vec::with_capacity(64 * words.len());
-    for u in words {
-        let (c, word) = ctx.config(bk_code, u);
-        let (codes, mates, stalemates) = ctx.derive_btm(&c);
+    let mut out = Vec::with_capacity(64 * block.words);
+    for i in 0..block.words {
+        let (word, index) =
+            (block.slot_word + i, chunking.scheme.global_index(key, ((block.local_word + i) as u64) << 6));
+        let c = ctx.config(index, word);
+        let (codes, mates, stalemates) = ctx.derive_btm(&c, wtm);
         let (_, reader_illegal) = illegal_word(ctx.layout, word as u64);
-        let [lo, hi] = planes_at(stored, word);
+        let [lo, hi] = planes_at(stored, i);
+        // The classes the derived codes give, as the stored planes hold them.
+        let illegal = lanes_where(&codes, |c| c == CODE_ILLEGAL);
+        let not_won = lanes_where(&codes, |c| c == CODE_NONE);
+        let cursed = lanes_where(&codes, |c| c == CODE_CURSED);
+        let won = !(illegal | not_won | cursed);
+        if illegal != reader_illegal || ((lo ^ won) | (hi ^ cursed)) & !illegal != 0 {
+            return Err(wrong_btm_class(ctx, &c, word, &codes, reader_illegal, lo, hi));
+        }
+        b.rep.illegal += illegal.count_ones() as u64;
+        b.rep.not_won += not_won.count_ones() as u64;
+        b.rep.cursed += cursed.count_ones() as u64;
+        b.rep.won += won.count_ones() as u64;
         // The positions the summary counts: each position once, as `stats` counts them.
         let counted = if ctx.in_order(&c) { ctx.first_images(&c, word, true) } else { 0 };
-        for (l, &want) in codes.iter().enumerate() {
-            let illegal = reader_illegal >> l & 1 != 0;
-            let got = Class::of_planes(lo, hi, l as u64);
-            let expected = Class::of_code(Color::Black, want);
-            if illegal != (want == CODE_ILLEGAL) || (!illegal && got != expected) {
-                let s = if illegal { "illegal" } else { got.btm_name() };
-                let w = if want == CODE_ILLEGAL { "illegal" } else { expected.btm_name() };
-                let msg = format!(
-                    "{}: black to move is stored as {s}, but its moves make it {w} (code {want})",
-                    ctx.describe(&c, Color::Black, l, word)
-                );
-                return Err(TableError::Wrong(msg));
-            }
-            if want == CODE_ILLEGAL {
-                b.rep.illegal += 1;
-                continue;
-            }
-            count(Color::Black, want, &mut b.rep);
-            if let Some(d) = code_to_distance(Color::Black, want).filter(|_| counted >> l & 1 != 0) {
+        for l in lanes(won) {
+            let d = code_to_distance(Color::Black, codes[l]).expect("a loss under the rule has a distance");
+            b.rep.longest = b.rep.longest.max(Some(d));
+            if counted >> l & 1 != 0 {
                 b.by_distance[d as usize] += 1;
                 let slot = 64 * word as u64 + l as u64;
                 if b.longest.is_none_or(|(ld, ls)| d > ld || (d == ld && slot < ls)) {
@@ -75,66 +79,122 @@ pub(super) fn check_btm_batch(
     Ok((b, out))
 }
 
-/// Derives white's codes of the local words `words` of black-king code `bk_code` from
-/// black's (`btm`, that black-king square's) and compares them with the stored ones; checks
-/// that the transposed images (black king on the diagonal) hold the same values, both
-/// sides. Returns white's counts and black's split between derived and by-symmetry slots.
-pub(super) fn check_wtm_batch(
+/// The error of a word whose stored black classes or illegal positions differ from the
+/// derived ones: its first differing lane, named.
+#[cold]
+fn wrong_btm_class(
     ctx: &Run,
-    bk_code: u8,
-    words: std::ops::Range<usize>,
-    btm: &[u8],
+    c: &Config,
+    word: usize,
+    codes: &Lanes,
+    reader_illegal: u64,
+    lo: u64,
+    hi: u64,
+) -> TableError {
+    for (l, &want) in codes.iter().enumerate() {
+        let illegal = reader_illegal >> l & 1 != 0;
+        let got = Class::of_planes(lo, hi, l as u64);
+        let expected = Class::of_code(Color::Black, want);
+        if illegal != (want == CODE_ILLEGAL) || (!illegal && got != expected) {
+            let s = if illegal { "illegal" } else { got.btm_name() };
+            let w = if want == CODE_ILLEGAL { "illegal" } else { expected.btm_name() };
+            return TableError::Wrong(format!(
+                "{}: black to move is stored as {s}, but its moves make it {w} (code {want})",
+                ctx.describe(c, Color::Black, l, word)
+            ));
+        }
+    }
+    unreachable!("a differing lane")
+}
+
+/// Derives white's codes of one stored block of a white chunk (`key`, cut by `chunking`)
+/// from black's derived codes of the chunk (`btm`) and compares them with the stored ones
+/// (`wtm`, the chunk's); checks that the transposed images (black king on the diagonal)
+/// hold the same values, both sides. Returns white's counts and black's split between
+/// derived and by-symmetry slots.
+pub(super) fn check_wtm_block(
+    ctx: &Run,
+    chunking: &Chunking,
+    key: ChunkKey,
+    block: &Block,
+    btm: &Window,
+    wtm: &Window,
 ) -> Result<(SideReport, SideReport), TableError> {
     let (mut rep, mut btm_rep) = (SideReport::default(), SideReport::default());
     let wrong = |msg: String| Err(TableError::Wrong(msg));
-    for u in words {
-        let (c, word) = ctx.config(bk_code, u);
+    for i in 0..block.words {
+        let (word, u) = (block.slot_word + i, block.local_word + i);
+        let c = ctx.config(chunking.scheme.global_index(key, (u as u64) << 6), word);
         let derived = ctx.derive_wtm(&c, u, btm);
-        let stored = &ctx.wtm[64 * word..][..64];
-        let image = ctx.transposed(&c, false);
-        for (l, (&got, &want)) in stored.iter().zip(&derived).enumerate() {
-            if want == CODE_ILLEGAL {
-                if got != CODE_ILLEGAL {
-                    let here = ctx.describe(&c, Color::White, l, word);
-                    return wrong(format!(
-                        "{here}: illegal position stored as {}, expected code 63",
-                        describe_code(Color::White, got)
-                    ));
-                }
-                rep.illegal += 1;
-                continue;
+        let stored = wtm.at(u);
+        let image = ctx
+            .transposed(&c, false)
+            .map(|(img, img_word)| (chunking.word(c.bk_code, &img[..ctx.n_pieces()]), img_word));
+        let stored: &Lanes = stored.try_into().expect("a word");
+        if stored != &derived {
+            if let Some(e) = wrong_wtm(ctx, &c, word, stored, &derived) {
+                return Err(e);
             }
-            let edge = want == CODE_EDGE && matches!(got, CODE_CURSED | CODE_EXACT_100);
-            if got != want && !edge {
-                let here = ctx.describe(&c, Color::White, l, word);
-                let (g, w) = (describe_code(Color::White, got), describe_code(Color::White, want));
-                return wrong(format!("{here}: stored {g}, expected {w}"));
-            }
-            count(Color::White, got, &mut rep);
         }
+        // Counted as stored (an edge class where the derivation says which).
+        let illegal = lanes_where(stored, |c| c == CODE_ILLEGAL);
+        let not_won = lanes_where(stored, |c| c == CODE_NONE);
+        let beyond = lanes_where(stored, |c| is_beyond_rule(Color::White, c));
+        let won = !(illegal | not_won | beyond);
+        rep.illegal += illegal.count_ones() as u64;
+        rep.not_won += not_won.count_ones() as u64;
+        rep.cursed += beyond.count_ones() as u64;
+        rep.won += won.count_ones() as u64;
+        let longest = lanes(won).filter_map(|l| code_to_distance(Color::White, stored[l])).max();
+        rep.longest = rep.longest.max(longest);
         // The transposed images, stored too when the black king is on the diagonal.
         for (stm, r) in [(Color::White, &mut rep), (Color::Black, &mut btm_rep)] {
-            let (codes, own): (&[u8], usize) = match stm {
-                Color::White => (ctx.wtm, word),
-                Color::Black => (btm, u),
+            let codes = match stm {
+                Color::White => &wtm.codes,
+                Color::Black => &btm.codes,
             };
-            for l in (0..64).filter(|&l| codes[64 * own + l] != CODE_ILLEGAL) {
+            let own = &codes[64 * u..64 * u + 64];
+            let legal = !lanes_where(own.try_into().expect("a word"), |c| c == CODE_ILLEGAL);
+            let Some((local, img_word)) = image else {
+                r.derived += legal.count_ones() as u64;
+                continue;
+            };
+            for l in lanes(legal) {
                 let t = Symmetry::TRANSPOSE.apply(l as Square) as usize;
-                match image {
-                    Some((local, img_word)) if (img_word, t) < (word, l) => {
-                        let img = if stm == Color::White { 64 * img_word + t } else { 64 * local + t };
-                        if codes[img] != codes[64 * own + l] {
-                            let here = ctx.describe(&c, stm, l, word);
-                            let (v, i) = (describe_code(stm, codes[64 * own + l]), describe_code(stm, codes[img]));
-                            let at = 64 * img_word + t;
-                            return wrong(format!("{here}: value {v}, but its symmetric image at slot {at} holds {i}"));
-                        }
-                        r.by_symmetry += 1;
-                    }
-                    _ => r.derived += 1,
+                if (img_word, t) >= (word, l) {
+                    r.derived += 1;
+                    continue;
                 }
+                let img = codes[64 * local + t];
+                if img != own[l] {
+                    let here = ctx.describe(&c, stm, l, word);
+                    let (v, i) = (describe_code(stm, own[l]), describe_code(stm, img));
+                    let at = 64 * img_word + t;
+                    return wrong(format!("{here}: value {v}, but its symmetric image at slot {at} holds {i}"));
+                }
+                r.by_symmetry += 1;
             }
         }
     }
     Ok((rep, btm_rep))
+}
+
+/// The error of a word whose stored white codes differ from the derived ones, at its first
+/// differing lane (`None` if they differ only where a converted table's edge class stands for
+/// a cursed win or a win in exactly 100 plies, which the check accepts).
+#[cold]
+fn wrong_wtm(ctx: &Run, c: &Config, word: usize, stored: &Lanes, derived: &Lanes) -> Option<TableError> {
+    for (l, (&got, &want)) in stored.iter().zip(derived).enumerate() {
+        let here = || ctx.describe(c, Color::White, l, word);
+        if want == CODE_ILLEGAL && got != CODE_ILLEGAL {
+            let got = describe_code(Color::White, got);
+            return Some(TableError::Wrong(format!("{}: illegal position stored as {got}, expected code 63", here())));
+        }
+        let edge = want == CODE_EDGE && matches!(got, CODE_CURSED | CODE_EXACT_100);
+        if got != want && !edge {
+            let (g, w) = (describe_code(Color::White, got), describe_code(Color::White, want));
+            return Some(TableError::Wrong(format!("{}: stored {g}, expected {w}", here())));
+        }
+    }
+    None
 }

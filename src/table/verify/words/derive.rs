@@ -6,10 +6,11 @@ use super::lanes::{
     btm_code, btm_rank_capture, btm_rank_quiet, escaped, fold_max, fold_min, permutations, wtm_rank_capture,
     wtm_rank_quiet, Lanes, BTM_ESCAPE, WTM_NO_WIN,
 };
+use super::window::Window;
 use crate::chess::attacks::{attacks, between, king_attacks};
 use crate::chess::square::{triangle_code, TRIANGLE};
 use crate::chess::{Color, Material, Role, Square, Symmetry, MAX_PIECES};
-use crate::index::{deposit_mask, extract_mask, Layout, Pawns};
+use crate::index::{Layout, Pawns};
 use crate::table::men::Men;
 use crate::table::values::{CODE_ILLEGAL, CODE_NONE};
 use crate::table::verify::checks::side_name;
@@ -17,7 +18,7 @@ use crate::table::verify::checks::side_name;
 /// The men of one word: everything but the white king.
 #[derive(Clone, Copy)]
 pub(super) struct Config {
-    bk_code: u8,
+    pub(super) bk_code: u8,
     bk: Square,
     sq: [Square; MAX_PIECES],
     /// Squares of the pieces and the black king.
@@ -43,41 +44,25 @@ impl Config {
 /// A sub-endgame's codes of the side a capture leads to.
 pub(super) struct Sub {
     pub(super) layout: Layout,
-    pub(super) codes: Vec<u8>,
+    pub(super) codes: memmap2::MmapMut,
 }
 
-/// Everything the workers of one pawnless run read.
+/// Everything the workers of one pawnless run read but the chunks' codes.
 pub(super) struct Run<'a> {
     material: &'a Material,
     pub(super) layout: &'a Layout,
-    /// White's codes, a byte per slot.
-    pub(super) wtm: &'a [u8],
     /// The sub-endgame after the capture of the piece of layout index `j`; `None` when white
     /// is left with a bare king.
     subs: Vec<Option<&'a Sub>>,
     perms: [[u8; 64]; 8],
-    /// Index bits other than the black king's, and each piece's share of them (a slot's
-    /// place among the slots of its black-king square).
-    rest_mask: u64,
-    local_contrib: Vec<[u64; 64]>,
 }
 
 impl<'a> Run<'a> {
-    pub(super) fn new(
-        material: &'a Material,
-        layout: &'a Layout,
-        wtm: &'a [u8],
-        subs: Vec<Option<&'a Sub>>,
-    ) -> Run<'a> {
-        let bk_mask = layout.bk_bits.iter().fold(0u64, |m, &b| m | 1 << b);
-        let rest_mask = ((1u64 << layout.total_bits) - 1) & !bk_mask;
-        let local_contrib = (0..layout.pieces.len())
-            .map(|k| std::array::from_fn(|sq| extract_mask(layout.piece_contrib(k, sq as Square), rest_mask)))
-            .collect();
-        Run { material, layout, wtm, subs, perms: permutations(), rest_mask, local_contrib }
+    pub(super) fn new(material: &'a Material, layout: &'a Layout, subs: Vec<Option<&'a Sub>>) -> Run<'a> {
+        Run { material, layout, subs, perms: permutations() }
     }
 
-    fn n_pieces(&self) -> usize {
+    pub(super) fn n_pieces(&self) -> usize {
         self.layout.pieces.len()
     }
 
@@ -89,19 +74,12 @@ impl<'a> Run<'a> {
         self.layout.pieces[k].color == Color::White
     }
 
-    /// Storage words per black-king square.
-    pub(super) fn local_words(&self) -> usize {
-        (self.layout.n_slots / 10 / 64) as usize
-    }
-
-    /// The men of the `u`-th word of black-king code `bk_code`, and its storage word.
-    pub(super) fn config(&self, bk_code: u8, u: usize) -> (Config, usize) {
-        let index = self.layout.bk_contrib(bk_code) | deposit_mask((u as u64) << 6, self.rest_mask);
-        let word = (self.layout.slot(index).expect("a triangle code") >> 6) as usize;
+    /// The men of the storage word `word`, whose first position has index `index`.
+    pub(super) fn config(&self, index: u64, word: usize) -> Config {
+        debug_assert_eq!(self.layout.slot(index), Some(64 * word as u64));
         let n = self.n_pieces();
         let mut sq = [0; MAX_PIECES];
-        let (code, _) = self.layout.decode_into(index, &mut sq[..n]);
-        debug_assert_eq!(code, bk_code);
+        let (bk_code, _) = self.layout.decode_into(index, &mut sq[..n]);
         let bk = TRIANGLE[bk_code as usize];
         let (mut occ, mut white, mut black, mut doubled) = (1u64 << bk, 0, 0, false);
         for (k, &s) in sq[..n].iter().enumerate() {
@@ -113,7 +91,7 @@ impl<'a> Run<'a> {
                 black |= 1 << s;
             }
         }
-        (Config { bk_code, bk, sq, occ, white, black, doubled }, word)
+        Config { bk_code, bk, sq, occ, white, black, doubled }
     }
 
     /// The piece (layout index) on `s`.
@@ -184,11 +162,6 @@ impl<'a> Run<'a> {
         (layout.slot(layout.index(bk_code, sq, 0)).expect("a triangle code") >> 6) as usize
     }
 
-    /// The place of the men `sq` among the words of their black-king square.
-    fn local_word(&self, sq: &[Square]) -> usize {
-        (sq.iter().enumerate().fold(0, |a, (k, &s)| a | self.local_contrib[k][s as usize]) >> 6) as usize
-    }
-
     /// The men after the piece `gone` is captured (the sub-endgame's order: ours without it).
     fn without(&self, sq: &[Square], gone: usize) -> ([Square; MAX_PIECES], usize) {
         let mut out = [0; MAX_PIECES];
@@ -203,8 +176,8 @@ impl<'a> Run<'a> {
     }
 
     /// Black-to-move codes of the word's 64 lanes (illegal lanes 63), with the lanes that
-    /// are checkmate and stalemate.
-    pub(super) fn derive_btm(&self, c: &Config) -> (Lanes, u64, u64) {
+    /// are checkmate and stalemate, from white's codes of the word's black chunk (`wtm`).
+    pub(super) fn derive_btm(&self, c: &Config, wtm: &Window) -> (Lanes, u64, u64) {
         if c.doubled {
             return ([CODE_ILLEGAL; 64], 0, 0);
         }
@@ -234,8 +207,7 @@ impl<'a> Run<'a> {
             }
             match captured {
                 None => {
-                    let w = Self::word_of(self.layout, code, &moved[..n]);
-                    fold_max(&mut acc, lanes, &self.wtm[64 * w..64 * w + 64], perm, btm_rank_quiet);
+                    fold_max(&mut acc, lanes, wtm.lanes(code, &moved[..n]), perm, btm_rank_quiet);
                 }
                 Some(j) => self.fold_capture_btm(&mut acc, lanes, j, code, &moved, perm),
             }
@@ -263,8 +235,7 @@ impl<'a> Run<'a> {
                 }
                 match captured {
                     None => {
-                        let w = Self::word_of(self.layout, c.bk_code, &moved[..n]);
-                        fold_max(&mut acc, lanes, &self.wtm[64 * w..64 * w + 64], None, btm_rank_quiet);
+                        fold_max(&mut acc, lanes, wtm.lanes(c.bk_code, &moved[..n]), None, btm_rank_quiet);
                     }
                     Some(j) => self.fold_capture_btm(&mut acc, lanes, j, c.bk_code, &moved, None),
                 }
@@ -308,8 +279,8 @@ impl<'a> Run<'a> {
     }
 
     /// White-to-move codes derived for the word's 64 lanes (illegal lanes 63), from black's
-    /// derived codes of the same black-king square (`btm`, in local order).
-    pub(super) fn derive_wtm(&self, c: &Config, u: usize, btm: &[u8]) -> Lanes {
+    /// derived codes of the word's white chunk (`btm`; the word is its local word `u`).
+    pub(super) fn derive_wtm(&self, c: &Config, u: usize, btm: &Window) -> Lanes {
         if c.doubled {
             return [CODE_ILLEGAL; 64];
         }
@@ -318,7 +289,7 @@ impl<'a> Run<'a> {
         let illegal = c.occ | self.white_checks(c, &att, None, None);
         let legal = !illegal;
         let mut acc = [WTM_NO_WIN; 64];
-        let own = &btm[64 * u..][..64];
+        let own = btm.at(u);
         // The white king's quiet moves: lane to lane within the word.
         let safe = !(c.occ | self.black_attacks(c, &att, None, None));
         let mut lanes = legal;
@@ -366,8 +337,7 @@ impl<'a> Run<'a> {
                 }
                 match captured {
                     None => {
-                        let w = self.local_word(&moved[..n]);
-                        fold_min(&mut acc, lanes, &btm[64 * w..64 * w + 64], None, wtm_rank_quiet);
+                        fold_min(&mut acc, lanes, btm.lanes(c.bk_code, &moved[..n]), None, wtm_rank_quiet);
                     }
                     Some(j) => {
                         let sub = self.subs[j].expect("white keeps its pieces when it captures");
@@ -396,9 +366,10 @@ impl<'a> Run<'a> {
     }
 
     /// The transposed image of a word whose black king is on the long diagonal (stored
-    /// twice), identical men put in increasing order if `sorted`: its place among the local words and its
-    /// storage word, or `None` elsewhere.
-    pub(super) fn transposed(&self, c: &Config, sorted: bool) -> Option<(usize, usize)> {
+    /// twice), identical men put in increasing order if `sorted`: its men and its storage
+    /// word, or `None` elsewhere. (The image lies in the word's chunks: the transposition
+    /// keeps the black king and every high digit.)
+    pub(super) fn transposed(&self, c: &Config, sorted: bool) -> Option<([Square; MAX_PIECES], usize)> {
         if c.bk & 7 != c.bk >> 3 || c.doubled {
             return None;
         }
@@ -410,7 +381,7 @@ impl<'a> Run<'a> {
         if sorted {
             self.layout.sort_identical(&mut img[..n]);
         }
-        Some((self.local_word(&img[..n]), Self::word_of(self.layout, c.bk_code, &img[..n])))
+        Some((img, Self::word_of(self.layout, c.bk_code, &img[..n])))
     }
 
     /// Lanes of storage word `word` (men `c`) whose transposed image (see

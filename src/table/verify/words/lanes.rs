@@ -73,6 +73,24 @@ pub(super) fn btm_code(rank: u8, checked: bool) -> u8 {
 /// The 64 lanes of a word.
 pub(super) type Lanes = [u8; 64];
 
+/// The mask of the lanes whose code satisfies `pred`.
+#[inline(always)]
+pub(super) fn lanes_where(codes: &Lanes, pred: impl Fn(u8) -> bool) -> u64 {
+    codes.iter().enumerate().fold(0, |m, (l, &c)| m | (pred(c) as u64) << l)
+}
+
+/// The lanes set in `mask`, in increasing order.
+#[inline]
+pub(super) fn lanes(mut mask: u64) -> impl Iterator<Item = usize> {
+    std::iter::from_fn(move || {
+        (mask != 0).then(|| {
+            let l = mask.trailing_zeros() as usize;
+            mask &= mask - 1;
+            l
+        })
+    })
+}
+
 /// Byte lanes of a lane mask: 0xff where set.
 #[inline(always)]
 pub(super) fn lane_bytes(mask: u64) -> Lanes {

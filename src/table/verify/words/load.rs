@@ -1,44 +1,28 @@
-//! What the word verifier holds in memory: white's codes of the run, black's stored classes,
-//! and the sub-endgames' codes of the side a capture leads to, loaded block by block.
+//! What the word verifier holds whole: the sub-endgames' codes of the side a capture leads
+//! to, loaded block by block.
 
 use super::derive::Sub;
+use super::window::random_access_buffer;
 use crate::chess::{Color, Material, Role};
 use crate::index::Layout;
 use crate::pipeline::{self, Order};
 use crate::table::codes::CodeSource;
-use crate::table::compact::{CompactTable, Part, WDL_BLOCK_BITS, WDL_WORD_BYTES};
+use crate::table::compact::{CompactTable, WDL_BLOCK_BITS};
 use crate::table::error::TableError;
 use crate::table::verify::open_compact;
+use memmap2::MmapMut;
 use std::path::Path;
 
 /// Loads the codes of one side of a compact table, a byte per slot (`CodeSource`'s codes:
 /// black's losses as 62), with `threads` workers.
-pub(super) fn load_codes(
-    table: &CompactTable,
-    layout: &Layout,
-    stm: Color,
-    threads: usize,
-) -> Result<Vec<u8>, TableError> {
-    let mut out = vec![0u8; layout.n_slots as usize];
+fn load_codes(table: &CompactTable, layout: &Layout, stm: Color, threads: usize) -> Result<MmapMut, TableError> {
+    let mut out = random_access_buffer(layout.n_slots as usize)?;
     let per = 1usize << WDL_BLOCK_BITS;
     let source = CodeSource::Compact(table, layout);
     fill_blocks(&mut out, per, threads, |i, len| {
         let mut codes = Vec::new();
         source.read(stm, i * per / 64, len / 64, &mut codes)?;
         Ok(codes.as_flattened().to_vec())
-    })?;
-    Ok(out)
-}
-
-/// Loads the decoded class section of one side of a compact table (two bit planes per
-/// word, `compact::planes_at`), with `threads` workers.
-pub(super) fn load_classes(table: &CompactTable, stm: Color, threads: usize) -> Result<Vec<u8>, TableError> {
-    let mut out = vec![0u8; WDL_WORD_BYTES * (table.header.n_slots / 64) as usize];
-    let part = Part::wdl(stm);
-    fill_blocks(&mut out, WDL_WORD_BYTES << (WDL_BLOCK_BITS - 6), threads, |i, _| {
-        let mut block = Vec::new();
-        table.block_into(part, i, &mut block)?;
-        Ok(block)
     })?;
     Ok(out)
 }

@@ -15,35 +15,91 @@
 //! loss only without the rule, which beats the longest loss). Every slot is derived,
 //! symmetric images included, and each image is also compared with its smaller slot.
 //!
-//! Memory: white's codes of the whole run (a byte per slot), and black's derived codes of one
-//! black-king square at a time (a tenth), since white's moves never move the black king; the
-//! sub-endgames' codes of the side a capture leads to.
+//! Out of core, as the generator: the run is cut into black chunks (white's high digits
+//! fixed), whose black codes are derived from white's stored codes of the same chunk and
+//! kept in storage order ([`store`]), then into white chunks (the black king and black's
+//! high digits fixed), whose white codes are derived from black's kept codes of the chunk
+//! ([`window`]). A budget sets how large the chunks are and whether black's codes stay in
+//! RAM; the sub-endgames' codes of the side a capture leads to are held whole.
 
 mod check;
 mod derive;
 mod lanes;
 mod load;
+mod store;
+mod window;
 
 use super::{Checked, SideReport};
 use crate::chess::{Color, Material};
 use crate::index::Layout;
+use crate::index::{Block, ChunkScheme};
 use crate::pipeline::{self, Order};
 use crate::table::compact::{CompactTable, Summary, SUMMARY_DISTANCES};
+use crate::table::compact::{Part, WDL_BLOCK_BITS, WDL_WORD_BYTES};
 use crate::table::error::TableError;
-use check::{check_btm_batch, check_wtm_batch, BtmBatch};
+use check::{check_btm_block, check_wtm_block, BtmBatch};
 use derive::Run;
-use load::{capture_of, load_classes, load_codes, load_subs};
+use load::{capture_of, load_subs};
 use std::path::Path;
+use store::Store;
+use window::{Chunking, Window};
 
-/// Storage words a worker takes at a time.
-const BATCH_WORDS: usize = 1 << 10;
+/// RAM besides the chunks and the sub-endgames: tables, queues, the reader's buffers.
+const FIXED_BYTES: u64 = 4 << 20;
 
-/// Bytes of RAM [`verify_words`] takes for a pawnless run: a byte per position for white's
-/// codes, a quarter for black's stored classes, a tenth for black's derived codes, and a byte
-/// per position of the sub-endgames that captures lead to (KQRvKQR: 14.1 GiB).
-pub(super) fn memory_needed(run: &Material) -> u64 {
-    let layout = Layout::new(run);
-    let n = layout.n_slots;
+/// How a check is cut to fit a budget: the chunks' fixed bits, and whether black's derived
+/// codes stay in RAM.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Cut {
+    black_fixed: usize,
+    white_fixed: usize,
+    in_memory: bool,
+}
+
+/// What a check of `run` cut by `cut` holds in RAM, in bytes, with `threads` workers: the
+/// sub-endgames' codes, black's derived codes if kept in RAM, and the larger phase: a black
+/// chunk's white codes, or a white chunk's black and white codes; plus the blocks in flight.
+fn bytes_of_cut(layout: &Layout, subs: u64, cut: Cut, threads: usize) -> u64 {
+    let bb = block_bits(layout);
+    let largest =
+        |mover, fixed| Chunking::largest_chunk_of(&ChunkScheme::with_fixed_limit(layout, mover, bb, fixed), layout);
+    let phase = largest(Color::Black, cut.black_fixed).max(2 * largest(Color::White, cut.white_fixed));
+    let in_flight = 16 * threads.max(1) as u64 * (1 << bb);
+    FIXED_BYTES + subs + if cut.in_memory { layout.n_slots } else { 0 } + phase + in_flight
+}
+
+/// The storage blocks the check's chunks are cut on: the compact format's class blocks, or
+/// smaller in small runs.
+fn block_bits(layout: &Layout) -> u32 {
+    WDL_BLOCK_BITS.min(ChunkScheme::max_block_bits(layout))
+}
+
+/// The largest chunks that fit `budget` (black's codes kept in RAM if they fit too), or the
+/// smallest chunks if nothing fits.
+fn cut_for(layout: &Layout, subs: u64, threads: usize, budget: u64) -> Cut {
+    let bb = block_bits(layout);
+    let most = |mover| ChunkScheme::new(layout, mover, bb).fixed_bits.len();
+    let smallest = |in_memory| Cut { black_fixed: most(Color::Black), white_fixed: most(Color::White), in_memory };
+    for in_memory in [true, false] {
+        let fits = |cut: Cut| bytes_of_cut(layout, subs, cut, threads) <= budget;
+        if !fits(smallest(in_memory)) {
+            continue;
+        }
+        // Each side's fewest fixed bits that fit with the other side's smallest chunks.
+        let black_fixed = (0..=most(Color::Black))
+            .find(|&f| fits(Cut { black_fixed: f, ..smallest(in_memory) }))
+            .expect("the most fixed bits fit");
+        let white_fixed = (0..=most(Color::White))
+            .find(|&f| fits(Cut { white_fixed: f, ..smallest(in_memory) }))
+            .expect("the most fixed bits fit");
+        return Cut { black_fixed, white_fixed, in_memory };
+    }
+    smallest(false)
+}
+
+/// Bytes of the sub-endgames' codes a check of `run` holds: a byte per position of each
+/// (sub-endgame, side to move) a capture leads to.
+fn subs_bytes(run: &Material, layout: &Layout) -> u64 {
     let mut subs: Vec<(Material, Color)> = layout
         .pieces
         .iter()
@@ -52,23 +108,34 @@ pub(super) fn memory_needed(run: &Material) -> u64 {
         .collect();
     subs.sort_by_key(|(m, c)| (m.clone(), c.index()));
     subs.dedup();
-    n + n / 4 + n / 10 + subs.iter().map(|(m, _)| Layout::new(m).n_slots).sum::<u64>()
+    subs.iter().map(|(m, _)| Layout::new(m).n_slots).sum()
 }
 
-/// Checks every slot of a pawnless run, both sides to move, a word at a time; returns the
-/// counts and black's distance summary (to compare with the stored one).
+/// Bytes of RAM the smallest check of a pawnless run takes with `threads` workers: the
+/// sub-endgames' codes whole, the smallest chunks, black's codes in a temporary file
+/// (KQRvKQR: about 0.7 GiB).
+pub(super) fn memory_needed(run: &Material, threads: usize) -> u64 {
+    let layout = Layout::new(run);
+    let subs = subs_bytes(run, &layout);
+    bytes_of_cut(&layout, subs, cut_for(&layout, subs, threads, 0), threads)
+}
+
+/// Checks every slot of a pawnless run, both sides to move, a word at a time, within
+/// `budget` bytes of RAM if one is given (black's codes go to a temporary file in
+/// `tables_dir` when they do not fit); returns the counts and black's distance summary (to
+/// compare with the stored one).
 pub(super) fn verify_words(
     run: &Material,
     table: &CompactTable,
     tables_dir: &Path,
     threads: usize,
+    budget: Option<u64>,
     progress: &mut dyn FnMut(u64, u64),
 ) -> Result<(Checked, Summary), TableError> {
     let layout = Layout::new(run);
     let n = layout.n_slots;
-    progress(0, 3 * n);
-    let wtm = load_codes(table, &layout, Color::White, threads)?;
-    let stored_btm = load_classes(table, Color::Black, threads)?;
+    let cut = cut_for(&layout, subs_bytes(run, &layout), threads, budget.unwrap_or(u64::MAX));
+    progress(0, 2 * n);
     let loaded = load_subs(run, &layout, tables_dir, threads)?;
     let subs = layout
         .pieces
@@ -76,22 +143,36 @@ pub(super) fn verify_words(
         .map(|p| loaded.iter().find(|(m, stm, _)| *m == capture_of(run, p.color, p.role) && *stm == p.color))
         .map(|s| s.map(|(_, _, sub)| sub))
         .collect();
-    let ctx = Run::new(run, &layout, &wtm, subs);
-    progress(n, 3 * n);
-    let words = ctx.local_words();
+    let ctx = Run::new(run, &layout, subs);
+    let bb = block_bits(&layout);
+    let (black, white) = (
+        Chunking::new(&layout, Color::Black, bb, cut.black_fixed),
+        Chunking::new(&layout, Color::White, bb, cut.white_fixed),
+    );
+    let mut store = Store::new(n, cut.in_memory, tables_dir)?;
     let (mut wtm_rep, mut btm_rep) = (SideReport::default(), SideReport::default());
     let mut by_distance = vec![0u64; SUMMARY_DISTANCES];
     let mut longest: Option<(u8, u64)> = None;
-    let mut btm = vec![0u8; 64 * words];
-    let batches = words.div_ceil(BATCH_WORDS);
-    let range = |b: usize| b * BATCH_WORDS..words.min((b + 1) * BATCH_WORDS);
-    // In word order: the error reported is the one of the smallest wrong word.
+    let mut done = 0u64;
+    // In block order: the error reported is the one of the chunk's smallest wrong word.
     let order = Order::Sequence { window: 8 * threads.max(1) };
-    for bk_code in 0..10u8 {
-        // Black's codes of this black-king square: derived, their classes checked.
-        let check_btm = |b, _| check_btm_batch(&ctx, bk_code, range(b), &stored_btm);
-        pipeline::run(batches, threads, order, Ok, check_btm, |b, (batch, codes): (BtmBatch, Vec<u8>)| {
-            btm[64 * range(b).start..][..codes.len()].copy_from_slice(&codes);
+    let class_words = 1usize << (WDL_BLOCK_BITS - 6);
+
+    // Black's codes, a black chunk at a time: derived from white's stored codes of the
+    // chunk, checked against the stored classes, kept for the white chunks.
+    let mut wtm = Window::new(&black)?;
+    for key in black.scheme.keys() {
+        let blocks = black.blocks(&layout, key);
+        fill_stored(&mut wtm, table, None, &blocks, threads)?;
+        let check = |i: usize, _| {
+            let b = &blocks[i];
+            let mut planes = Vec::new();
+            table.block_into(Part::BtmWdl, b.slot_word / class_words, &mut planes)?;
+            let first = WDL_WORD_BYTES * (b.slot_word % class_words);
+            check_btm_block(&ctx, &black, key, b, &wtm, &planes[first..first + WDL_WORD_BYTES * b.words])
+        };
+        pipeline::run(blocks.len(), threads, order, Ok, check, |i, (batch, codes): (BtmBatch, Vec<u8>)| {
+            store.write(64 * blocks[i].slot_word as u64, &codes)?;
             btm_rep.add(&batch.rep);
             for (a, x) in by_distance.iter_mut().zip(&batch.by_distance) {
                 *a += x;
@@ -101,17 +182,31 @@ pub(super) fn verify_words(
                     longest = Some((d, s));
                 }
             }
+            done += codes.len() as u64;
+            progress(done, 2 * n);
             Ok(())
         })?;
-        // White's codes of this black-king square, derived from black's and compared.
-        let check_wtm = |b, _| check_wtm_batch(&ctx, bk_code, range(b), &btm);
-        pipeline::run(batches, threads, order, Ok, check_wtm, |_, (w, b): (SideReport, SideReport)| {
+    }
+    drop(wtm);
+
+    // White's codes, a white chunk at a time: derived from black's kept codes of the
+    // chunk, compared with the stored ones.
+    let (mut btm, mut wtm) = (Window::new(&white)?, Window::new(&white)?);
+    for key in white.scheme.keys() {
+        let blocks = white.blocks(&layout, key);
+        fill_stored(&mut wtm, table, Some(&layout), &blocks, threads)?;
+        for b in &blocks {
+            store.read(64 * b.slot_word as u64, &mut btm.codes[64 * b.local_word..][..64 * b.words])?;
+        }
+        let check = |i: usize, _| check_wtm_block(&ctx, &white, key, &blocks[i], &btm, &wtm);
+        pipeline::run(blocks.len(), threads, order, Ok, check, |i, (w, b): (SideReport, SideReport)| {
             wtm_rep.add(&w);
             btm_rep.derived += b.derived;
             btm_rep.by_symmetry += b.by_symmetry;
+            done += 64 * blocks[i].words as u64;
+            progress(done, 2 * n);
             Ok(())
         })?;
-        progress(n + 2 * n * (bk_code as u64 + 1) / 10, 3 * n);
     }
     let mut sub_runs: Vec<Material> = loaded.into_iter().map(|(m, _, _)| m).collect();
     sub_runs.sort();
@@ -121,4 +216,56 @@ pub(super) fn verify_words(
         longest_slot: longest.map(|(_, s)| s),
     };
     Ok((Checked { wtm: wtm_rep, btm: btm_rep, sub_runs }, summary))
+}
+
+/// Fills `window` with white's stored codes of the chunk made of `blocks`, decoded on
+/// `threads` workers; illegal positions marked 63 from `layout` if given (the white chunks
+/// compare them), left as stored otherwise (black's moves never lead to one).
+fn fill_stored(
+    window: &mut Window,
+    table: &CompactTable,
+    layout: Option<&Layout>,
+    blocks: &[Block],
+    threads: usize,
+) -> Result<(), TableError> {
+    let decode = |i: usize, _| {
+        let mut codes = Vec::new();
+        table.read_codes(layout, Color::White, blocks[i].slot_word, blocks[i].words, &mut codes)?;
+        Ok::<_, TableError>(codes)
+    };
+    pipeline::run(blocks.len(), threads, Order::Completion, Ok, decode, |i, codes: Vec<[u8; 64]>| {
+        window.codes[64 * blocks[i].local_word..][..64 * codes.len()].copy_from_slice(codes.as_flattened());
+        Ok(())
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The cut takes the whole run when nothing limits it, the smallest chunks (black's codes
+    /// on disk) when nothing fits, and in between the largest chunks within the budget.
+    #[test]
+    fn the_cut_fits_the_budget() {
+        let run = Material::parse("KQRvKR").unwrap();
+        let layout = Layout::new(&run);
+        let subs = subs_bytes(&run, &layout);
+        let whole = cut_for(&layout, subs, 2, u64::MAX);
+        assert_eq!(whole, Cut { black_fixed: 0, white_fixed: 0, in_memory: true });
+        let smallest = cut_for(&layout, subs, 2, 0);
+        assert!(!smallest.in_memory && smallest.black_fixed > 0 && smallest.white_fixed > 0, "{smallest:?}");
+        assert_eq!(bytes_of_cut(&layout, subs, smallest, 2), memory_needed(&run, 2));
+        let mut last = (false, u64::MAX);
+        for mib in [16u64, 24, 32, 64, 128, 256, 512] {
+            let cut = cut_for(&layout, subs, 2, mib << 20);
+            let bytes = bytes_of_cut(&layout, subs, cut, 2);
+            assert!(bytes <= mib << 20 || cut == smallest, "{mib} MiB: {cut:?} takes {bytes}");
+            // A larger budget keeps black's codes in RAM once they fit, and never cuts finer
+            // with them in the same place.
+            let fixed = (cut.black_fixed + cut.white_fixed) as u64;
+            assert!(cut.in_memory || !last.0, "{mib} MiB: {cut:?}");
+            assert!(cut.in_memory != last.0 || fixed <= last.1, "{mib} MiB: {cut:?}");
+            last = (cut.in_memory, fixed);
+        }
+    }
 }

@@ -1,0 +1,94 @@
+//! The chunks the word verifier works through, as the generator's passes do: a black chunk
+//! fixes white's high digits, so black's moves (a black-king step mapped back into the
+//! triangle included: the symmetries keep every high digit) never leave it; a white chunk
+//! fixes the black king and black's high digits. A [`Window`] holds one chunk's codes, a
+//! byte per position in the chunk's local order, and finds a word from the men's squares.
+
+use crate::chess::{Color, Square};
+use crate::index::{Block, ChunkKey, ChunkScheme, Layout};
+use crate::table::error::{FormatError, TableError};
+use crate::work::IoContext;
+use memmap2::{Advice, MmapMut};
+
+/// How one side's checks cut a run, with each man's share of a chunk-local index.
+pub(super) struct Chunking {
+    pub(super) scheme: ChunkScheme,
+    /// Local index bits of piece `k` on each square (the chunk's fixed bits left out).
+    piece: Vec<[u64; 64]>,
+    /// Local index bits of each black-king code.
+    bk: Vec<u64>,
+}
+
+impl Chunking {
+    /// The chunks of `mover`'s checks, with at most `fixed` fixed bits (fewer, larger
+    /// chunks), cut on storage blocks of `2^block_bits` positions.
+    pub(super) fn new(layout: &Layout, mover: Color, block_bits: u32, fixed: usize) -> Chunking {
+        let scheme = ChunkScheme::with_fixed_limit(layout, mover, block_bits, fixed);
+        let piece = (0..layout.pieces.len())
+            .map(|k| std::array::from_fn(|sq| scheme.to_local(layout.piece_contrib(k, sq as Square))))
+            .collect();
+        let bk = (0..layout.bk_codes()).map(|c| scheme.to_local(layout.bk_contrib(c))).collect();
+        Chunking { scheme, piece, bk }
+    }
+
+    /// The chunk-local word of the men `sq` with the black king on `bk_code` (the chunk's
+    /// fixed digits are assumed, not checked: the caller's moves keep them).
+    #[inline]
+    pub(super) fn word(&self, bk_code: u8, sq: &[Square]) -> usize {
+        let local = sq.iter().enumerate().fold(self.bk[bk_code as usize], |a, (k, &s)| a | self.piece[k][s as usize]);
+        (local >> 6) as usize
+    }
+
+    /// The stored blocks of chunk `key`, in local order (none for a chunk of holes).
+    pub(super) fn blocks(&self, layout: &Layout, key: ChunkKey) -> Vec<Block> {
+        self.scheme.blocks(layout, key, None, 0)
+    }
+
+    /// Positions of the largest chunk of `scheme` (what a window holds in memory).
+    pub(super) fn largest_chunk_of(scheme: &ChunkScheme, layout: &Layout) -> u64 {
+        let per_block = 1u64 << scheme.block_bits;
+        scheme.keys().map(|k| scheme.blocks(layout, k, None, 0).len() as u64 * per_block).max().unwrap_or(0)
+    }
+
+    /// Bytes of a window's buffer: every local word, holes included (pages of holes are
+    /// never written, so never resident).
+    pub(super) fn window_bytes(&self) -> usize {
+        64 * self.scheme.local_words()
+    }
+}
+
+/// A zeroed buffer of `len` bytes read at random (a successor's word), on huge pages where
+/// the kernel has them: a page-table walk per read would otherwise cost as much as the read.
+pub(super) fn random_access_buffer(len: usize) -> Result<MmapMut, TableError> {
+    let buffer = MmapMut::map_anon(len.max(1))
+        .doing(|| format!("allocating {len} bytes for the verifier"))
+        .map_err(FormatError::from)?;
+    // Only advice: without huge pages the check is slower, not wrong.
+    let _ = buffer.advise(Advice::HugePage);
+    Ok(buffer)
+}
+
+/// One chunk's codes, a byte per position in the chunk's local order.
+pub(super) struct Window<'a> {
+    pub(super) chunking: &'a Chunking,
+    pub(super) codes: MmapMut,
+}
+
+impl<'a> Window<'a> {
+    /// An empty window for the chunks of `chunking` (filled chunk by chunk).
+    pub(super) fn new(chunking: &'a Chunking) -> Result<Window<'a>, TableError> {
+        Ok(Window { chunking, codes: random_access_buffer(chunking.window_bytes())? })
+    }
+
+    /// The 64 codes of the local word `w`.
+    #[inline]
+    pub(super) fn at(&self, w: usize) -> &[u8] {
+        &self.codes[64 * w..64 * w + 64]
+    }
+
+    /// The 64 codes of the men `sq` with the black king on `bk_code`.
+    #[inline]
+    pub(super) fn lanes(&self, bk_code: u8, sq: &[Square]) -> &[u8] {
+        self.at(self.chunking.word(bk_code, sq))
+    }
+}
