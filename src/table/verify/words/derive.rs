@@ -3,8 +3,8 @@
 //! per lane, whether a move is blocked, legal, and what its successor's value is.
 
 use super::lanes::{
-    btm_code, btm_rank_capture, btm_rank_quiet, escaped, fold_max, fold_min, permutations, wtm_rank_capture,
-    wtm_rank_quiet, Lanes, BTM_ESCAPE, WTM_NO_WIN,
+    btm_code, btm_rank_capture, btm_rank_quiet, escaped, fold_king_steps, fold_max, fold_min, lane_bytes, permutations,
+    wtm_rank_capture, wtm_rank_quiet, Lanes, BTM_ESCAPE, WTM_NO_WIN,
 };
 use super::window::Window;
 use crate::chess::attacks::{attacks, between, king_attacks};
@@ -290,19 +290,11 @@ impl<'a> Run<'a> {
         let legal = !illegal;
         let mut acc = [WTM_NO_WIN; 64];
         let own = btm.at(u);
-        // The white king's quiet moves: lane to lane within the word.
-        let safe = !(c.occ | self.black_attacks(c, &att, None, None));
-        let mut lanes = legal;
-        while lanes != 0 {
-            let l = lanes.trailing_zeros() as usize;
-            lanes &= lanes - 1;
-            let mut to = king_attacks(l as Square) & safe;
-            while to != 0 {
-                let t = to.trailing_zeros() as usize;
-                to &= to - 1;
-                acc[l] = acc[l].min(wtm_rank_quiet(own[t]));
-            }
-        }
+        // The white king's quiet moves: lane to lane within the word (illegal lanes fold
+        // too, and are marked illegal at the end).
+        let safe = lane_bytes(!(c.occ | self.black_attacks(c, &att, None, None)));
+        let ranks: Lanes = std::array::from_fn(|t| wtm_rank_quiet(own[t]) | !safe[t]);
+        fold_king_steps(&mut acc, &ranks);
         // Its captures: one successor for every lane next to the black piece.
         for j in (0..n).filter(|&k| !self.is_white(k)) {
             let t = c.sq[j];

@@ -137,6 +137,44 @@ pub(super) fn fold_max(acc: &mut Lanes, mask: u64, succ: &[u8], perm: Option<&[u
     }
 }
 
+/// The white king's eight steps as lane offsets, each with the lanes it may start from as
+/// byte masks (0xff where the step stays on the board, without wrapping to the other edge).
+const KING_STEPS: [(isize, Lanes); 8] = {
+    let steps: [(isize, isize, isize); 8] =
+        [(-9, -1, -1), (-8, 0, -1), (-7, 1, -1), (-1, -1, 0), (1, 1, 0), (7, -1, 1), (8, 0, 1), (9, 1, 1)];
+    let mut out = [(0, [0u8; 64]); 8];
+    let mut k = 0;
+    while k < 8 {
+        let (d, df, dr) = steps[k];
+        let mut l = 0;
+        while l < 64 {
+            let (f, r) = ((l % 8) as isize + df, (l / 8) as isize + dr);
+            if f >= 0 && f < 8 && r >= 0 && r < 8 {
+                out[k].1[l] = 0xff;
+            }
+            l += 1;
+        }
+        out[k].0 = d;
+        k += 1;
+    }
+    out
+};
+
+/// `acc[l] = min(acc[l], ranks[t])` over the king's steps `l -> t` from every lane, eight
+/// shifted copies of `ranks` instead of a loop per lane and step; `ranks` holds
+/// [`WTM_NO_WIN`] where the king may not step.
+#[inline(always)]
+pub(super) fn fold_king_steps(acc: &mut Lanes, ranks: &Lanes) {
+    let mut padded = [WTM_NO_WIN; 192];
+    padded[64..128].copy_from_slice(ranks);
+    for (d, from) in &KING_STEPS {
+        let shifted: &Lanes = padded[(64 + d) as usize..][..64].try_into().expect("a word");
+        for l in 0..64 {
+            acc[l] = acc[l].min(shifted[l] | !from[l]);
+        }
+    }
+}
+
 /// The lanes whose rank is an escape, the highest: eight lanes at a time, a byte's high bit
 /// set where it equals `BTM_ESCAPE`, the eight high bits gathered by one multiplication.
 pub(super) fn escaped(acc: &Lanes) -> u64 {
@@ -158,6 +196,35 @@ pub(super) fn permutations() -> [[u8; 64]; 8] {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The shifted folds give what a loop over each lane's king steps gives.
+    #[test]
+    fn king_steps_fold_like_the_loop() {
+        use crate::chess::attacks::king_attacks;
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        for _ in 0..200 {
+            let ranks: Lanes = std::array::from_fn(|_| if next() % 3 == 0 { WTM_NO_WIN } else { (next() % 60) as u8 });
+            let start: Lanes = std::array::from_fn(|_| (next() % 256) as u8);
+            let mut want = start;
+            for (l, w) in want.iter_mut().enumerate() {
+                let mut to = king_attacks(l as Square);
+                while to != 0 {
+                    let t = to.trailing_zeros() as usize;
+                    to &= to - 1;
+                    *w = (*w).min(ranks[t]);
+                }
+            }
+            let mut got = start;
+            fold_king_steps(&mut got, &ranks);
+            assert_eq!(got, want);
+        }
+    }
 
     #[test]
     fn escaped_lanes_are_those_at_the_escape_rank() {
