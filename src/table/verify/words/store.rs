@@ -8,12 +8,13 @@ use crate::table::error::{FormatError, TableError};
 use crate::work::IoContext;
 use std::fs::File;
 use std::os::unix::fs::FileExt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// A byte per slot of one side to move, in storage order.
 pub(super) enum Store {
     Memory(Vec<u8>),
-    File(File),
+    /// The file, and the folder it lies in (for messages: it has no name).
+    File(File, PathBuf),
 }
 
 impl Store {
@@ -23,20 +24,27 @@ impl Store {
         if in_memory {
             return Ok(Store::Memory(vec![0; n_slots as usize]));
         }
-        let file = tempfile::tempfile_in(dir)
-            .or_else(|_| tempfile::tempfile())
-            .doing(|| format!("creating a temporary file for black's derived codes in {}", dir.display()))
-            .map_err(FormatError::from)?;
-        Ok(Store::File(file))
+        let (file, dir) = match tempfile::tempfile_in(dir) {
+            Ok(file) => (file, dir.to_path_buf()),
+            Err(_) => (
+                tempfile::tempfile()
+                    .doing(|| format!("creating a temporary file for black's derived codes in {}", dir.display()))
+                    .map_err(FormatError::from)?,
+                std::env::temp_dir(),
+            ),
+        };
+        Ok(Store::File(file, dir))
     }
 
     /// Stores `codes` from slot `first` on.
     pub(super) fn write(&mut self, first: u64, codes: &[u8]) -> Result<(), TableError> {
         match self {
             Store::Memory(v) => v[first as usize..][..codes.len()].copy_from_slice(codes),
-            Store::File(f) => f
+            Store::File(f, dir) => f
                 .write_all_at(codes, first)
-                .doing(|| format!("writing black's derived codes at {first}"))
+                .doing(|| {
+                    format!("writing black's derived codes to a temporary file in {} (at {first})", dir.display())
+                })
                 .map_err(FormatError::from)?,
         }
         Ok(())
@@ -46,9 +54,11 @@ impl Store {
     pub(super) fn read(&self, first: u64, out: &mut [u8]) -> Result<(), TableError> {
         match self {
             Store::Memory(v) => out.copy_from_slice(&v[first as usize..][..out.len()]),
-            Store::File(f) => f
+            Store::File(f, dir) => f
                 .read_exact_at(out, first)
-                .doing(|| format!("reading black's derived codes at {first}"))
+                .doing(|| {
+                    format!("reading black's derived codes from a temporary file in {} (at {first})", dir.display())
+                })
                 .map_err(FormatError::from)?,
         }
         Ok(())
