@@ -184,12 +184,6 @@ impl Plan {
         Cut { block_bits: self.block_bits, max_fixed_bits: self.max_fixed_bits }
     }
 
-    /// The largest block size a layout allows: blocks lie inside a slice (with pawns), or
-    /// leave out whole hole prefixes (without).
-    pub fn max_block_bits(layout: &Layout) -> u32 {
-        ChunkScheme::max_block_bits(layout)
-    }
-
     /// The level a run's block size is chosen on: chunk buffers are the same in every level
     /// (a chunk lies in one slice), so the one with the fewest slices, to enumerate quickly.
     pub fn sample_level(layout: &Layout) -> Level {
@@ -251,7 +245,7 @@ impl Plan {
     /// the budget and stay cache-sized; failing that, the one with the smallest chunks. Its
     /// chunk keys fix at most `max_fixed_bits` bits ([`Cut`]).
     pub fn choose(layout: &Layout, budget: &Budget, max_fixed_bits: Option<u32>) -> anyhow::Result<Plan> {
-        let max_bits = (budget.block_bytes.max(64) * 8).ilog2().min(Plan::max_block_bits(layout));
+        let max_bits = (budget.block_bytes.max(64) * 8).ilog2().min(ChunkScheme::max_block_bits(layout));
         let min_bits = MIN_BLOCK_BITS.min(max_bits);
         let level = Plan::sample_level(layout);
         // A side whose chunks cannot get cache-sized (one piece against many) aims at its

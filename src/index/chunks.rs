@@ -108,8 +108,8 @@ impl ChunkScheme {
         ChunkScheme { mover, fixed_bits, fixed_mask, block_bits, total_bits: layout.total_bits }
     }
 
-    /// The largest storage blocks a scheme of `layout` may be cut on: below the black-king
-    /// code's holes (without pawns).
+    /// The largest storage blocks a scheme of `layout` may be cut on: blocks lie inside a
+    /// slice (with pawns), or leave out whole hole prefixes of the black-king code (without).
     pub fn max_block_bits(layout: &Layout) -> u32 {
         if layout.has_pawns() {
             layout.total_bits

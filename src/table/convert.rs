@@ -7,13 +7,14 @@ use super::compact::{
     block_positions, n_blocks, pack_block, slice_bytes, CompactWriter, Part, Spill, TableMeta, DTZ_BLOCK_BITS,
     MIN_MATCH, WDL_BLOCK_BITS, WDL_WORD_BYTES,
 };
-use super::error::TableError;
+use super::error::{FormatError, TableError};
 use super::stats::{btm_summary, SummaryCounter, SummaryPart};
 use super::uncompressed::{code_mask, codes_of_planes, Section, TableFile, LEVEL_RECORD_BYTES};
 use super::values::{Class, CODE_CURSED, CODE_EDGE, CODE_ILLEGAL, CODE_NONE};
 use crate::chess::Color;
 use crate::index::Layout;
 use crate::pipeline::{self, Order};
+use crate::work::IoContext;
 use std::path::{Path, PathBuf};
 use xxhash_rust::xxh3::xxh3_64;
 
@@ -211,7 +212,8 @@ pub fn planes_to_compact(
     };
     if spill.is_none() && spill_path.exists() {
         std::fs::remove_file(&spill_path)
-            .map_err(|e| TableError::Wrong(format!("removing {}: {e}", spill_path.display())))?;
+            .doing(|| format!("removing {}", spill_path.display()))
+            .map_err(FormatError::from)?;
     }
     let pack = |planes: &[[u64; 6]], part: Part, i: usize| {
         let (raw, constant) = block_values(planes, meta.edge_exact, part);

@@ -178,7 +178,7 @@ pub enum Method {
 
 /// The least RAM, in bytes, a full check of `run` takes with `threads` workers (pawnless
 /// runs, checked a word at a time in the smallest chunks: the sub-endgames' codes, a byte per
-/// position, and a chunk; KQRvKQR about 0.7 GiB); `None` for runs with pawns, whose
+/// position, and a chunk; KQRvKQR 812 MiB); `None` for runs with pawns, whose
 /// expanded tables are mapped from temporary files.
 pub fn memory_needed(run: &Material, threads: usize) -> Option<u64> {
     (!run.has_pawns() && !run.white_bare()).then(|| words::memory_needed(run, threads))

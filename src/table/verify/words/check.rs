@@ -4,7 +4,7 @@
 
 use super::derive::{Config, Run};
 use super::lanes::{lanes, lanes_where, Lanes};
-use super::window::{Chunking, Window};
+use super::window::Window;
 use crate::chess::{Color, Square, Symmetry};
 use crate::index::{illegal_word, Block, ChunkKey};
 use crate::table::compact::{planes_at, SUMMARY_DISTANCES};
@@ -24,13 +24,12 @@ pub(super) struct BtmBatch {
     pub(super) longest: Option<(u8, u64)>,
 }
 
-/// Derives black's codes of one stored block of a black chunk (`key`, cut by `chunking`)
-/// from white's codes of the chunk (`wtm`), and checks them against the stored classes
-/// (`stored`, the block's decoded class planes) and against where the reader finds illegal
-/// positions. Returns the counts and the block's derived codes.
+/// Derives black's codes of one stored block of a black chunk (`key`) from white's codes of
+/// the chunk (`wtm`), and checks them against the stored classes (`stored`, the block's
+/// decoded class planes) and against where the reader finds illegal positions. Returns the
+/// counts and the block's derived codes.
 pub(super) fn check_btm_block(
     ctx: &Run,
-    chunking: &Chunking,
     key: ChunkKey,
     block: &Block,
     wtm: &Window,
@@ -40,34 +39,24 @@ pub(super) fn check_btm_block(
     let mut out = Vec::with_capacity(64 * block.words);
     for i in 0..block.words {
         let (word, index) =
-            (block.slot_word + i, chunking.scheme.global_index(key, ((block.local_word + i) as u64) << 6));
+            (block.slot_word + i, wtm.chunking.scheme.global_index(key, ((block.local_word + i) as u64) << 6));
         let c = ctx.config(index, word);
         let (codes, mates, stalemates) = ctx.derive_btm(&c, wtm);
         let (_, reader_illegal) = illegal_word(ctx.layout, word as u64);
         let [lo, hi] = planes_at(stored, i);
-        // The classes the derived codes give, as the stored planes hold them.
-        let illegal = lanes_where(&codes, |c| c == CODE_ILLEGAL);
-        let not_won = lanes_where(&codes, |c| c == CODE_NONE);
-        let cursed = lanes_where(&codes, |c| c == CODE_CURSED);
-        let won = !(illegal | not_won | cursed);
+        // The classes the derived codes give are the stored planes: lo the wins, hi the cursed.
+        let Classes { illegal, won, cursed } = count_word(Color::Black, &codes, &mut b.rep);
         if illegal != reader_illegal || ((lo ^ won) | (hi ^ cursed)) & !illegal != 0 {
             return Err(wrong_btm_class(ctx, &c, word, &codes, reader_illegal, lo, hi));
         }
-        b.rep.illegal += illegal.count_ones() as u64;
-        b.rep.not_won += not_won.count_ones() as u64;
-        b.rep.cursed += cursed.count_ones() as u64;
-        b.rep.won += won.count_ones() as u64;
         // The positions the summary counts: each position once, as `stats` counts them.
         let counted = if ctx.in_order(&c) { ctx.first_images(&c, word, true) } else { 0 };
-        for l in lanes(won) {
+        for l in lanes(won & counted) {
             let d = code_to_distance(Color::Black, codes[l]).expect("a loss under the rule has a distance");
-            b.rep.longest = b.rep.longest.max(Some(d));
-            if counted >> l & 1 != 0 {
-                b.by_distance[d as usize] += 1;
-                let slot = 64 * word as u64 + l as u64;
-                if b.longest.is_none_or(|(ld, ls)| d > ld || (d == ld && slot < ls)) {
-                    b.longest = Some((d, slot));
-                }
+            b.by_distance[d as usize] += 1;
+            let slot = 64 * word as u64 + l as u64;
+            if b.longest.is_none_or(|(ld, ls)| d > ld || (d == ld && slot < ls)) {
+                b.longest = Some((d, slot));
             }
         }
         // Mates and stalemates are counted once per position pair, as derived slots.
@@ -77,6 +66,29 @@ pub(super) fn check_btm_block(
         out.extend_from_slice(&codes);
     }
     Ok((b, out))
+}
+
+/// A word's lanes by class: illegal, won under the 50-move rule, won only without it (the
+/// rest: not won).
+struct Classes {
+    illegal: u64,
+    won: u64,
+    cursed: u64,
+}
+
+/// Counts a word's codes of side to move `stm` by class into `rep`, with the longest
+/// distance of its wins; returns the lanes of each class.
+fn count_word(stm: Color, codes: &Lanes, rep: &mut SideReport) -> Classes {
+    let illegal = lanes_where(codes, |c| c == CODE_ILLEGAL);
+    let not_won = lanes_where(codes, |c| c == CODE_NONE);
+    let cursed = lanes_where(codes, |c| is_beyond_rule(stm, c));
+    let won = !(illegal | not_won | cursed);
+    rep.illegal += illegal.count_ones() as u64;
+    rep.not_won += not_won.count_ones() as u64;
+    rep.cursed += cursed.count_ones() as u64;
+    rep.won += won.count_ones() as u64;
+    rep.longest = rep.longest.max(lanes(won).filter_map(|l| code_to_distance(stm, codes[l])).max());
+    Classes { illegal, won, cursed }
 }
 
 /// The error of a word whose stored black classes or illegal positions differ from the
@@ -107,14 +119,12 @@ fn wrong_btm_class(
     unreachable!("a differing lane")
 }
 
-/// Derives white's codes of one stored block of a white chunk (`key`, cut by `chunking`)
-/// from black's derived codes of the chunk (`btm`) and compares them with the stored ones
-/// (`wtm`, the chunk's); checks that the transposed images (black king on the diagonal)
-/// hold the same values, both sides. Returns white's counts and black's split between
-/// derived and by-symmetry slots.
+/// Derives white's codes of one stored block of a white chunk (`key`) from black's derived
+/// codes of the chunk (`btm`) and compares them with the stored ones (`wtm`, the chunk's);
+/// checks that the transposed images (black king on the diagonal) hold the same values, both
+/// sides. Returns white's counts and black's split between derived and by-symmetry slots.
 pub(super) fn check_wtm_block(
     ctx: &Run,
-    chunking: &Chunking,
     key: ChunkKey,
     block: &Block,
     btm: &Window,
@@ -124,37 +134,23 @@ pub(super) fn check_wtm_block(
     let wrong = |msg: String| Err(TableError::Wrong(msg));
     for i in 0..block.words {
         let (word, u) = (block.slot_word + i, block.local_word + i);
-        let c = ctx.config(chunking.scheme.global_index(key, (u as u64) << 6), word);
+        let c = ctx.config(wtm.chunking.scheme.global_index(key, (u as u64) << 6), word);
         let derived = ctx.derive_wtm(&c, u, btm);
         let stored = wtm.at(u);
-        let image = ctx
-            .transposed(&c, false)
-            .map(|(img, img_word)| (chunking.word(c.bk_code, &img[..ctx.n_pieces()]), img_word));
-        let stored: &Lanes = stored.try_into().expect("a word");
         if stored != &derived {
             if let Some(e) = wrong_wtm(ctx, &c, word, stored, &derived) {
                 return Err(e);
             }
         }
         // Counted as stored (an edge class where the derivation says which).
-        let illegal = lanes_where(stored, |c| c == CODE_ILLEGAL);
-        let not_won = lanes_where(stored, |c| c == CODE_NONE);
-        let beyond = lanes_where(stored, |c| is_beyond_rule(Color::White, c));
-        let won = !(illegal | not_won | beyond);
-        rep.illegal += illegal.count_ones() as u64;
-        rep.not_won += not_won.count_ones() as u64;
-        rep.cursed += beyond.count_ones() as u64;
-        rep.won += won.count_ones() as u64;
-        let longest = lanes(won).filter_map(|l| code_to_distance(Color::White, stored[l])).max();
-        rep.longest = rep.longest.max(longest);
+        count_word(Color::White, stored, &mut rep);
+        let image = ctx
+            .transposed(&c, false)
+            .map(|(img, img_word)| (wtm.chunking.word(c.bk_code, &img[..ctx.n_pieces()]), img_word));
         // The transposed images, stored too when the black king is on the diagonal.
-        for (stm, r) in [(Color::White, &mut rep), (Color::Black, &mut btm_rep)] {
-            let codes = match stm {
-                Color::White => &wtm.codes,
-                Color::Black => &btm.codes,
-            };
-            let own = &codes[64 * u..64 * u + 64];
-            let legal = !lanes_where(own.try_into().expect("a word"), |c| c == CODE_ILLEGAL);
+        for (stm, window, r) in [(Color::White, wtm, &mut rep), (Color::Black, btm, &mut btm_rep)] {
+            let own = window.at(u);
+            let legal = !lanes_where(own, |c| c == CODE_ILLEGAL);
             let Some((local, img_word)) = image else {
                 r.derived += legal.count_ones() as u64;
                 continue;
@@ -165,7 +161,7 @@ pub(super) fn check_wtm_block(
                     r.derived += 1;
                     continue;
                 }
-                let img = codes[64 * local + t];
+                let img = window.at(local)[t];
                 if img != own[l] {
                     let here = ctx.describe(&c, stm, l, word);
                     let (v, i) = (describe_code(stm, own[l]), describe_code(stm, img));

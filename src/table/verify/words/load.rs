@@ -61,27 +61,39 @@ pub(super) fn capture_of(run: &Material, color: Color, role: Role) -> Material {
     }
 }
 
-/// The sub-endgames' codes a capture leads to: (run, side to move after it, codes); white
-/// left with a bare king has none.
+/// The sub-endgames a capture leads to, each with the side to move after it (the captured
+/// piece's), once each; white left with a bare king has none.
+pub(super) fn capture_sides(run: &Material, layout: &Layout) -> Vec<(Material, Color)> {
+    let mut sides: Vec<(Material, Color)> = Vec::new();
+    for p in &layout.pieces {
+        let side = (capture_of(run, p.color, p.role), p.color);
+        if !side.0.white_bare() && !sides.contains(&side) {
+            sides.push(side);
+        }
+    }
+    sides
+}
+
+/// The sub-endgames' codes a capture leads to: (run, side to move after it, codes), as
+/// [`capture_sides`] lists them.
 pub(super) fn load_subs(
     run: &Material,
     layout: &Layout,
     dir: &Path,
     threads: usize,
 ) -> Result<Vec<(Material, Color, Sub)>, TableError> {
-    let mut loaded: Vec<(Material, Color, Sub)> = Vec::new();
-    for p in &layout.pieces {
-        // The captured piece's side moves next.
-        let (sub, stm) = (capture_of(run, p.color, p.role), p.color);
-        if sub.white_bare() || loaded.iter().any(|(m, s, _)| *m == sub && *s == stm) {
-            continue;
-        }
-        let verifying =
-            |e: TableError| TableError::Verifying { run: run.clone(), needed: Some(sub.clone()), cause: Box::new(e) };
-        let t = open_compact(dir, &sub).map_err(verifying)?;
-        let sub_layout = Layout::new(&sub);
-        let codes = load_codes(&t, &sub_layout, stm, threads).map_err(verifying)?;
-        loaded.push((sub, stm, Sub { layout: sub_layout, codes }));
-    }
-    Ok(loaded)
+    capture_sides(run, layout)
+        .into_iter()
+        .map(|(sub, stm)| {
+            let verifying = |e: TableError| TableError::Verifying {
+                run: run.clone(),
+                needed: Some(sub.clone()),
+                cause: Box::new(e),
+            };
+            let t = open_compact(dir, &sub).map_err(verifying)?;
+            let sub_layout = Layout::new(&sub);
+            let codes = load_codes(&t, &sub_layout, stm, threads).map_err(verifying)?;
+            Ok((sub, stm, Sub { layout: sub_layout, codes }))
+        })
+        .collect()
 }

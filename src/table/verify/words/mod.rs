@@ -39,7 +39,7 @@ use crate::table::compact::{Part, WDL_BLOCK_BITS, WDL_WORD_BYTES};
 use crate::table::error::TableError;
 use check::{check_btm_block, check_wtm_block, BtmBatch};
 use derive::Run;
-use load::{capture_of, load_subs};
+use load::{capture_of, capture_sides, load_subs};
 use std::path::Path;
 use store::Store;
 use window::{Chunking, Window};
@@ -100,20 +100,12 @@ fn cut_for(layout: &Layout, subs: u64, threads: usize, budget: u64) -> Cut {
 /// Bytes of the sub-endgames' codes a check of `run` holds: a byte per position of each
 /// (sub-endgame, side to move) a capture leads to.
 fn subs_bytes(run: &Material, layout: &Layout) -> u64 {
-    let mut subs: Vec<(Material, Color)> = layout
-        .pieces
-        .iter()
-        .map(|p| (capture_of(run, p.color, p.role), p.color))
-        .filter(|(m, _)| !m.white_bare())
-        .collect();
-    subs.sort_by_key(|(m, c)| (m.clone(), c.index()));
-    subs.dedup();
-    subs.iter().map(|(m, _)| Layout::new(m).n_slots).sum()
+    capture_sides(run, layout).iter().map(|(m, _)| Layout::new(m).n_slots).sum()
 }
 
 /// Bytes of RAM the smallest check of a pawnless run takes with `threads` workers: the
 /// sub-endgames' codes whole, the smallest chunks, black's codes in a temporary file
-/// (KQRvKQR: about 0.7 GiB).
+/// (KQRvKQR: 812 MiB).
 pub(super) fn memory_needed(run: &Material, threads: usize) -> u64 {
     let layout = Layout::new(run);
     let subs = subs_bytes(run, &layout);
@@ -169,7 +161,7 @@ pub(super) fn verify_words(
             let mut planes = Vec::new();
             table.block_into(Part::BtmWdl, b.slot_word / class_words, &mut planes)?;
             let first = WDL_WORD_BYTES * (b.slot_word % class_words);
-            check_btm_block(&ctx, &black, key, b, &wtm, &planes[first..first + WDL_WORD_BYTES * b.words])
+            check_btm_block(&ctx, key, b, &wtm, &planes[first..first + WDL_WORD_BYTES * b.words])
         };
         pipeline::run(blocks.len(), threads, order, Ok, check, |i, (batch, codes): (BtmBatch, Vec<u8>)| {
             store.write(64 * blocks[i].slot_word as u64, &codes)?;
@@ -198,7 +190,7 @@ pub(super) fn verify_words(
         for b in &blocks {
             store.read(64 * b.slot_word as u64, &mut btm.codes[64 * b.local_word..][..64 * b.words])?;
         }
-        let check = |i: usize, _| check_wtm_block(&ctx, &white, key, &blocks[i], &btm, &wtm);
+        let check = |i: usize, _| check_wtm_block(&ctx, key, &blocks[i], &btm, &wtm);
         pipeline::run(blocks.len(), threads, order, Ok, check, |i, (w, b): (SideReport, SideReport)| {
             wtm_rep.add(&w);
             btm_rep.derived += b.derived;

@@ -4,6 +4,7 @@
 //! fixes the black king and black's high digits. A [`Window`] holds one chunk's codes, a
 //! byte per position in the chunk's local order, and finds a word from the men's squares.
 
+use super::lanes::Lanes;
 use crate::chess::{Color, Square};
 use crate::index::{Block, ChunkKey, ChunkScheme, Layout};
 use crate::table::error::{FormatError, TableError};
@@ -82,13 +83,13 @@ impl<'a> Window<'a> {
 
     /// The 64 codes of the local word `w`.
     #[inline]
-    pub(super) fn at(&self, w: usize) -> &[u8] {
-        &self.codes[64 * w..64 * w + 64]
+    pub(super) fn at(&self, w: usize) -> &Lanes {
+        self.codes[64 * w..64 * w + 64].try_into().expect("a word")
     }
 
     /// The 64 codes of the men `sq` with the black king on `bk_code`.
     #[inline]
-    pub(super) fn lanes(&self, bk_code: u8, sq: &[Square]) -> &[u8] {
+    pub(super) fn lanes(&self, bk_code: u8, sq: &[Square]) -> &Lanes {
         self.at(self.chunking.word(bk_code, sq))
     }
 }
