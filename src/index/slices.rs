@@ -78,6 +78,28 @@ impl Pawns {
         (white + black) as u8
     }
 
+    /// The pawns after the one on `from` moves to `to` (`None`: it leaves the board: taken,
+    /// or promoted). Allocates nothing.
+    pub fn moved(&self, from: Square, to: Option<Square>) -> Pawns {
+        let (mut w, mut b) = ([0; MAX_PAWNS], [0; MAX_PAWNS]);
+        let (mut nw, mut nb) = (0, 0);
+        for (i, &s) in self.sq[..self.n].iter().enumerate() {
+            let s = match (s == from, to) {
+                (false, _) => s,
+                (true, Some(t)) => t,
+                (true, None) => continue,
+            };
+            if i < self.n_white {
+                w[nw] = s;
+                nw += 1;
+            } else {
+                b[nb] = s;
+                nb += 1;
+            }
+        }
+        Pawns::new(&w[..nw], &b[..nb])
+    }
+
     /// The left-right mirror image. Allocates nothing.
     pub fn mirrored(&self) -> Pawns {
         let mut sq = self.sq;

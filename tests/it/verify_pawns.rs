@@ -8,7 +8,7 @@ use crate::util::{self, all_codes, material as m, tbstream};
 use std::path::Path;
 use tbstream::file::compact::CompactTable;
 use tbstream::file::table_path;
-use tbstream::{verify_run, verify_signature, Color, Layout, VerifyReport};
+use tbstream::{verify_run, verify_run_with, verify_signature, Color, Layout, VerifyMethod, VerifyReport};
 use tbstream::{Piece, Position, Role};
 
 /// The signatures checked, with the reference's counts for their runs (docs: `pawns.md` §8,
@@ -85,12 +85,37 @@ fn find_slot(path: &Path, stm: Color, from: u64, want: impl Fn(u8) -> bool) -> (
         .expect("a matching slot")
 }
 
+/// The error of the word check of `run`, which must be the same whether the check holds a
+/// slice at once or works in its smallest chunks (black's codes in a temporary file).
 fn verify_err(dir: &Path, run: &str) -> String {
-    format!("{:#}", verify_run(dir, &m(run), 2, |_, _| {}).unwrap_err())
+    let whole = format!("{:#}", verify_run(dir, &m(run), 2, |_, _| {}).unwrap_err());
+    let chunked = verify_run_with(dir, &m(run), 2, VerifyMethod::Words, Some(0), |_, _| {}).unwrap_err();
+    assert_eq!(whole, format!("{chunked:#}"), "{run}: the same error in the smallest chunks");
+    whole
+}
+
+/// The word check (a slice at once, and in the smallest chunks with black's codes in a
+/// temporary file) and the position check give the same counts on every run of the 4-men
+/// pawn tables and KPPvK: two derivations that share no code but the men's moves.
+#[test]
+fn word_and_position_verifiers_agree_with_pawns() {
+    for sig in &SIGNATURES[..7] {
+        for run in m(sig).runs_of_signature() {
+            let by = |method, budget| {
+                verify_run_with(tables(), &run, 2, method, budget, |_, _| {}).unwrap_or_else(|e| panic!("{run}: {e:#}"))
+            };
+            let words = by(VerifyMethod::Words, None);
+            for other in [by(VerifyMethod::Positions, None), by(VerifyMethod::Words, Some(0))] {
+                assert_eq!(words.wtm, other.wtm, "{run} wtm");
+                assert_eq!(words.btm, other.btm, "{run} btm");
+                assert_eq!(words.sub_runs, other.sub_runs, "{run}");
+            }
+        }
+    }
 }
 
 /// The 4-men pawn tables and KPPvK (the one table here with mirrored file patterns), checked
-/// position by position; the other 5-men ones are in the slow tier.
+/// a word at a time; the other 5-men ones are in the slow tier.
 #[test]
 fn accepts_the_four_men_pawn_tables_and_kppvk() {
     let reports = accepts(&SIGNATURES[..7]);
@@ -193,7 +218,12 @@ fn detects_a_mirror_image_that_disagrees() {
     let (slot, fen, code) =
         find_slot(&path, Color::White, (slice as u64) << layout.total_bits, |c| (2..=50).contains(&c));
     util::set_dtz(&path, slot, code ^ 1);
+    // The word check derives the image like every slot; the position check compares it with
+    // its mirror image (or finds a black-to-move position it changes).
     let err = verify_err(copy.path(), "KPPvK");
+    assert!(err.contains(&fen) && err.contains(&format!("stored code {}", code ^ 1)), "{fen} code {code}: {err}");
+    let by_positions = verify_run_with(copy.path(), &m("KPPvK"), 2, VerifyMethod::Positions, None, |_, _| {});
+    let err = format!("{:#}", by_positions.unwrap_err());
     assert!(err.contains("mirror image") || err.contains("black to move"), "{fen} code {code}: {err}");
 }
 

@@ -8,6 +8,7 @@
 //! `verify`, which use it.
 
 mod moves;
+pub use moves::{ahead, beside, on_last_rank, on_start_rank};
 #[cfg(test)]
 mod tests;
 

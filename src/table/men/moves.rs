@@ -6,8 +6,6 @@
 use super::Men;
 use crate::chess::attacks::{attacks, king_attacks, pawn_attack_set, pawn_attacks};
 use crate::chess::{Color, Move, Piece, Role, Square};
-use crate::index::slices::MAX_PAWNS;
-use crate::index::Pawns;
 
 /// Whether a pawn on `a` stands beside the square `b` (same rank, next file).
 #[inline]
@@ -37,27 +35,6 @@ pub fn on_last_rank(color: Color, sq: Square) -> bool {
     sq / 8 == if color == Color::White { 7 } else { 0 }
 }
 
-/// The pawns after the one on `from` moves to `to` (`None`: it leaves the board).
-fn pawns_moved(p: &Pawns, from: Square, to: Option<Square>) -> Pawns {
-    let (mut w, mut b) = ([0; MAX_PAWNS], [0; MAX_PAWNS]);
-    let (mut nw, mut nb) = (0, 0);
-    for (i, &s) in p.sq[..p.n].iter().enumerate() {
-        let s = match (s == from, to) {
-            (false, _) => s,
-            (true, Some(t)) => t,
-            (true, None) => continue,
-        };
-        if i < p.n_white {
-            w[nw] = s;
-            nw += 1;
-        } else {
-            b[nb] = s;
-            nb += 1;
-        }
-    }
-    Pawns::new(&w[..nw], &b[..nb])
-}
-
 /// Calls `play(from, to)` for each target square until one returns true; returns whether
 /// one did.
 #[inline]
@@ -83,7 +60,7 @@ impl Men {
                 self.n_white -= 1;
             }
         } else {
-            self.pawns = pawns_moved(&self.pawns, x, None);
+            self.pawns = self.pawns.moved(x, None);
         }
     }
 
@@ -114,7 +91,7 @@ impl Men {
             m.sq[i] = to;
         } else {
             let color = if m.pawns.occupied_by(Color::White) & (1 << from) != 0 { Color::White } else { Color::Black };
-            m.pawns = pawns_moved(&m.pawns, from, promotion.is_none().then_some(to));
+            m.pawns = m.pawns.moved(from, promotion.is_none().then_some(to));
             if let Some(role) = promotion {
                 m.insert(Piece { color, role }, to);
             }

@@ -3,7 +3,9 @@
 //! counts of what was checked.
 
 use super::SideReport;
-use crate::chess::{Color, Move};
+use crate::chess::{Color, Material, Move};
+use crate::index::{Layout, Level};
+use crate::table::compact::{CompactTable, LevelEntry};
 use crate::table::error::TableError;
 use crate::table::uncompressed::TableFile;
 use crate::table::values::{
@@ -110,4 +112,54 @@ pub(super) fn side_name(stm: Color) -> &'static str {
     } else {
         "btm"
     }
+}
+
+/// Checks the slice section of a run with pawns against its layout's slices: the keys in
+/// storage order, each level's first slice and count. Returns the levels' records.
+pub(super) fn check_slice_section(
+    run: &Material,
+    table: &CompactTable,
+    layout: &Layout,
+) -> Result<Vec<LevelEntry>, TableError> {
+    let slices = layout.slices.as_ref().expect("a run with pawns");
+    for (i, (&stored, &key)) in table.slice_keys().iter().zip(&slices.keys).enumerate() {
+        if stored != key {
+            wrong!("{run}: slice {i} of the slice section has key {stored:#x}, expected {key:#x}");
+        }
+    }
+    let records = table.levels();
+    for (level, record) in slices.levels.iter().zip(&records) {
+        if (record.first, record.count) != (level.first, level.count) {
+            wrong!(
+                "{run}: level {} holds slices {}..+{} in the slice section, expected {}..+{}",
+                level.level,
+                record.first,
+                record.count,
+                level.first,
+                level.count
+            );
+        }
+    }
+    Ok(records)
+}
+
+/// Each level's stored last step must be the longest distance its slots hold (`longest`,
+/// per level of `levels`, both sides to move).
+pub(super) fn check_level_steps(
+    run: &Material,
+    levels: &[Level],
+    records: &[LevelEntry],
+    longest: &[Option<u8>],
+) -> Result<(), TableError> {
+    for ((l, record), level_longest) in levels.iter().zip(records).zip(longest) {
+        let level_longest = level_longest.unwrap_or(0);
+        if record.last_step != level_longest {
+            wrong!(
+                "{run}: level {}'s last step is {}, but the longest distance stored in it is {level_longest}",
+                l.number,
+                record.last_step
+            );
+        }
+    }
+    Ok(())
 }

@@ -33,9 +33,9 @@
 //! at the double step, and only the left-right mirror is a symmetry.
 //!
 //! The methods, one per file: [`positions`] checks position by position, on tables expanded
-//! into uncompressed temporary files ([`expand`]; every run with pawns, and pawnless runs
-//! with [`Method::Positions`]); [`words`] checks pawnless runs a word of 64 positions at a time
-//! (the default); [`sample`] checks random positions where they stand in the compact tables.
+//! into uncompressed temporary files ([`expand`], with [`Method::Positions`]); [`words`]
+//! checks a word of 64 positions at a time, out of core (the default; with pawns a slice at a
+//! time); [`sample`] checks random positions where they stand in the compact tables.
 //! [`checks`] holds what every method compares.
 
 use super::compact::{CompactTable, Summary};
@@ -166,25 +166,25 @@ pub fn verify_run(
     verify_run_with(tables_dir, run, threads, Method::Words, None, progress)
 }
 
-/// How pawnless runs are checked: a word of 64 positions at a time ([`words`], the
-/// default), or position by position on expanded tables (slower, kept as a second
-/// independent derivation that tests compare with the first). Runs with pawns are always
-/// checked position by position.
+/// How runs are checked: a word of 64 positions at a time ([`words`], the default), or
+/// position by position on expanded tables (slower, and its temporary files take seven bits
+/// per position and side: kept as a second independent derivation that tests compare with
+/// the first).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Method {
     Words,
     Positions,
 }
 
-/// The least RAM, in bytes, a full check of `run` takes with `threads` workers (pawnless
-/// runs, checked a word at a time in the smallest chunks: the sub-endgames' codes, a byte per
-/// position, and a chunk; KQRvKQR 812 MiB); `None` for runs with pawns, whose
-/// expanded tables are mapped from temporary files.
+/// The least RAM, in bytes, a full check of `run` takes with `threads` workers, checked a
+/// word at a time in the smallest chunks: the sub-endgames' values (a byte per position
+/// without pawns, two bits with pawns, with the slices a push reaches) and a chunk (KQRvKQR
+/// 812 MiB); `None` for a run where white is bare (nothing to check).
 pub fn memory_needed(run: &Material, threads: usize) -> Option<u64> {
-    (!run.has_pawns() && !run.white_bare()).then(|| words::memory_needed(run, threads))
+    (!run.white_bare()).then(|| words::memory_needed(run, threads))
 }
 
-/// [`verify_run`] with the method of pawnless runs chosen, and the RAM the word check may
+/// [`verify_run`] with the method chosen, and the RAM the word check may
 /// take (`None`: no limit; the chunks then take the whole run at once).
 pub fn verify_run_with(
     tables_dir: &Path,
@@ -206,7 +206,7 @@ pub fn verify_run_with(
         cause: Box::new(e),
     };
     let table = open_compact(tables_dir, run).map_err(|e| verifying(None, e))?;
-    let (checked, summary) = if !run.has_pawns() && method == Method::Words {
+    let (checked, summary) = if method == Method::Words {
         words::verify_words(run, &table, tables_dir, threads, budget, &mut progress).map_err(|e| match e {
             e @ TableError::Verifying { .. } | e @ TableError::Wrong(_) => e,
             e => verifying(None, e),
@@ -250,7 +250,7 @@ pub fn verify_run_with(
     })
 }
 
-/// The position-by-position check of a run ([`Method::Positions`], and every run with pawns):
+/// The position-by-position check of a run ([`Method::Positions`]):
 /// its table and its sub-endgames' are expanded into uncompressed temporary files first.
 fn verify_expanded(
     run: &Material,

@@ -5,13 +5,14 @@
 //! through [`Values`]: expanded tables, or where they stand in compact tables
 //! ([`super::sample`]).
 
-use super::checks::{check_bit_and_count, check_derived, check_illegal, side_name, Values};
+use super::checks::{
+    check_bit_and_count, check_derived, check_illegal, check_level_steps, check_slice_section, side_name, Values,
+};
 use super::expand::fill_btm_codes;
 use super::{Checked, SideReport, Sources};
 use crate::chess::{Color, Material, Move, Symmetry};
 use crate::index::Layout;
 use crate::pipeline::{self, Order};
-use crate::table::compact::{CompactTable, LevelEntry};
 use crate::table::error::TableError;
 use crate::table::keys::run_key;
 use crate::table::men::Men;
@@ -295,31 +296,6 @@ fn verify_side<V: Values>(
     Ok(merged)
 }
 
-/// Checks the slice section of a run with pawns against its layout's slices: the keys in
-/// storage order, each level's first slice and count. Returns the levels' records.
-fn check_slice_section(run: &Material, table: &CompactTable, layout: &Layout) -> Result<Vec<LevelEntry>, TableError> {
-    let slices = layout.slices.as_ref().expect("a run with pawns");
-    for (i, (&stored, &key)) in table.slice_keys().iter().zip(&slices.keys).enumerate() {
-        if stored != key {
-            wrong!("{run}: slice {i} of the slice section has key {stored:#x}, expected {key:#x}");
-        }
-    }
-    let records = table.levels();
-    for (level, record) in slices.levels.iter().zip(&records) {
-        if (record.first, record.count) != (level.first, level.count) {
-            wrong!(
-                "{run}: level {} holds slices {}..+{} in the slice section, expected {}..+{}",
-                level.level,
-                record.first,
-                record.count,
-                level.first,
-                level.count
-            );
-        }
-    }
-    Ok(records)
-}
-
 /// Checks every slot of a run, both sides to move, level by level (a pawnless run is one
 /// level): black's distances are first derived into the expanded table (their classes
 /// checked against the stored ones). With pawns, the slice section and each level's last
@@ -359,15 +335,8 @@ pub(super) fn verify_positions(
             side.add(&rep);
         }
     }
-    for ((l, record), level_longest) in levels.iter().zip(records.iter().flatten()).zip(&longest) {
-        let level_longest = level_longest.unwrap_or(0);
-        if record.last_step != level_longest {
-            wrong!(
-                "{run}: level {}'s last step is {}, but the longest distance stored in it is {level_longest}",
-                l.number,
-                record.last_step
-            );
-        }
+    if let Some(records) = &records {
+        check_level_steps(run, &levels, records, &longest)?;
     }
     let [wtm, btm] = sides;
     Ok(Checked {

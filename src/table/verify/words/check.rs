@@ -152,7 +152,11 @@ pub(super) fn check_wtm_block(
             let own = window.at(u);
             let legal = !lanes_where(own, |c| c == CODE_ILLEGAL);
             let Some((local, img_word)) = image else {
-                r.derived += legal.count_ones() as u64;
+                // With pawns the mirror images of a symmetric slice are derived as every slot
+                // is; counted apart, as the position-by-position check counts them.
+                let first = ctx.first_images(&c, word, false);
+                r.derived += (legal & first).count_ones() as u64;
+                r.by_symmetry += (legal & !first).count_ones() as u64;
                 continue;
             };
             for l in lanes(legal) {

@@ -1,31 +1,42 @@
-//! One storage word of a pawnless run derived at once: the other men's moves generated once
-//! and applied to the 64 white-king squares together; where the white king stands decides,
-//! per lane, whether a move is blocked, legal, and what its successor's value is.
+//! One storage word derived at once: the other men's moves generated once and applied to
+//! the 64 white-king squares together; where the white king stands decides, per lane,
+//! whether a move is blocked, legal, and what its successor's value is. With pawns the word
+//! lies in one slice (the pawns fixed): pawn moves are conversions, read from the slices a
+//! push reaches and from the successor runs ([`super::pawns`]).
 
 use super::lanes::{
     btm_code, btm_rank_capture, btm_rank_quiet, escaped, fold_king_steps, fold_max, fold_min, lane_bytes, permutations,
     wtm_rank_capture, wtm_rank_quiet, Lanes, BTM_ESCAPE, WTM_NO_WIN,
 };
+use super::load::Sub;
+use super::targets::{Target, Targets};
 use super::window::Window;
-use crate::chess::attacks::{attacks, between, king_attacks};
-use crate::chess::square::{triangle_code, TRIANGLE};
+use crate::chess::attacks::{attacks, between, king_attacks, pawn_attack_set};
+use crate::chess::square::triangle_code;
 use crate::chess::{Color, Material, Role, Square, Symmetry, MAX_PIECES};
 use crate::index::{Layout, Pawns};
 use crate::table::men::Men;
 use crate::table::values::{CODE_ILLEGAL, CODE_NONE};
 use crate::table::verify::checks::side_name;
+use memmap2::MmapMut;
+use std::collections::HashMap;
 
 /// The men of one word: everything but the white king.
 #[derive(Clone, Copy)]
 pub(super) struct Config {
     pub(super) bk_code: u8,
-    bk: Square,
-    sq: [Square; MAX_PIECES],
-    /// Squares of the pieces and the black king.
-    occ: u64,
-    white: u64,
-    /// Black's pieces, not its king.
-    black: u64,
+    pub(super) bk: Square,
+    pub(super) sq: [Square; MAX_PIECES],
+    /// Squares of the pieces, the pawns and the black king.
+    pub(super) occ: u64,
+    /// White's pieces, not its pawns.
+    pub(super) white: u64,
+    /// Black's pieces, not its king or pawns.
+    pub(super) black: u64,
+    /// The slice's pawns, and each side's as a bitboard.
+    pub(super) pawns: Pawns,
+    pub(super) wp: u64,
+    pub(super) bp: u64,
     /// Two men on one square: every lane is illegal.
     doubled: bool,
 }
@@ -41,25 +52,47 @@ impl Config {
     }
 }
 
-/// A sub-endgame's codes of the side a capture leads to.
-pub(super) struct Sub {
-    pub(super) layout: Layout,
-    pub(super) codes: memmap2::MmapMut,
+/// The classes of the slices of this run a pawn push reaches, by (slice, side to move), a
+/// slice's class planes each.
+pub(super) type SliceClasses = HashMap<(u32, Color), MmapMut>;
+
+/// The slice a run with pawns is checked in, and what its pawn moves read.
+pub(super) struct Slice<'a> {
+    pub(super) number: u32,
+    pub(super) pawns: Pawns,
+    /// Whether its file pattern is its own mirror image (both orientations stored).
+    pub(super) symmetric: bool,
+    pub(super) targets: &'a Targets<'a>,
+    pub(super) pushed: &'a SliceClasses,
 }
 
-/// Everything the workers of one pawnless run read but the chunks' codes.
+/// Everything the workers of one run (with pawns, one slice of it) read but the chunks'
+/// codes.
 pub(super) struct Run<'a> {
     material: &'a Material,
     pub(super) layout: &'a Layout,
-    /// The sub-endgame after the capture of the piece of layout index `j`; `None` when white
-    /// is left with a bare king.
+    /// Without pawns, the sub-endgame after the capture of the piece of layout index `j`;
+    /// `None` when white is left with a bare king.
     subs: Vec<Option<&'a Sub>>,
-    perms: [[u8; 64]; 8],
+    /// With pawns, the slice.
+    pub(super) slice: Option<Slice<'a>>,
+    pub(super) perms: [[u8; 64]; 8],
 }
 
 impl<'a> Run<'a> {
-    pub(super) fn new(material: &'a Material, layout: &'a Layout, subs: Vec<Option<&'a Sub>>) -> Run<'a> {
-        Run { material, layout, subs, perms: permutations() }
+    pub(super) fn new(
+        material: &'a Material,
+        layout: &'a Layout,
+        subs: Vec<Option<&'a Sub>>,
+        slice: Option<Slice<'a>>,
+    ) -> Run<'a> {
+        Run { material, layout, subs, slice, perms: permutations() }
+    }
+
+    /// The first slot of the run's slice (0 without pawns).
+    #[inline]
+    pub(super) fn base(&self) -> u64 {
+        self.slice.as_ref().map_or(0, |s| (s.number as u64) << self.layout.total_bits)
     }
 
     pub(super) fn n_pieces(&self) -> usize {
@@ -74,14 +107,17 @@ impl<'a> Run<'a> {
         self.layout.pieces[k].color == Color::White
     }
 
-    /// The men of the storage word `word`, whose first position has index `index`.
+    /// The men of the storage word `word`, whose first position has index `index` (with
+    /// pawns, in the run's slice).
     pub(super) fn config(&self, index: u64, word: usize) -> Config {
-        debug_assert_eq!(self.layout.slot(index), Some(64 * word as u64));
+        debug_assert_eq!(self.layout.slot(index).map(|s| s + self.base()), Some(64 * word as u64));
         let n = self.n_pieces();
         let mut sq = [0; MAX_PIECES];
         let (bk_code, _) = self.layout.decode_into(index, &mut sq[..n]);
-        let bk = TRIANGLE[bk_code as usize];
-        let (mut occ, mut white, mut black, mut doubled) = (1u64 << bk, 0, 0, false);
+        let bk = self.layout.bk_square(bk_code);
+        let pawns = self.slice.as_ref().map_or(Pawns::none(), |s| s.pawns);
+        let (wp, bp) = (pawns.occupied_by(Color::White), pawns.occupied_by(Color::Black));
+        let (mut occ, mut white, mut black, mut doubled) = (1u64 << bk | wp | bp, 0, 0, (wp | bp) & 1 << bk != 0);
         for (k, &s) in sq[..n].iter().enumerate() {
             doubled |= occ & (1 << s) != 0;
             occ |= 1 << s;
@@ -91,51 +127,55 @@ impl<'a> Run<'a> {
                 black |= 1 << s;
             }
         }
-        Config { bk_code, bk, sq, occ, white, black, doubled }
+        Config { bk_code, bk, sq, occ, white, black, pawns, wp, bp, doubled }
     }
 
     /// The piece (layout index) on `s`.
-    fn piece_on(&self, c: &Config, s: Square) -> usize {
+    pub(super) fn piece_on(&self, c: &Config, s: Square) -> usize {
         c.sq[..self.n_pieces()].iter().position(|&p| p == s).expect("a piece on the square")
     }
 
     /// Every piece's attacks in the word (occupancy `c.occ`, the white king left out):
     /// a move changes only those whose lines pass through its two squares.
-    fn piece_attacks(&self, c: &Config) -> [u64; MAX_PIECES] {
+    pub(super) fn piece_attacks(&self, c: &Config) -> [u64; MAX_PIECES] {
         std::array::from_fn(|k| if k < self.n_pieces() { attacks(self.role(k), c.sq[k], c.occ) } else { 0 })
     }
 
     /// Squares black attacks after a white move `s -> t` (`None`: as the word stands), the
-    /// piece `skip` (just captured) left out: where the white king may not stand. The white
-    /// king is left out of the occupancy: it never shields its own square.
-    fn black_attacks(
+    /// man on `taken` (a square's bit: just captured) left out: where the white king may not
+    /// stand. The white king is left out of the occupancy: it never shields its own square.
+    pub(super) fn black_attacks(
         &self,
         c: &Config,
         att: &[u64; MAX_PIECES],
         mv: Option<(Square, Square)>,
-        skip: Option<usize>,
+        taken: u64,
     ) -> u64 {
         let (changed, occ) = c.after(mv);
-        (0..self.n_pieces()).filter(|&k| !self.is_white(k) && Some(k) != skip).fold(king_attacks(c.bk), |a, k| {
-            a | if att[k] & changed != 0 { attacks(self.role(k), c.sq[k], occ) } else { att[k] }
-        })
+        let base = king_attacks(c.bk) | pawn_attack_set(Color::Black, c.bp & !taken);
+        (0..self.n_pieces())
+            .filter(|&k| !self.is_white(k) && 1 << c.sq[k] != taken)
+            .fold(base, |a, k| a | if att[k] & changed != 0 { attacks(self.role(k), c.sq[k], occ) } else { att[k] })
     }
 
     /// Lanes (white-king squares) where white's men give check to the black king on `c.bk`
-    /// after a black piece's move `s -> t` (`None`: as the word stands), the piece `skip`
-    /// left out: the white king itself next to it, or a piece whose line to it the white
-    /// king does not block.
-    fn white_checks(
+    /// after a black man's move `s -> t` (`None`: as the word stands), the man on `taken`
+    /// left out: the white king itself next to it, a pawn (every lane), or a piece whose line
+    /// to it the white king does not block.
+    pub(super) fn white_checks(
         &self,
         c: &Config,
         att: &[u64; MAX_PIECES],
         mv: Option<(Square, Square)>,
-        skip: Option<usize>,
+        taken: u64,
     ) -> u64 {
         let (changed, occ) = c.after(mv);
         let bk = 1u64 << c.bk;
+        if pawn_attack_set(Color::White, c.wp & !taken) & bk != 0 {
+            return !0;
+        }
         (0..self.n_pieces())
-            .filter(|&k| self.is_white(k) && Some(k) != skip)
+            .filter(|&k| self.is_white(k) && 1 << c.sq[k] != taken)
             .filter(|&k| {
                 if between(c.sq[k], c.bk) & changed != 0 {
                     attacks(self.role(k), c.sq[k], occ) & bk != 0
@@ -146,13 +186,16 @@ impl<'a> Run<'a> {
             .fold(king_attacks(c.bk), |a, k| a | !between(c.sq[k], c.bk))
     }
 
-    /// Lanes where white's men attack `t`, where the black king steps from `c.bk`, the
-    /// piece `skip` (taken there) left out: a piece attacks it as the word stands, or
-    /// through the square the king leaves.
-    fn white_attacks_on_step(&self, c: &Config, att: &[u64; MAX_PIECES], t: Square, skip: Option<usize>) -> u64 {
+    /// Lanes where white's men attack `t`, where the black king steps from `c.bk`, the man
+    /// taken there left out: a pawn (every lane), a piece as the word stands, or through the
+    /// square the king leaves.
+    fn white_attacks_on_step(&self, c: &Config, att: &[u64; MAX_PIECES], t: Square) -> u64 {
         let (bk, to) = (1u64 << c.bk, 1u64 << t);
+        if pawn_attack_set(Color::White, c.wp) & to != 0 {
+            return !0;
+        }
         (0..self.n_pieces())
-            .filter(|&k| self.is_white(k) && Some(k) != skip)
+            .filter(|&k| self.is_white(k) && c.sq[k] != t)
             .filter(|&k| att[k] & to != 0 || (att[k] & bk != 0 && between(c.sq[k], t) & bk != 0))
             .fold(king_attacks(t), |a, k| a | !between(c.sq[k], t))
     }
@@ -183,21 +226,29 @@ impl<'a> Run<'a> {
         }
         let n = self.n_pieces();
         let att = self.piece_attacks(c);
-        let illegal = c.occ | self.black_attacks(c, &att, None, None);
+        let illegal = c.occ | self.black_attacks(c, &att, None, 0);
         let legal = !illegal;
-        let checked = self.white_checks(c, &att, None, None) & legal;
+        let checked = self.white_checks(c, &att, None, 0) & legal;
         let mut acc = [0u8; 64];
-        // The black king's moves (its captures included): the successor's black king may
-        // leave the triangle, and its word is read through the symmetry that brings it back.
-        let mut targets = king_attacks(c.bk) & !c.black;
+        // The black king's moves (its captures included): without pawns the successor's black
+        // king may leave the triangle, and its word is read through the symmetry that brings
+        // it back.
+        let mut targets = king_attacks(c.bk) & !(c.black | c.bp);
         while targets != 0 {
             let t = targets.trailing_zeros() as Square;
             targets &= targets - 1;
-            let captured = (c.white & (1 << t) != 0).then(|| self.piece_on(c, t));
-            let lanes = legal & !self.white_attacks_on_step(c, &att, t, captured);
+            let lanes = legal & !self.white_attacks_on_step(c, &att, t);
             if lanes == 0 {
                 continue;
             }
+            if self.slice.is_some() {
+                match self.taken_by(c, Color::Black, t) {
+                    None => fold_max(&mut acc, lanes, wtm.lanes(t, &c.sq[..n]), None, btm_rank_quiet),
+                    Some((target, pawns)) => self.fold_conversion_btm(&mut acc, lanes, target, t, &c.sq, &pawns),
+                }
+                continue;
+            }
+            let captured = (c.white & (1 << t) != 0).then(|| self.piece_on(c, t));
             let sym = Symmetry::to_triangle(t);
             let code = triangle_code(sym.apply(t)).expect("mapped into the triangle");
             let perm = (sym.code() != 0).then(|| &self.perms[sym.code() as usize]);
@@ -221,25 +272,30 @@ impl<'a> Run<'a> {
                 break;
             }
             let s = c.sq[i];
-            let mut targets = attacks(self.role(i), s, c.occ) & !(c.black | 1 << c.bk);
+            let mut targets = attacks(self.role(i), s, c.occ) & !(c.black | c.bp | 1 << c.bk);
             while targets != 0 {
                 let t = targets.trailing_zeros() as Square;
                 targets &= targets - 1;
-                let captured = (c.white & (1 << t) != 0).then(|| self.piece_on(c, t));
+                let taken = (c.white | c.wp) & 1 << t;
                 let mut moved = c.sq;
                 moved[i] = t;
                 let blocked = between(s, t) | 1 << t;
-                let lanes = legal & !blocked & !self.white_checks(c, &att, Some((s, t)), captured);
+                let lanes = legal & !blocked & !self.white_checks(c, &att, Some((s, t)), taken);
                 if lanes == 0 {
                     continue;
                 }
-                match captured {
-                    None => {
-                        fold_max(&mut acc, lanes, wtm.lanes(c.bk_code, &moved[..n]), None, btm_rank_quiet);
-                    }
-                    Some(j) => self.fold_capture_btm(&mut acc, lanes, j, c.bk_code, &moved, None),
+                if taken == 0 {
+                    fold_max(&mut acc, lanes, wtm.lanes(c.bk_code, &moved[..n]), None, btm_rank_quiet);
+                } else if self.slice.is_some() {
+                    let (target, pawns) = self.taken_by(c, Color::Black, t).expect("a man taken");
+                    self.fold_conversion_btm(&mut acc, lanes, target, c.bk, &moved, &pawns);
+                } else {
+                    self.fold_capture_btm(&mut acc, lanes, self.piece_on(c, t), c.bk_code, &moved, None);
                 }
             }
+        }
+        if c.bp != 0 && legal & !escaped(&acc) != 0 {
+            self.black_pawn_moves(c, &att, legal, &mut acc);
         }
         let (mut mates, mut stalemates) = (0u64, 0u64);
         let codes = std::array::from_fn(|l| {
@@ -258,7 +314,8 @@ impl<'a> Run<'a> {
         (codes, mates, stalemates)
     }
 
-    /// A black capture of white's piece `j` (the men `sq`, the black king on `bk_code`).
+    /// A black capture of white's piece `j` in a pawnless run (the men `sq`, the black king
+    /// on `bk_code`).
     fn fold_capture_btm(
         &self,
         acc: &mut Lanes,
@@ -275,7 +332,76 @@ impl<'a> Run<'a> {
         };
         let (rest, m) = self.without(sq, j);
         let w = Self::word_of(&sub.layout, bk_code, &rest[..m]);
-        fold_max(acc, lanes, &sub.codes[64 * w..64 * w + 64], perm, btm_rank_capture);
+        fold_max(acc, lanes, &sub.word(w), perm, btm_rank_capture);
+    }
+
+    /// The conversion target of a capture on `t` by a man of `by` in a run with pawns, with
+    /// the pawns after it (the taken one gone); `None` if `t` is empty.
+    #[inline]
+    pub(super) fn taken_by(&self, c: &Config, by: Color, t: Square) -> Option<(&'a Target<'a>, Pawns)> {
+        let targets = self.slice.as_ref().expect("a run with pawns").targets;
+        let (pieces, pawns) = match by {
+            Color::White => (c.black, c.bp),
+            Color::Black => (c.white, c.wp),
+        };
+        if pieces & 1 << t != 0 {
+            Some((&targets.capture[self.piece_on(c, t)], c.pawns))
+        } else if pawns & 1 << t != 0 {
+            let target = targets.pawn_taken[by.other().index()].as_ref().expect("a pawn to take");
+            Some((target, c.pawns.moved(t, None)))
+        } else {
+            None
+        }
+    }
+
+    /// The successor word of a conversion (the black king on `bk`, the mover's men `ext`
+    /// after the move, the pawns `pawns`), with the permutation that maps our lanes into it;
+    /// `None` where white is left with a bare king.
+    #[inline]
+    pub(super) fn successor(
+        &self,
+        target: &Target,
+        bk: Square,
+        ext: &[Square; MAX_PIECES + 1],
+        pawns: &Pawns,
+    ) -> Option<(Lanes, Option<&[u8; 64]>)> {
+        let sub = target.sub?;
+        let (sq, m) = target.pieces(ext);
+        let (slot, sym) = sub.layout.canonical_slot(bk, &sq[..m], 0, pawns).expect("pawns on ranks 2 to 7");
+        let perm = (sym.code() != 0).then(|| &self.perms[sym.code() as usize]);
+        Some((sub.word((slot >> 6) as usize), perm))
+    }
+
+    /// Folds a black conversion into the word's lanes `lanes` (the black king on `bk`, the
+    /// men `sq` after the move, a promoted piece on `sq[MAX_PIECES]`).
+    pub(super) fn fold_conversion_btm(
+        &self,
+        acc: &mut Lanes,
+        lanes: u64,
+        target: &Target,
+        bk: Square,
+        sq: &[Square],
+        pawns: &Pawns,
+    ) {
+        match self.successor(target, bk, &extended(sq), pawns) {
+            None => fold_max(acc, lanes, &[0; 64], None, |_| BTM_ESCAPE),
+            Some((succ, perm)) => fold_max(acc, lanes, &succ, perm, btm_rank_capture),
+        }
+    }
+
+    /// Folds a white conversion into the word's lanes `lanes` (as
+    /// [`Run::fold_conversion_btm`]).
+    pub(super) fn fold_conversion_wtm(
+        &self,
+        acc: &mut Lanes,
+        lanes: u64,
+        target: &Target,
+        bk: Square,
+        sq: &[Square],
+        pawns: &Pawns,
+    ) {
+        let (succ, perm) = self.successor(target, bk, &extended(sq), pawns).expect("white keeps a man");
+        fold_min(acc, lanes, &succ, perm, wtm_rank_capture);
     }
 
     /// White-to-move codes derived for the word's 64 lanes (illegal lanes 63), from black's
@@ -286,25 +412,34 @@ impl<'a> Run<'a> {
         }
         let n = self.n_pieces();
         let att = self.piece_attacks(c);
-        let illegal = c.occ | self.white_checks(c, &att, None, None);
+        let illegal = c.occ | self.white_checks(c, &att, None, 0);
         let legal = !illegal;
         let mut acc = [WTM_NO_WIN; 64];
         let own = btm.at(u);
         // The white king's quiet moves: lane to lane within the word (illegal lanes fold
         // too, and are marked illegal at the end).
-        let safe = lane_bytes(!(c.occ | self.black_attacks(c, &att, None, None)));
+        let safe = lane_bytes(!(c.occ | self.black_attacks(c, &att, None, 0)));
         let ranks: Lanes = std::array::from_fn(|t| wtm_rank_quiet(own[t]) | !safe[t]);
         fold_king_steps(&mut acc, &ranks);
-        // Its captures: one successor for every lane next to the black piece.
-        for j in (0..n).filter(|&k| !self.is_white(k)) {
-            let t = c.sq[j];
-            if self.black_attacks(c, &att, None, Some(j)) & (1 << t) != 0 {
+        // Its captures: one successor for every lane next to the black man.
+        let mut prey = c.black | c.bp;
+        while prey != 0 {
+            let t = prey.trailing_zeros() as Square;
+            prey &= prey - 1;
+            if self.black_attacks(c, &att, None, 1 << t) & (1 << t) != 0 {
                 continue;
             }
-            let sub = self.subs[j].expect("white keeps its pieces when it captures");
-            let (rest, m) = self.without(&c.sq, j);
-            let slot = sub.layout.slot(sub.layout.index(c.bk_code, &rest[..m], t)).expect("a triangle code");
-            let r = wtm_rank_capture(sub.codes[slot as usize]);
+            let code = if self.slice.is_some() {
+                let (target, pawns) = self.taken_by(c, Color::White, t).expect("a man taken");
+                let (succ, perm) = self.successor(target, c.bk, &extended(&c.sq), &pawns).expect("white keeps a man");
+                succ[perm.map_or(t, |p| p[t as usize]) as usize]
+            } else {
+                let j = self.piece_on(c, t);
+                let sub = self.subs[j].expect("white keeps its pieces when it captures");
+                let (rest, m) = self.without(&c.sq, j);
+                sub.code(sub.layout.slot(sub.layout.index(c.bk_code, &rest[..m], t)).expect("a triangle code"))
+            };
+            let r = wtm_rank_capture(code);
             let mut lanes = king_attacks(t) & legal;
             while lanes != 0 {
                 let l = lanes.trailing_zeros() as usize;
@@ -315,30 +450,34 @@ impl<'a> Run<'a> {
         // White's pieces: the king blocks a ray in some lanes and is exposed in others.
         for i in (0..n).filter(|&k| self.is_white(k)) {
             let s = c.sq[i];
-            let mut targets = attacks(self.role(i), s, c.occ) & !(c.white | 1 << c.bk);
+            let mut targets = attacks(self.role(i), s, c.occ) & !(c.white | c.wp | 1 << c.bk);
             while targets != 0 {
                 let t = targets.trailing_zeros() as Square;
                 targets &= targets - 1;
-                let captured = (c.black & (1 << t) != 0).then(|| self.piece_on(c, t));
+                let taken = (c.black | c.bp) & 1 << t;
                 let mut moved = c.sq;
                 moved[i] = t;
                 let blocked = between(s, t) | 1 << t;
-                let lanes = legal & !blocked & !self.black_attacks(c, &att, Some((s, t)), captured);
+                let lanes = legal & !blocked & !self.black_attacks(c, &att, Some((s, t)), taken);
                 if lanes == 0 {
                     continue;
                 }
-                match captured {
-                    None => {
-                        fold_min(&mut acc, lanes, btm.lanes(c.bk_code, &moved[..n]), None, wtm_rank_quiet);
-                    }
-                    Some(j) => {
-                        let sub = self.subs[j].expect("white keeps its pieces when it captures");
-                        let (rest, m) = self.without(&moved, j);
-                        let w = Self::word_of(&sub.layout, c.bk_code, &rest[..m]);
-                        fold_min(&mut acc, lanes, &sub.codes[64 * w..64 * w + 64], None, wtm_rank_capture);
-                    }
+                if taken == 0 {
+                    fold_min(&mut acc, lanes, btm.lanes(c.bk_code, &moved[..n]), None, wtm_rank_quiet);
+                } else if self.slice.is_some() {
+                    let (target, pawns) = self.taken_by(c, Color::White, t).expect("a man taken");
+                    self.fold_conversion_wtm(&mut acc, lanes, target, c.bk, &moved, &pawns);
+                } else {
+                    let j = self.piece_on(c, t);
+                    let sub = self.subs[j].expect("white keeps its pieces when it captures");
+                    let (rest, m) = self.without(&moved, j);
+                    let w = Self::word_of(&sub.layout, c.bk_code, &rest[..m]);
+                    fold_min(&mut acc, lanes, &sub.word(w), None, wtm_rank_capture);
                 }
             }
+        }
+        if c.wp != 0 {
+            self.white_pawn_moves(c, &att, legal, &mut acc);
         }
         std::array::from_fn(|l| {
             if illegal >> l & 1 != 0 {
@@ -359,10 +498,10 @@ impl<'a> Run<'a> {
 
     /// The transposed image of a word whose black king is on the long diagonal (stored
     /// twice), identical men put in increasing order if `sorted`: its men and its storage
-    /// word, or `None` elsewhere. (The image lies in the word's chunks: the transposition
-    /// keeps the black king and every high digit.)
+    /// word, or `None` elsewhere and in runs with pawns. (The image lies in the word's chunks:
+    /// the transposition keeps the black king and every high digit.)
     pub(super) fn transposed(&self, c: &Config, sorted: bool) -> Option<([Square; MAX_PIECES], usize)> {
-        if c.bk & 7 != c.bk >> 3 || c.doubled {
+        if c.bk & 7 != c.bk >> 3 || c.doubled || self.slice.is_some() {
             return None;
         }
         let n = self.n_pieces();
@@ -376,20 +515,44 @@ impl<'a> Run<'a> {
         Some((img, Self::word_of(self.layout, c.bk_code, &img[..n])))
     }
 
-    /// Lanes of storage word `word` (men `c`) whose transposed image (see
-    /// [`Run::transposed`]) is not a smaller slot: every lane off the diagonal.
-    pub(super) fn first_images(&self, c: &Config, word: usize, sorted: bool) -> u64 {
-        match self.transposed(c, sorted) {
-            Some((_, img)) => (0..64).fold(0u64, |m, l| {
-                let t = Symmetry::TRANSPOSE.apply(l as Square) as usize;
-                m | (((img, t) >= (word, l)) as u64) << l
-            }),
-            None => !0,
+    /// The storage word of the left-right mirror image of a word in a slice whose file
+    /// pattern is its own mirror (stored in both orientations; the image's lanes are `l ^ 7`),
+    /// identical men put in increasing order if `sorted`; `None` elsewhere.
+    fn mirrored(&self, c: &Config, sorted: bool) -> Option<usize> {
+        if !self.slice.as_ref().is_some_and(|s| s.symmetric) || c.doubled {
+            return None;
         }
+        let n = self.n_pieces();
+        let mut img = c.sq.map(|s| s ^ 7);
+        if sorted {
+            self.layout.sort_identical(&mut img[..n]);
+        }
+        let (slot, _) =
+            self.layout.canonical_slot(c.bk ^ 7, &img[..n], 0, &c.pawns.mirrored()).expect("a stored image");
+        Some((slot >> 6) as usize)
+    }
+
+    /// Lanes of storage word `word` (men `c`) whose symmetric image (the transposed one, see
+    /// [`Run::transposed`], or with pawns the mirrored one) is not a smaller slot: the
+    /// positions counted once.
+    pub(super) fn first_images(&self, c: &Config, word: usize, sorted: bool) -> u64 {
+        let (img, lane): (usize, fn(usize) -> usize) = match (self.transposed(c, sorted), self.mirrored(c, sorted)) {
+            (Some((_, img)), _) => (img, |l| Symmetry::TRANSPOSE.apply(l as Square) as usize),
+            (None, Some(img)) => (img, |l| l ^ 7),
+            (None, None) => return !0,
+        };
+        (0..64).fold(0u64, |m, l| m | (((img, lane(l)) >= (word, l)) as u64) << l)
     }
 
     pub(super) fn describe(&self, c: &Config, stm: Color, lane: usize, word: usize) -> String {
-        let men = Men::of_squares(self.layout, c.bk, &c.sq[..self.n_pieces()], lane as Square, Pawns::none());
+        let men = Men::of_squares(self.layout, c.bk, &c.sq[..self.n_pieces()], lane as Square, c.pawns);
         format!("{} {} slot {}: {}", self.material, side_name(stm), 64 * word + lane, men.describe(stm))
     }
+}
+
+/// The mover's men as conversions read them: the pieces, then a promoted piece's square at
+/// `MAX_PIECES` (`sq` may hold it already).
+#[inline]
+fn extended(sq: &[Square]) -> [Square; MAX_PIECES + 1] {
+    std::array::from_fn(|k| sq.get(k).copied().unwrap_or(0))
 }

@@ -2,8 +2,10 @@
 //! rank that orders the side to move's choices (white takes the least, black the greatest),
 //! folded over the 64 white-king squares of a word as byte lanes.
 
-use crate::chess::{Square, Symmetry};
-use crate::table::values::{CODE_CURSED, CODE_EDGE, CODE_ILLEGAL, CODE_NONE, WTM_MAX_CODE};
+use crate::chess::{Color, Square, Symmetry};
+use crate::table::values::{
+    Class, CODE_CURSED, CODE_EDGE, CODE_ILLEGAL, CODE_LOST_UNMEASURED, CODE_NONE, WTM_MAX_CODE,
+};
 
 /// A rank no move of white reaches (white's accumulator starts there: not won).
 pub(super) const WTM_NO_WIN: u8 = 255;
@@ -72,6 +74,20 @@ pub(super) fn btm_code(rank: u8, checked: bool) -> u8 {
 
 /// The 64 lanes of a word.
 pub(super) type Lanes = [u8; 64];
+
+/// The codes a word's two class planes stand for, as a compact table's reader gives them
+/// (a win as code 1 for white to move, [`CODE_LOST_UNMEASURED`] for black): enough for the
+/// capture ranks, which read only the class.
+#[inline]
+pub(super) fn lanes_of_classes([lo, hi]: [u64; 2], stm: Color) -> Lanes {
+    let win = if stm == Color::White { 1 } else { CODE_LOST_UNMEASURED };
+    std::array::from_fn(|l| match Class::of_planes(lo, hi, l as u64) {
+        Class::NotWon => CODE_NONE,
+        Class::Win => win,
+        Class::Cursed => CODE_CURSED,
+        Class::Edge => CODE_EDGE,
+    })
+}
 
 /// The mask of the lanes whose code satisfies `pred`.
 #[inline(always)]

@@ -26,9 +26,12 @@ mod check;
 mod derive;
 mod lanes;
 mod load;
+mod pawns;
 mod store;
+mod targets;
 mod window;
 
+use super::checks::{check_level_steps, check_slice_section};
 use super::{Checked, SideReport};
 use crate::chess::{Color, Material};
 use crate::index::Layout;
@@ -38,10 +41,12 @@ use crate::table::compact::{CompactTable, Summary, SUMMARY_DISTANCES};
 use crate::table::compact::{Part, WDL_BLOCK_BITS, WDL_WORD_BYTES};
 use crate::table::error::TableError;
 use check::{check_btm_block, check_wtm_block, BtmBatch};
-use derive::Run;
-use load::{capture_of, capture_sides, load_subs};
+use derive::{Run, Slice, SliceClasses};
+use load::{capture_of, capture_sides, conversion_sides, load_classes, load_subs};
+use std::cmp::Ordering;
 use std::path::Path;
 use store::Store;
+use targets::{push_targets, Targets};
 use window::{Chunking, Window};
 
 /// RAM besides the chunks and the sub-endgames: tables, queues, the reader's buffers.
@@ -65,7 +70,15 @@ fn bytes_of_cut(layout: &Layout, subs: u64, cut: Cut, threads: usize) -> u64 {
         |mover, fixed| Chunking::largest_chunk_of(&ChunkScheme::with_fixed_limit(layout, mover, bb, fixed), layout);
     let phase = largest(Color::Black, cut.black_fixed).max(2 * largest(Color::White, cut.white_fixed));
     let in_flight = 16 * threads.max(1) as u64 * (1 << bb);
-    FIXED_BYTES + subs + if cut.in_memory { layout.n_slots } else { 0 } + phase + in_flight
+    FIXED_BYTES + subs + if cut.in_memory { slice_slots(layout) } else { 0 } + phase + in_flight
+}
+
+/// Positions checked at once: a slice of a run with pawns, else the whole run.
+fn slice_slots(layout: &Layout) -> u64 {
+    match layout.has_pawns() {
+        true => 1 << layout.total_bits,
+        false => layout.n_slots,
+    }
 }
 
 /// The storage blocks the check's chunks are cut on: the compact format's class blocks, or
@@ -97,13 +110,20 @@ fn cut_for(layout: &Layout, subs: u64, threads: usize, budget: u64) -> Cut {
     smallest(false)
 }
 
-/// Bytes of the sub-endgames' codes a check of `run` holds: a byte per position of each
-/// (sub-endgame, side to move) a capture leads to.
+/// Bytes of what a check of `run` holds besides its chunks: without pawns a byte per
+/// position of each (sub-endgame, side to move) a capture leads to; with pawns the class bits
+/// of each a conversion leads to, and of the most slices one slice's pushes reach.
 fn subs_bytes(run: &Material, layout: &Layout) -> u64 {
-    capture_sides(run, layout).iter().map(|(m, _)| Layout::new(m).n_slots).sum()
+    let Some(slices) = &layout.slices else {
+        return capture_sides(run, layout).iter().map(|(m, _)| Layout::new(m).n_slots).sum();
+    };
+    let classes = |positions: u64| positions / 64 * WDL_WORD_BYTES as u64;
+    let pushed = (0..slices.len() as u32).map(|s| push_targets(slices, s).len() as u64).max().unwrap_or(0);
+    let subs: u64 = conversion_sides(run, layout).iter().map(|(m, _)| classes(Layout::new(m).n_slots)).sum();
+    subs + pushed * classes(slice_slots(layout))
 }
 
-/// Bytes of RAM the smallest check of a pawnless run takes with `threads` workers: the
+/// Bytes of RAM the smallest check of a run takes with `threads` workers: the
 /// sub-endgames' codes whole, the smallest chunks, black's codes in a temporary file
 /// (KQRvKQR: 812 MiB).
 pub(super) fn memory_needed(run: &Material, threads: usize) -> u64 {
@@ -112,10 +132,11 @@ pub(super) fn memory_needed(run: &Material, threads: usize) -> u64 {
     bytes_of_cut(&layout, subs, cut_for(&layout, subs, threads, 0), threads)
 }
 
-/// Checks every slot of a pawnless run, both sides to move, a word at a time, within
-/// `budget` bytes of RAM if one is given (black's codes go to a temporary file in
-/// `tables_dir` when they do not fit); returns the counts and black's distance summary (to
-/// compare with the stored one).
+/// Checks every slot of a run, both sides to move, a word at a time (with pawns, a slice at
+/// a time), within `budget` bytes of RAM if one is given (black's codes go to a temporary
+/// file in `tables_dir` when they do not fit); returns the counts and black's distance
+/// summary (to compare with the stored one). With pawns the slice section and each level's
+/// last step are checked too.
 pub(super) fn verify_words(
     run: &Material,
     table: &CompactTable,
@@ -126,22 +147,26 @@ pub(super) fn verify_words(
 ) -> Result<(Checked, Summary), TableError> {
     let layout = Layout::new(run);
     let n = layout.n_slots;
+    let records = match &layout.slices {
+        Some(_) => Some(check_slice_section(run, table, &layout)?),
+        None => None,
+    };
     let cut = cut_for(&layout, subs_bytes(run, &layout), threads, budget.unwrap_or(u64::MAX));
     progress(0, 2 * n);
     let loaded = load_subs(run, &layout, tables_dir, threads)?;
-    let subs = layout
+    let subs: Vec<_> = layout
         .pieces
         .iter()
         .map(|p| loaded.iter().find(|(m, stm, _)| *m == capture_of(run, p.color, p.role) && *stm == p.color))
         .map(|s| s.map(|(_, _, sub)| sub))
         .collect();
-    let ctx = Run::new(run, &layout, subs);
+    let targets = layout.has_pawns().then(|| Targets::new(run, &layout, &loaded));
     let bb = block_bits(&layout);
     let (black, white) = (
         Chunking::new(&layout, Color::Black, bb, cut.black_fixed),
         Chunking::new(&layout, Color::White, bb, cut.white_fixed),
     );
-    let mut store = Store::new(n, cut.in_memory, tables_dir)?;
+    let mut store = Store::new(slice_slots(&layout), cut.in_memory, tables_dir)?;
     let (mut wtm_rep, mut btm_rep) = (SideReport::default(), SideReport::default());
     let mut by_distance = vec![0u64; SUMMARY_DISTANCES];
     let mut longest: Option<(u8, u64)> = None;
@@ -149,56 +174,100 @@ pub(super) fn verify_words(
     // In block order: the error reported is the one of the chunk's smallest wrong word.
     let order = Order::Sequence { window: 8 * threads.max(1) };
     let class_words = 1usize << (WDL_BLOCK_BITS - 6);
-
-    // Black's codes, a black chunk at a time: derived from white's stored codes of the
-    // chunk, checked against the stored classes, kept for the white chunks.
-    let mut wtm = Window::new(&black)?;
-    for key in black.scheme.keys() {
-        let blocks = black.blocks(&layout, key);
-        fill_stored(&mut wtm, table, None, &blocks, threads)?;
-        let check = |i: usize, _| {
-            let b = &blocks[i];
-            let mut planes = Vec::new();
-            table.block_into(Part::BtmWdl, b.slot_word / class_words, &mut planes)?;
-            let first = WDL_WORD_BYTES * (b.slot_word % class_words);
-            check_btm_block(&ctx, key, b, &wtm, &planes[first..first + WDL_WORD_BYTES * b.words])
-        };
-        pipeline::run(blocks.len(), threads, order, Ok, check, |i, (batch, codes): (BtmBatch, Vec<u8>)| {
-            store.write(64 * blocks[i].slot_word as u64, &codes)?;
-            btm_rep.add(&batch.rep);
-            for (a, x) in by_distance.iter_mut().zip(&batch.by_distance) {
-                *a += x;
-            }
-            if let Some((d, s)) = batch.longest {
-                if longest.is_none_or(|(ld, ls)| d > ld || (d == ld && s < ls)) {
-                    longest = Some((d, s));
+    let levels = layout.levels();
+    let mut level_longest = vec![None; levels.len()];
+    let mut pushed = SliceClasses::new();
+    let slice_numbers: Vec<Option<u32>> = match &layout.slices {
+        Some(slices) => (0..slices.len() as u32).map(Some).collect(),
+        None => vec![None],
+    };
+    for number in slice_numbers {
+        let slice = match (number, &layout.slices, &targets) {
+            (Some(s), Some(slices), Some(targets)) => {
+                // The classes of the slices this one's pushes reach (only those held).
+                let reached = push_targets(slices, s);
+                pushed.retain(|k, _| reached.contains(k));
+                for (t, stm) in reached {
+                    if let std::collections::hash_map::Entry::Vacant(e) = pushed.entry((t, stm)) {
+                        let first = ((t as u64) << layout.total_bits) as usize / 64;
+                        let words = first..first + slice_slots(&layout) as usize / 64;
+                        e.insert(load_classes(table, stm, words, threads)?);
+                    }
                 }
+                let pawns = slices.pawns(s);
+                Some((s, pawns, pawns.orientation() == Ordering::Equal, targets))
             }
-            done += codes.len() as u64;
-            progress(done, 2 * n);
-            Ok(())
-        })?;
-    }
-    drop(wtm);
+            _ => None,
+        };
+        let slice = slice.map(|(number, pawns, symmetric, targets)| Slice {
+            number,
+            pawns,
+            symmetric,
+            targets,
+            pushed: &pushed,
+        });
+        let ctx = Run::new(run, &layout, subs.clone(), slice);
+        let base = ctx.base();
+        let (mut slice_wtm, mut slice_btm) = (SideReport::default(), SideReport::default());
 
-    // White's codes, a white chunk at a time: derived from black's kept codes of the
-    // chunk, compared with the stored ones.
-    let (mut btm, mut wtm) = (Window::new(&white)?, Window::new(&white)?);
-    for key in white.scheme.keys() {
-        let blocks = white.blocks(&layout, key);
-        fill_stored(&mut wtm, table, Some(&layout), &blocks, threads)?;
-        for b in &blocks {
-            store.read(64 * b.slot_word as u64, &mut btm.codes[64 * b.local_word..][..64 * b.words])?;
+        // Black's codes, a black chunk at a time: derived from white's stored codes of the
+        // chunk, checked against the stored classes, kept for the white chunks.
+        let mut wtm = Window::new(&black)?;
+        for key in black.scheme.keys() {
+            let blocks = black.blocks(&layout, key, number);
+            fill_stored(&mut wtm, table, None, &blocks, threads)?;
+            let check = |i: usize, _| {
+                let b = &blocks[i];
+                let mut planes = Vec::new();
+                table.block_into(Part::BtmWdl, b.slot_word / class_words, &mut planes)?;
+                let first = WDL_WORD_BYTES * (b.slot_word % class_words);
+                check_btm_block(&ctx, key, b, &wtm, &planes[first..first + WDL_WORD_BYTES * b.words])
+            };
+            pipeline::run(blocks.len(), threads, order, Ok, check, |i, (batch, codes): (BtmBatch, Vec<u8>)| {
+                store.write(64 * blocks[i].slot_word as u64 - base, &codes)?;
+                slice_btm.add(&batch.rep);
+                for (a, x) in by_distance.iter_mut().zip(&batch.by_distance) {
+                    *a += x;
+                }
+                if let Some((d, s)) = batch.longest {
+                    if longest.is_none_or(|(ld, ls)| d > ld || (d == ld && s < ls)) {
+                        longest = Some((d, s));
+                    }
+                }
+                done += codes.len() as u64;
+                progress(done, 2 * n);
+                Ok(())
+            })?;
         }
-        let check = |i: usize, _| check_wtm_block(&ctx, key, &blocks[i], &btm, &wtm);
-        pipeline::run(blocks.len(), threads, order, Ok, check, |i, (w, b): (SideReport, SideReport)| {
-            wtm_rep.add(&w);
-            btm_rep.derived += b.derived;
-            btm_rep.by_symmetry += b.by_symmetry;
-            done += 64 * blocks[i].words as u64;
-            progress(done, 2 * n);
-            Ok(())
-        })?;
+        drop(wtm);
+
+        // White's codes, a white chunk at a time: derived from black's kept codes of the
+        // chunk, compared with the stored ones.
+        let (mut btm, mut wtm) = (Window::new(&white)?, Window::new(&white)?);
+        for key in white.scheme.keys() {
+            let blocks = white.blocks(&layout, key, number);
+            fill_stored(&mut wtm, table, Some(&layout), &blocks, threads)?;
+            for b in &blocks {
+                store.read(64 * b.slot_word as u64 - base, &mut btm.codes[64 * b.local_word..][..64 * b.words])?;
+            }
+            let check = |i: usize, _| check_wtm_block(&ctx, key, &blocks[i], &btm, &wtm);
+            pipeline::run(blocks.len(), threads, order, Ok, check, |i, (w, b): (SideReport, SideReport)| {
+                slice_wtm.add(&w);
+                slice_btm.derived += b.derived;
+                slice_btm.by_symmetry += b.by_symmetry;
+                done += 64 * blocks[i].words as u64;
+                progress(done, 2 * n);
+                Ok(())
+            })?;
+        }
+        let level = levels.iter().position(|l| (l.first_slot..l.first_slot + l.n_slots).contains(&base));
+        let level = &mut level_longest[level.expect("a slice lies in a level")];
+        *level = (*level).max(slice_wtm.longest).max(slice_btm.longest);
+        wtm_rep.add(&slice_wtm);
+        btm_rep.add(&slice_btm);
+    }
+    if let Some(records) = &records {
+        check_level_steps(run, &levels, records, &level_longest)?;
     }
     let mut sub_runs: Vec<Material> = loaded.into_iter().map(|(m, _, _)| m).collect();
     sub_runs.sort();

@@ -40,9 +40,10 @@ impl Chunking {
         (local >> 6) as usize
     }
 
-    /// The stored blocks of chunk `key`, in local order (none for a chunk of holes).
-    pub(super) fn blocks(&self, layout: &Layout, key: ChunkKey) -> Vec<Block> {
-        self.scheme.blocks(layout, key, None, 0)
+    /// The stored blocks of chunk `key` (with pawns, in slice `slice`), in local order (none
+    /// for a chunk of holes).
+    pub(super) fn blocks(&self, layout: &Layout, key: ChunkKey, slice: Option<u32>) -> Vec<Block> {
+        self.scheme.blocks(layout, key, slice, 0)
     }
 
     /// Positions of the largest chunk of `scheme` (what a window holds in memory).
