@@ -101,29 +101,8 @@ fn after_capture(
 /// the other side is captured on `taken`.
 #[inline]
 fn pawns_after(pawns: &Pawns, from: Option<Square>, to: Option<Square>, taken: Option<Square>) -> Pawns {
-    let mut w = [0u8; MAX_PAWNS];
-    let mut b = [0u8; MAX_PAWNS];
-    let (mut nw, mut nb) = (0, 0);
-    for (i, &s) in pawns.sq[..pawns.n].iter().enumerate() {
-        let s = if Some(s) == from {
-            match to {
-                Some(t) => t,
-                None => continue,
-            }
-        } else if Some(s) == taken {
-            continue;
-        } else {
-            s
-        };
-        if i < pawns.n_white {
-            w[nw] = s;
-            nw += 1;
-        } else {
-            b[nb] = s;
-            nb += 1;
-        }
-    }
-    Pawns::new(&w[..nw], &b[..nb])
+    let rest = taken.map_or(*pawns, |x| pawns.moved(x, None));
+    from.map_or(rest, |f| rest.moved(f, to))
 }
 
 /// Fills the illegal-wtm word and the `c` word of every configuration of a white chunk.

@@ -295,7 +295,7 @@ impl<'a> Run<'a> {
             }
         }
         if c.bp != 0 && legal & !escaped(&acc) != 0 {
-            self.black_pawn_moves(c, &att, legal, &mut acc);
+            self.pawn_moves(Color::Black, c, &att, legal, &mut acc);
         }
         let (mut mates, mut stalemates) = (0u64, 0u64);
         let codes = std::array::from_fn(|l| {
@@ -477,7 +477,7 @@ impl<'a> Run<'a> {
             }
         }
         if c.wp != 0 {
-            self.white_pawn_moves(c, &att, legal, &mut acc);
+            self.pawn_moves(Color::White, c, &att, legal, &mut acc);
         }
         std::array::from_fn(|l| {
             if illegal >> l & 1 != 0 {

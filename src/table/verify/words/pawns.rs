@@ -73,85 +73,63 @@ impl Run<'_> {
         }
     }
 
-    /// White's pawn moves of the word (legal lanes `legal`) folded into `acc`.
-    pub(super) fn white_pawn_moves(&self, c: &Config, att: &[u64; MAX_PIECES], legal: u64, acc: &mut Lanes) {
-        for &s in c.pawns.of(Color::White) {
-            let one = ahead(Color::White, s);
+    /// The pawn moves of `mover` in the word (legal lanes `legal`) folded into `acc`:
+    /// white's take the least rank, black's the greatest.
+    pub(super) fn pawn_moves(&self, mover: Color, c: &Config, att: &[u64; MAX_PIECES], legal: u64, acc: &mut Lanes) {
+        let white = mover == Color::White;
+        // Lanes where the mover's king stands attacked after its pawn's move `s -> t`.
+        let exposed = |s: Square, t: Square, taken: u64| match white {
+            true => self.black_attacks(c, att, Some((s, t)), taken),
+            false => self.white_checks(c, att, Some((s, t)), taken),
+        };
+        let push = |acc: &mut Lanes, lanes: u64, pawns: &Pawns| {
+            let (succ, perm) = self.pushed(mover.other(), c, pawns);
+            match white {
+                true => fold_min(acc, lanes, &succ, perm, wtm_rank_capture),
+                false => fold_max(acc, lanes, &succ, perm, btm_rank_capture),
+            }
+        };
+        let prey = if white { c.black | c.bp } else { c.white | c.wp };
+        for &s in c.pawns.of(mover) {
+            let one = ahead(mover, s);
             if c.occ & 1 << one == 0 {
-                let lanes = legal & !(1 << one) & !self.black_attacks(c, att, Some((s, one)), 0);
-                if lanes != 0 && on_last_rank(Color::White, one) {
-                    self.fold_promotions(Color::White, c, lanes, s, one, acc);
+                let lanes = legal & !(1 << one) & !exposed(s, one, 0);
+                if lanes != 0 && on_last_rank(mover, one) {
+                    self.fold_promotions(mover, c, lanes, s, one, acc);
                 } else if lanes != 0 {
-                    let (succ, perm) = self.pushed(Color::Black, c, &c.pawns.moved(s, Some(one)));
-                    fold_min(acc, lanes, &succ, perm, wtm_rank_capture);
+                    push(acc, lanes, &c.pawns.moved(s, Some(one)));
                 }
-                let two = ahead(Color::White, one);
-                if on_start_rank(Color::White, s) && c.occ & 1 << two == 0 {
-                    let lanes = legal & !(1 << one | 1 << two) & !self.black_attacks(c, att, Some((s, two)), 0);
+                let two = ahead(mover, one);
+                if on_start_rank(mover, s) && c.occ & 1 << two == 0 {
+                    let lanes = legal & !(1 << one | 1 << two) & !exposed(s, two, 0);
                     let pawns = c.pawns.moved(s, Some(two));
-                    if lanes != 0 && c.pawns.of(Color::Black).iter().any(|&p| beside(p, two)) {
-                        self.white_double_step_with_replies(c, lanes, two, &pawns, acc);
+                    if lanes != 0 && c.pawns.of(mover.other()).iter().any(|&p| beside(p, two)) {
+                        match white {
+                            true => self.white_double_step_with_replies(c, lanes, two, &pawns, acc),
+                            false => self.black_double_step_with_replies(c, lanes, two, &pawns, acc),
+                        }
                     } else if lanes != 0 {
-                        let (succ, perm) = self.pushed(Color::Black, c, &pawns);
-                        fold_min(acc, lanes, &succ, perm, wtm_rank_capture);
+                        push(acc, lanes, &pawns);
                     }
                 }
             }
-            let mut prey = pawn_attacks(Color::White, s) & (c.black | c.bp);
-            while prey != 0 {
-                let t = prey.trailing_zeros() as Square;
-                prey &= prey - 1;
-                let lanes = legal & !self.black_attacks(c, att, Some((s, t)), 1 << t);
+            let mut targets = pawn_attacks(mover, s) & prey;
+            while targets != 0 {
+                let t = targets.trailing_zeros() as Square;
+                targets &= targets - 1;
+                let lanes = legal & !exposed(s, t, 1 << t);
                 if lanes == 0 {
                     continue;
                 }
-                if on_last_rank(Color::White, t) {
-                    self.fold_promotions(Color::White, c, lanes, s, t, acc);
-                } else {
-                    let (target, pawns) = self.taken_by(c, Color::White, t).expect("a man taken");
-                    self.fold_conversion_wtm(acc, lanes, target, c.bk, &c.sq, &pawns.moved(s, Some(t)));
-                }
-            }
-        }
-    }
-
-    /// Black's pawn moves of the word (legal lanes `legal`) folded into `acc`.
-    pub(super) fn black_pawn_moves(&self, c: &Config, att: &[u64; MAX_PIECES], legal: u64, acc: &mut Lanes) {
-        for &s in c.pawns.of(Color::Black) {
-            let one = ahead(Color::Black, s);
-            if c.occ & 1 << one == 0 {
-                let lanes = legal & !(1 << one) & !self.white_checks(c, att, Some((s, one)), 0);
-                if lanes != 0 && on_last_rank(Color::Black, one) {
-                    self.fold_promotions(Color::Black, c, lanes, s, one, acc);
-                } else if lanes != 0 {
-                    let (succ, perm) = self.pushed(Color::White, c, &c.pawns.moved(s, Some(one)));
-                    fold_max(acc, lanes, &succ, perm, btm_rank_capture);
-                }
-                let two = ahead(Color::Black, one);
-                if on_start_rank(Color::Black, s) && c.occ & 1 << two == 0 {
-                    let lanes = legal & !(1 << one | 1 << two) & !self.white_checks(c, att, Some((s, two)), 0);
-                    let pawns = c.pawns.moved(s, Some(two));
-                    if lanes != 0 && c.pawns.of(Color::White).iter().any(|&p| beside(p, two)) {
-                        self.black_double_step_with_replies(c, lanes, two, &pawns, acc);
-                    } else if lanes != 0 {
-                        let (succ, perm) = self.pushed(Color::White, c, &pawns);
-                        fold_max(acc, lanes, &succ, perm, btm_rank_capture);
-                    }
-                }
-            }
-            let mut prey = pawn_attacks(Color::Black, s) & (c.white | c.wp);
-            while prey != 0 {
-                let t = prey.trailing_zeros() as Square;
-                prey &= prey - 1;
-                let lanes = legal & !self.white_checks(c, att, Some((s, t)), 1 << t);
-                if lanes == 0 {
+                if on_last_rank(mover, t) {
+                    self.fold_promotions(mover, c, lanes, s, t, acc);
                     continue;
                 }
-                if on_last_rank(Color::Black, t) {
-                    self.fold_promotions(Color::Black, c, lanes, s, t, acc);
-                } else {
-                    let (target, pawns) = self.taken_by(c, Color::Black, t).expect("a man taken");
-                    self.fold_conversion_btm(acc, lanes, target, c.bk, &c.sq, &pawns.moved(s, Some(t)));
+                let (target, pawns) = self.taken_by(c, mover, t).expect("a man taken");
+                let pawns = pawns.moved(s, Some(t));
+                match white {
+                    true => self.fold_conversion_wtm(acc, lanes, target, c.bk, &c.sq, &pawns),
+                    false => self.fold_conversion_btm(acc, lanes, target, c.bk, &c.sq, &pawns),
                 }
             }
         }
