@@ -198,11 +198,22 @@ impl Position {
         let mut pos = Position { board, occ: occupancy(&board), turn, ep: None, halfmove };
         pos.check()?;
         if let Some(&e) = fields.get(3).filter(|&&e| e != "-") {
-            let ep = parse_square(e).filter(|&sq| pos.ep_square_possible(sq));
-            let ep = ep.ok_or_else(|| FenError::EnPassant(e.to_string()))?;
-            pos.ep = pos.ep_capture_legal(ep).then_some(ep);
+            let ep = parse_square(e).ok_or_else(|| FenError::EnPassant(e.to_string()))?;
+            pos = pos.with_en_passant(ep).map_err(|_| FenError::EnPassant(e.to_string()))?;
         }
         Ok(pos)
+    }
+
+    /// The position with an en passant square (a FEN's fourth field), for positions built
+    /// from their men ([`Position::from_men`]): refused unless possible (see
+    /// [`FenError::EnPassant`]), kept only when an en passant capture is legal.
+    pub fn with_en_passant(mut self, ep: Square) -> Result<Position, FenError> {
+        if ep >= 64 || !self.ep_square_possible(ep) {
+            let name = if ep < 64 { square_name(ep) } else { format!("square {ep}") };
+            return Err(FenError::EnPassant(name));
+        }
+        self.ep = self.ep_capture_legal(ep).then_some(ep);
+        Ok(self)
     }
 
     fn check(&self) -> Result<(), FenError> {
@@ -533,6 +544,17 @@ mod tests {
         assert_eq!(Position::from_fen("k7/8/8/8/8/8/8/Q1K5 w"), Err(FenError::OppositeCheck));
         assert!(matches!(Position::from_fen("8/8/8/8/8/2k5/8/KQ7 w"), Err(FenError::Board(_))));
         assert!(matches!(Position::from_fen("8/8/8/8/8/2k5/8/KQ5 w"), Err(FenError::Board(_))));
+    }
+
+    #[test]
+    fn en_passant_of_men_is_checked_like_a_fen() {
+        let fen = "4k3/8/8/3pP3/8/8/8/4K3 w - d6 0 1";
+        let men: Vec<(Square, Piece)> = Position::from_fen(fen).unwrap().pieces().collect();
+        let pos = Position::from_men(&men, Color::White).unwrap();
+        assert_eq!(pos.clone().with_en_passant(43), Position::from_fen(fen));
+        assert_eq!(pos.clone().with_en_passant(43).unwrap().ep, Some(43));
+        assert_eq!(pos.clone().with_en_passant(44), Err(FenError::EnPassant("e6".into())));
+        assert_eq!(pos.with_en_passant(64), Err(FenError::EnPassant("square 64".into())));
     }
 
     #[test]
