@@ -124,3 +124,34 @@ pub fn guarded<T>(failed: T, body: impl FnOnce() -> Result<T, Failure>) -> T {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::ffi::CStr;
+
+    fn last() -> (TbsError, String) {
+        // SAFETY: `last_message` gives a NUL-terminated string owned by this thread.
+        (last_kind(), unsafe { CStr::from_ptr(last_message()) }.to_str().unwrap().to_string())
+    }
+
+    #[test]
+    fn a_panic_becomes_the_failure_value_and_an_internal_error() {
+        assert_eq!(last(), (TbsError::None, String::new()));
+        assert_eq!(guarded(-1, || -> Result<i32, Failure> { panic!("boom {}", 7) }), -1);
+        let (kind, message) = last();
+        assert_eq!(kind, TbsError::Internal);
+        assert!(message.contains("panicked: boom 7"), "{message}");
+        // A success leaves the last error as it was.
+        assert_eq!(guarded(-1, || Ok(5)), 5);
+        assert_eq!(last().0, TbsError::Internal);
+    }
+
+    #[test]
+    fn errors_keep_their_kind_and_a_message_cut_at_a_nul() {
+        assert_eq!(guarded(0u8, || Err(Failure::new(TbsError::MissingTable, "KQvK.tbs\0 and more"))), 0);
+        assert_eq!(last(), (TbsError::MissingTable, "KQvK.tbs".to_string()));
+        let fen = tbstream_root::Position::from_fen("8/8/8/8/8/8/8/8 w").unwrap_err();
+        assert_eq!(Failure::from(fen).kind, TbsError::BadPosition);
+    }
+}

@@ -13,7 +13,8 @@ mod board;
 mod error;
 
 use board::Bitboards;
-use error::{guarded, Failure, TbsError};
+pub use error::TbsError;
+use error::{guarded, Failure};
 use std::collections::BTreeSet;
 use std::ffi::{c_char, CStr};
 use std::path::Path;
