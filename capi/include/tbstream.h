@@ -137,18 +137,30 @@ extern "C" {
 // Opens the tables of the folder `dir` with a cache of at most `cache_bytes` bytes of
 // decoded blocks. Returns a new handle, or NULL (see `tbs_last_error`) when `dir` is NULL,
 // not a folder, or holds no table. Each call opens a new, independent handle.
+//
+// # Safety
+// `dir` is NULL or a NUL-terminated string.
 struct tbs_tablebase *tbs_init(const char *dir, uint64_t cache_bytes);
 
 // Closes a handle of `tbs_init` and frees its memory. NULL is accepted (nothing to do,
 // `TBS_ERROR_NONE`); a handle already freed, or never returned by `tbs_init`, is left
 // alone (`TBS_ERROR_INVALID_ARGUMENT`). No other thread may be using the handle.
+//
+// # Safety
+// `tb` is NULL or a pointer `tbs_init` returned, and no other thread is using it.
 tbs_error tbs_free(struct tbs_tablebase *tb);
 
 // The most men of a table in the handle's folder (0 for NULL): positions with more men
 // cannot be probed.
+//
+// # Safety
+// `tb` is NULL or a handle of `tbs_init` not yet freed (any thread may use it).
 uint32_t tbs_largest(const struct tbs_tablebase *tb);
 
 // Bytes of decoded blocks the handle's cache holds now (at most its `cache_bytes`).
+//
+// # Safety
+// `tb` is NULL or a handle of `tbs_init` not yet freed (any thread may use it).
 uint64_t tbs_cached_bytes(const struct tbs_tablebase *tb);
 
 // The WDL probe of a search: the result of the position given by bitboards (bit `s` is
@@ -157,6 +169,9 @@ uint64_t tbs_cached_bytes(const struct tbs_tablebase *tb);
 // (must be 0). `TBS_RESULT_FAILED` for a malformed or illegal position or a missing or
 // damaged table (see `tbs_last_error`). Allocates nothing once the tables it reads are
 // open and their blocks cached (with `rule50` 0 and no en passant).
+//
+// # Safety
+// `tb` is NULL or a handle of `tbs_init` not yet freed (any thread may use it).
 tbs_result tbs_probe_wdl(const struct tbs_tablebase *tb,
                          uint64_t white,
                          uint64_t black,
@@ -175,6 +190,9 @@ tbs_result tbs_probe_wdl(const struct tbs_tablebase *tb,
 // pawn move) of the position given as for `tbs_probe_wdl`, positive when the side to move
 // wins under the 50-move rule (given `rule50`), negative when it loses, 0 for a draw and
 // for a checkmated side (as `tbstream probe`'s DTZ). `TBS_DTZ_FAILED` on failure.
+//
+// # Safety
+// `tb` is NULL or a handle of `tbs_init` not yet freed (any thread may use it).
 int32_t tbs_probe_dtz(const struct tbs_tablebase *tb,
                       uint64_t white,
                       uint64_t black,
@@ -197,6 +215,10 @@ int32_t tbs_probe_dtz(const struct tbs_tablebase *tb,
 // or a move that keeps the draw. Without a legal move, returns 0 and `best` gets
 // `from == to == 0` with the position's own result (`LOSS` when checkmated, `DRAW` when
 // stalemated) and `dtz` 0.
+//
+// # Safety
+// `tb` is NULL or a handle of `tbs_init` not yet freed (any thread may use it).
+// `best` is NULL or points to one `tbs_move`; `moves` points to `capacity` of them.
 int32_t tbs_probe_root(const struct tbs_tablebase *tb,
                        uint64_t white,
                        uint64_t black,
@@ -221,6 +243,11 @@ int32_t tbs_probe_root(const struct tbs_tablebase *tb,
 // into `best_move`, a buffer of `best_move_len` bytes (`TBS_MOVE_TEXT_LEN` is enough).
 // `TBS_RESULT_FAILED` on failure, including castling rights in the FEN and a buffer too
 // small; nothing is written then.
+//
+// # Safety
+// `tb` is NULL or a handle of `tbs_init` not yet freed (any thread may use it).
+// `fen` is NULL or a NUL-terminated string; `wdl` and `dtz` are NULL or point to an
+// `int32_t`; `best_move` is NULL or points to `best_move_len` bytes.
 tbs_result tbs_probe_fen(const struct tbs_tablebase *tb,
                          const char *fen,
                          int32_t *wdl,

@@ -7,8 +7,6 @@
 //! C. A handle wraps one [`tbstream_root::Tablebase`], which is `Sync` (lock-free probes through
 //! a block cache bounded in bytes), so one handle serves every thread.
 
-#![allow(clippy::missing_safety_doc)] // The safety contract of each function is in the header's comments.
-
 mod board;
 mod error;
 
@@ -119,31 +117,45 @@ fn live() -> std::sync::MutexGuard<'static, BTreeSet<usize>> {
 }
 
 /// The handle behind `tb`, or a failure for NULL.
-fn handle<'a>(tb: *const TbsTablebase) -> Result<&'a TbsTablebase, Failure> {
-    // SAFETY: the caller passes NULL or a handle of `tbs_init` not yet freed (the header).
+///
+/// # Safety
+/// `tb` is NULL or a handle of `tbs_init` not yet freed.
+unsafe fn handle<'a>(tb: *const TbsTablebase) -> Result<&'a TbsTablebase, Failure> {
+    // SAFETY: the caller's promise.
     unsafe { tb.as_ref() }.ok_or_else(|| Failure::argument("the tablebase handle is NULL"))
 }
 
 /// A C string, or a failure for NULL.
-fn c_str<'a>(s: *const c_char, what: &str) -> Result<&'a CStr, Failure> {
+///
+/// # Safety
+/// `s` is NULL or a NUL-terminated string.
+unsafe fn c_str<'a>(s: *const c_char, what: &str) -> Result<&'a CStr, Failure> {
     if s.is_null() {
         return Err(Failure::argument(format!("{what} is NULL")));
     }
-    // SAFETY: the caller passes a NUL-terminated string (the header).
+    // SAFETY: the caller's promise.
     Ok(unsafe { CStr::from_ptr(s) })
 }
 
 /// The text of a C string, or a failure for NULL or non-UTF-8 text.
-fn text<'a>(s: *const c_char, what: &str) -> Result<&'a str, Failure> {
-    c_str(s, what)?.to_str().map_err(|_| Failure::argument(format!("{what} is not UTF-8")))
+///
+/// # Safety
+/// As [`c_str`].
+unsafe fn text<'a>(s: *const c_char, what: &str) -> Result<&'a str, Failure> {
+    unsafe { c_str(s, what) }?.to_str().map_err(|_| Failure::argument(format!("{what} is not UTF-8")))
 }
 
 /// A path from a C string: any bytes on Unix, UTF-8 elsewhere.
-fn path<'a>(s: *const c_char, what: &str) -> Result<&'a Path, Failure> {
+///
+/// # Safety
+/// As [`c_str`].
+unsafe fn path<'a>(s: *const c_char, what: &str) -> Result<&'a Path, Failure> {
     #[cfg(unix)]
-    return Ok(Path::new(<std::ffi::OsStr as std::os::unix::ffi::OsStrExt>::from_bytes(c_str(s, what)?.to_bytes())));
+    return Ok(Path::new(<std::ffi::OsStr as std::os::unix::ffi::OsStrExt>::from_bytes(
+        unsafe { c_str(s, what) }?.to_bytes(),
+    )));
     #[cfg(not(unix))]
-    return Ok(Path::new(text(s, what)?));
+    return Ok(Path::new(unsafe { text(s, what) }?));
 }
 
 /// The most men of a `.tbs` table in `dir` (0 for none).
@@ -164,10 +176,13 @@ fn largest_table(dir: &Path) -> Result<u32, Failure> {
 /// Opens the tables of the folder `dir` with a cache of at most `cache_bytes` bytes of
 /// decoded blocks. Returns a new handle, or NULL (see `tbs_last_error`) when `dir` is NULL,
 /// not a folder, or holds no table. Each call opens a new, independent handle.
+///
+/// # Safety
+/// `dir` is NULL or a NUL-terminated string.
 #[no_mangle]
-pub extern "C" fn tbs_init(dir: *const c_char, cache_bytes: u64) -> *mut TbsTablebase {
+pub unsafe extern "C" fn tbs_init(dir: *const c_char, cache_bytes: u64) -> *mut TbsTablebase {
     guarded(std::ptr::null_mut(), || {
-        let dir = path(dir, "the folder")?;
+        let dir = unsafe { path(dir, "the folder") }?;
         let tb = Tablebase::with_cache(dir, cache_bytes)?;
         let largest = largest_table(dir)?;
         if largest == 0 {
@@ -182,8 +197,11 @@ pub extern "C" fn tbs_init(dir: *const c_char, cache_bytes: u64) -> *mut TbsTabl
 /// Closes a handle of `tbs_init` and frees its memory. NULL is accepted (nothing to do,
 /// `TBS_ERROR_NONE`); a handle already freed, or never returned by `tbs_init`, is left
 /// alone (`TBS_ERROR_INVALID_ARGUMENT`). No other thread may be using the handle.
+///
+/// # Safety
+/// `tb` is NULL or a pointer `tbs_init` returned, and no other thread is using it.
 #[no_mangle]
-pub extern "C" fn tbs_free(tb: *mut TbsTablebase) -> TbsError {
+pub unsafe extern "C" fn tbs_free(tb: *mut TbsTablebase) -> TbsError {
     guarded(TbsError::InvalidArgument, || {
         if tb.is_null() {
             return Ok(TbsError::None);
@@ -199,15 +217,21 @@ pub extern "C" fn tbs_free(tb: *mut TbsTablebase) -> TbsError {
 
 /// The most men of a table in the handle's folder (0 for NULL): positions with more men
 /// cannot be probed.
+///
+/// # Safety
+/// `tb` is NULL or a handle of `tbs_init` not yet freed (any thread may use it).
 #[no_mangle]
-pub extern "C" fn tbs_largest(tb: *const TbsTablebase) -> u32 {
-    guarded(0, || Ok(handle(tb)?.largest))
+pub unsafe extern "C" fn tbs_largest(tb: *const TbsTablebase) -> u32 {
+    guarded(0, || Ok(unsafe { handle(tb) }?.largest))
 }
 
 /// Bytes of decoded blocks the handle's cache holds now (at most its `cache_bytes`).
+///
+/// # Safety
+/// `tb` is NULL or a handle of `tbs_init` not yet freed (any thread may use it).
 #[no_mangle]
-pub extern "C" fn tbs_cached_bytes(tb: *const TbsTablebase) -> u64 {
-    guarded(0, || Ok(handle(tb)?.tb.cached_bytes()))
+pub unsafe extern "C" fn tbs_cached_bytes(tb: *const TbsTablebase) -> u64 {
+    guarded(0, || Ok(unsafe { handle(tb) }?.tb.cached_bytes()))
 }
 
 /// The five-valued result of a position for the side to move given its half-move clock:
@@ -247,9 +271,12 @@ fn result_of(tb: &Tablebase, pos: &Position) -> Result<TbsResult, Failure> {
 /// (must be 0). `TBS_RESULT_FAILED` for a malformed or illegal position or a missing or
 /// damaged table (see `tbs_last_error`). Allocates nothing once the tables it reads are
 /// open and their blocks cached (with `rule50` 0 and no en passant).
+///
+/// # Safety
+/// `tb` is NULL or a handle of `tbs_init` not yet freed (any thread may use it).
 #[no_mangle]
 #[allow(clippy::too_many_arguments)] // Fathom's signature, which engines already call.
-pub extern "C" fn tbs_probe_wdl(
+pub unsafe extern "C" fn tbs_probe_wdl(
     tb: *const TbsTablebase,
     white: u64,
     black: u64,
@@ -265,7 +292,7 @@ pub extern "C" fn tbs_probe_wdl(
     turn: u32,
 ) -> TbsResult {
     guarded(TbsResult::Failed, || {
-        let tb = &handle(tb)?.tb;
+        let tb = &unsafe { handle(tb) }?.tb;
         let b = Bitboards { white, black, kings, queens, rooks, bishops, knights, pawns };
         result_of(tb, &b.position(rule50, castling, ep, turn)?)
     })
@@ -275,9 +302,12 @@ pub extern "C" fn tbs_probe_wdl(
 /// pawn move) of the position given as for `tbs_probe_wdl`, positive when the side to move
 /// wins under the 50-move rule (given `rule50`), negative when it loses, 0 for a draw and
 /// for a checkmated side (as `tbstream probe`'s DTZ). `TBS_DTZ_FAILED` on failure.
+///
+/// # Safety
+/// `tb` is NULL or a handle of `tbs_init` not yet freed (any thread may use it).
 #[no_mangle]
 #[allow(clippy::too_many_arguments)]
-pub extern "C" fn tbs_probe_dtz(
+pub unsafe extern "C" fn tbs_probe_dtz(
     tb: *const TbsTablebase,
     white: u64,
     black: u64,
@@ -293,7 +323,7 @@ pub extern "C" fn tbs_probe_dtz(
     turn: u32,
 ) -> i32 {
     guarded(TBS_DTZ_FAILED, || {
-        let tb = &handle(tb)?.tb;
+        let tb = &unsafe { handle(tb) }?.tb;
         let b = Bitboards { white, black, kings, queens, rooks, bishops, knights, pawns };
         Ok(tb.probe(&b.position(rule50, castling, ep, turn)?)?.dtz)
     })
@@ -319,9 +349,13 @@ fn root_move(mv: Move, result: TbsResult, dtz: i32) -> TbsMove {
 /// or a move that keeps the draw. Without a legal move, returns 0 and `best` gets
 /// `from == to == 0` with the position's own result (`LOSS` when checkmated, `DRAW` when
 /// stalemated) and `dtz` 0.
+///
+/// # Safety
+/// `tb` is NULL or a handle of `tbs_init` not yet freed (any thread may use it).
+/// `best` is NULL or points to one `tbs_move`; `moves` points to `capacity` of them.
 #[no_mangle]
 #[allow(clippy::too_many_arguments)]
-pub extern "C" fn tbs_probe_root(
+pub unsafe extern "C" fn tbs_probe_root(
     tb: *const TbsTablebase,
     white: u64,
     black: u64,
@@ -340,7 +374,7 @@ pub extern "C" fn tbs_probe_root(
     capacity: usize,
 ) -> i32 {
     guarded(-1, || {
-        let tb = &handle(tb)?.tb;
+        let tb = &unsafe { handle(tb) }?.tb;
         if moves.is_null() && capacity > 0 {
             return Err(Failure::argument("moves is NULL but capacity is not 0"));
         }
@@ -386,8 +420,13 @@ pub extern "C" fn tbs_probe_root(
 /// into `best_move`, a buffer of `best_move_len` bytes (`TBS_MOVE_TEXT_LEN` is enough).
 /// `TBS_RESULT_FAILED` on failure, including castling rights in the FEN and a buffer too
 /// small; nothing is written then.
+///
+/// # Safety
+/// `tb` is NULL or a handle of `tbs_init` not yet freed (any thread may use it).
+/// `fen` is NULL or a NUL-terminated string; `wdl` and `dtz` are NULL or point to an
+/// `int32_t`; `best_move` is NULL or points to `best_move_len` bytes.
 #[no_mangle]
-pub extern "C" fn tbs_probe_fen(
+pub unsafe extern "C" fn tbs_probe_fen(
     tb: *const TbsTablebase,
     fen: *const c_char,
     wdl: *mut i32,
@@ -396,8 +435,8 @@ pub extern "C" fn tbs_probe_fen(
     best_move_len: usize,
 ) -> TbsResult {
     guarded(TbsResult::Failed, || {
-        let tb = &handle(tb)?.tb;
-        let pos = Position::from_fen(text(fen, "the FEN")?)?;
+        let tb = &unsafe { handle(tb) }?.tb;
+        let pos = Position::from_fen(unsafe { text(fen, "the FEN") }?)?;
         // The calls of `tbstream probe`, in its order, so that the same table fails first.
         let probe = tb.probe(&pos)?;
         let best = tb.best_move(&pos)?.map(|(m, _)| m.to_string()).unwrap_or_default();
