@@ -6,8 +6,8 @@
 //! agree with one; missing, damaged and truncated tables and bad positions must give the
 //! failure values, not a crash.
 //!
-//! The tables (KQvK, KRvK, KPvK, KQvKR, KPvKP, KRvKP and their sub-endgames) are built once
-//! per run of this binary, in a temporary folder removed at exit.
+//! The tables ([`SIGNATURES`] and their sub-endgames) are built once per run of this
+//! binary, in a temporary folder removed at exit.
 
 #[path = "../../tests/it/cleanup.rs"]
 mod cleanup;
@@ -22,8 +22,9 @@ use tbstream_root::{
 };
 use tempfile::TempDir;
 
-/// The tables the C program probes: pawnless and with pawns, 3 and 4 men.
-const SIGNATURES: [&str; 6] = ["KQvK", "KRvK", "KPvK", "KQvKR", "KPvKP", "KRvKP"];
+/// The tables the C program probes: pawnless and with pawns, 3 to 5 men; KBNvKN (15 s on
+/// 2 cores) for its cursed wins and blessed losses, which no smaller table has.
+const SIGNATURES: [&str; 7] = ["KQvK", "KRvK", "KPvK", "KQvKR", "KPvKP", "KRvKP", "KBNvKN"];
 
 /// A temporary folder removed when the test binary exits (statics are never dropped).
 fn shared_tempdir() -> TempDir {
@@ -236,6 +237,22 @@ fn sample_fens(n: usize, seed: u64) -> Vec<String> {
     fens
 }
 
+/// Random KBNvKN positions that are cursed wins or blessed losses (about one in a hundred
+/// is), `n` of each, found through the Rust `Tablebase`.
+fn cursed_fens(tb: &Tablebase, n: usize, seed: u64) -> Vec<String> {
+    let (mut rng, material) = (Rng(seed), Material::parse("KBNvKN").unwrap());
+    let (mut cursed, mut blessed) = (Vec::new(), Vec::new());
+    while cursed.len() < n || blessed.len() < n {
+        let pos = random_position(&mut rng, &material);
+        match tb.category(&pos).unwrap() {
+            Some(Category::CursedWin) if cursed.len() < n => cursed.push(pos.fen()),
+            Some(Category::BlessedLoss) if blessed.len() < n => blessed.push(pos.fen()),
+            _ => {}
+        }
+    }
+    cursed.into_iter().chain(blessed).collect()
+}
+
 /// The five-valued result the C library gives a position with its clock: a win or loss
 /// within the 50-move rule as the clock stands, else what it is without the rule.
 fn result_with_clock(tb: &Tablebase, pos: &Position) -> &'static str {
@@ -302,15 +319,17 @@ fn fields(line: &str) -> Vec<&str> {
 // Tests
 // =======================================================================================
 
-/// Thousands of positions of six tables, through every probe of the library, answer as
-/// the Rust `Tablebase` does; the results cover every kind (wins, losses, draws, mates,
-/// en passant, clocks), and at a clock of 0 the bitboard probe's result is the category.
+/// Thousands of positions of seven tables, through every probe of the library, answer as
+/// the Rust `Tablebase` does; the results cover every kind (the five categories, mates,
+/// en passant, clocks, promotions), and at a clock of 0 the bitboard probe's result is the
+/// category.
 #[test]
 fn c_answers_equal_the_rust_tablebase() {
-    let fens = sample_fens(600, 1);
-    let (lines, largest) = answers(tables(), &fens);
-    assert_eq!(largest, "largest 4");
     let tb = Tablebase::open(tables()).unwrap();
+    let mut fens = sample_fens(600, 1);
+    fens.extend(cursed_fens(&tb, 20, 1));
+    let (lines, largest) = answers(tables(), &fens);
+    assert_eq!(largest, "largest 5");
     let mut seen = std::collections::BTreeMap::<String, usize>::new();
     for (fen, line) in fens.iter().zip(&lines) {
         assert_eq!(line, &expected_line(&tb, fen), "{fen}");
@@ -341,7 +360,17 @@ fn c_answers_equal_the_rust_tablebase() {
     }
     println!("{seen:?}");
     assert!(fens.len() > 3000, "{}", fens.len());
-    for kind in ["category win", "category loss", "category draw", "clock", "en passant", "no move", "promotion"] {
+    for kind in [
+        "category win",
+        "category loss",
+        "category draw",
+        "category cursed-win",
+        "category blessed-loss",
+        "clock",
+        "en passant",
+        "no move",
+        "promotion",
+    ] {
         assert!(seen.get(kind).copied().unwrap_or(0) >= 5, "too few of {kind}: {seen:?}");
     }
 }
@@ -450,7 +479,7 @@ fn damaged_and_truncated_tables_are_failures_not_crashes() {
     let mut fens = vec![fen.to_string(), "8/8/8/8/8/2k5/8/KR6 w - - 0 1".to_string()];
     fens.extend(others.iter().map(|f| f.to_string()));
     let (lines, largest) = answers(dir, &fens);
-    assert_eq!(largest, "largest 4");
+    assert_eq!(largest, "largest 5");
     let damaged =
         "fen: failed:damaged-table\tbits: failed:damaged-table failed:damaged-table\troot: failed:damaged-table";
     assert_eq!(lines[0], format!("{fen}\t{damaged}"));
