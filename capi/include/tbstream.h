@@ -167,8 +167,8 @@ uint64_t tbs_cached_bytes(const struct tbs_tablebase *tb);
 // square `s`, a1 = 0, h8 = 63) for the side to move (`turn`: `TBS_WHITE` or `TBS_BLACK`),
 // with half-move clock `rule50`, en passant square `ep` (0 for none) and `castling` rights
 // (must be 0). `TBS_RESULT_FAILED` for a malformed or illegal position or a missing or
-// damaged table (see `tbs_last_error`). Allocates nothing once the tables it reads are
-// open and their blocks cached (with `rule50` 0 and no en passant).
+// damaged table (see `tbs_last_error`). Allocates nothing and takes no lock once the
+// tables it reads are open and their blocks cached (en passant positions aside).
 //
 // # Safety
 // `tb` is NULL or a handle of `tbs_init` not yet freed (any thread may use it).
@@ -190,6 +190,7 @@ tbs_result tbs_probe_wdl(const struct tbs_tablebase *tb,
 // pawn move) of the position given as for `tbs_probe_wdl`, positive when the side to move
 // wins under the 50-move rule (given `rule50`), negative when it loses, 0 for a draw and
 // for a checkmated side (as `tbstream probe`'s DTZ). `TBS_DTZ_FAILED` on failure.
+// Allocates nothing once warm, as `tbs_probe_wdl`.
 //
 // # Safety
 // `tb` is NULL or a handle of `tbs_init` not yet freed (any thread may use it).
