@@ -2,7 +2,7 @@
 //! promotions and en passant included). It shares only the attack tables with the
 //! generator's bit-parallel passes.
 
-use super::attacks::{attacks_of, between, pawn_attacks};
+use super::attacks::{attacks_of, attacks_square, between, pawn_attacks};
 use super::material::{Material, MAX_MEN};
 use super::piece::{Color, Piece, Role};
 use super::square::{file_of, mirror_files, parse_square, rank_of, square, square_name, Square};
@@ -198,29 +198,50 @@ impl Position {
         let mut pos = Position { board, occ: occupancy(&board), turn, ep: None, halfmove };
         pos.check()?;
         if let Some(&e) = fields.get(3).filter(|&&e| e != "-") {
-            let ep = parse_square(e).filter(|&sq| pos.ep_square_possible(sq));
-            let ep = ep.ok_or_else(|| FenError::EnPassant(e.to_string()))?;
-            pos.ep = pos.ep_capture_legal(ep).then_some(ep);
+            let ep = parse_square(e).ok_or_else(|| FenError::EnPassant(e.to_string()))?;
+            pos = pos.with_en_passant(ep).map_err(|_| FenError::EnPassant(e.to_string()))?;
         }
         Ok(pos)
     }
 
+    /// The position with an en passant square (a FEN's fourth field), for positions built
+    /// from their men ([`Position::from_men`]): refused unless possible (see
+    /// [`FenError::EnPassant`]), kept only when an en passant capture is legal.
+    pub fn with_en_passant(mut self, ep: Square) -> Result<Position, FenError> {
+        if ep >= 64 || !self.ep_square_possible(ep) {
+            let name = if ep < 64 { square_name(ep) } else { format!("square {ep}") };
+            return Err(FenError::EnPassant(name));
+        }
+        self.ep = self.ep_capture_legal(ep).then_some(ep);
+        Ok(self)
+    }
+
+    /// Checks that the position is legal: one king a side, at most [`MAX_MEN`] men, no pawn
+    /// on the first or last rank, the side not to move not in check. One pass over the men
+    /// (the C library builds a position per probe).
+    #[inline]
     fn check(&self) -> Result<(), FenError> {
-        for c in [Color::White, Color::Black] {
-            let kings = self.pieces().filter(|(_, p)| p.color == c && p.role == Role::King).count();
-            if kings != 1 {
-                return Err(FenError::Kings);
+        const BACK_RANKS: u64 = 0xff00_0000_0000_00ff;
+        let (mut kings, mut king_sq, mut pawn_on_back_rank) = ([0u32; 2], [0 as Square; 2], None);
+        for (s, p) in self.pieces() {
+            if p.role == Role::King {
+                kings[p.color.index()] += 1;
+                king_sq[p.color.index()] = s;
+            } else if p.role == Role::Pawn && (1u64 << s) & BACK_RANKS != 0 && pawn_on_back_rank.is_none() {
+                pawn_on_back_rank = Some(s);
             }
         }
-        let men = self.pieces().count();
+        if kings != [1, 1] {
+            return Err(FenError::Kings);
+        }
+        let men = self.occ.count_ones() as usize;
         if men > MAX_MEN {
             return Err(FenError::Count(men));
         }
-        const BACK_RANKS: u64 = 0xff00_0000_0000_00ff;
-        if let Some((s, _)) = self.pieces().find(|(s, p)| p.role == Role::Pawn && (1u64 << s) & BACK_RANKS != 0) {
+        if let Some(s) = pawn_on_back_rank {
             return Err(FenError::PawnRank(square_name(s)));
         }
-        if self.in_check(self.turn.other()) {
+        if self.attacked(king_sq[self.turn.other().index()], self.turn) {
             return Err(FenError::OppositeCheck);
         }
         Ok(())
@@ -313,8 +334,7 @@ impl Position {
 
     /// Whether `sq` is attacked by side `by`.
     pub fn attacked(&self, sq: Square, by: Color) -> bool {
-        let occ = self.occupied();
-        self.pieces().any(|(s, p)| p.color == by && attacks_of(p, s, occ) & (1 << sq) != 0)
+        self.pieces().any(|(s, p)| p.color == by && attacks_square(p, s, sq, self.occ))
     }
 
     /// Whether side `c`'s king is attacked.
@@ -483,15 +503,17 @@ impl Position {
 
     /// Builds a position from men (for tests and tools); checks legality like a FEN. It has
     /// no en passant square.
+    #[inline]
     pub fn from_men(men: &[(Square, Piece)], turn: Color) -> Result<Position, FenError> {
-        let mut board = [None; 64];
+        let (mut board, mut occ) = ([None; 64], 0u64);
         for &(s, p) in men {
             if board[s as usize].is_some() {
                 return Err(FenError::Board(format!("two men on {}", square_name(s))));
             }
             board[s as usize] = Some(p);
+            occ |= 1 << s;
         }
-        let pos = Position { board, occ: occupancy(&board), turn, ep: None, halfmove: 0 };
+        let pos = Position { board, occ, turn, ep: None, halfmove: 0 };
         pos.check()?;
         Ok(pos)
     }
@@ -533,6 +555,17 @@ mod tests {
         assert_eq!(Position::from_fen("k7/8/8/8/8/8/8/Q1K5 w"), Err(FenError::OppositeCheck));
         assert!(matches!(Position::from_fen("8/8/8/8/8/2k5/8/KQ7 w"), Err(FenError::Board(_))));
         assert!(matches!(Position::from_fen("8/8/8/8/8/2k5/8/KQ5 w"), Err(FenError::Board(_))));
+    }
+
+    #[test]
+    fn en_passant_of_men_is_checked_like_a_fen() {
+        let fen = "4k3/8/8/3pP3/8/8/8/4K3 w - d6 0 1";
+        let men: Vec<(Square, Piece)> = Position::from_fen(fen).unwrap().pieces().collect();
+        let pos = Position::from_men(&men, Color::White).unwrap();
+        assert_eq!(pos.clone().with_en_passant(43), Position::from_fen(fen));
+        assert_eq!(pos.clone().with_en_passant(43).unwrap().ep, Some(43));
+        assert_eq!(pos.clone().with_en_passant(44), Err(FenError::EnPassant("e6".into())));
+        assert_eq!(pos.with_en_passant(64), Err(FenError::EnPassant("square 64".into())));
     }
 
     #[test]

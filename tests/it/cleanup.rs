@@ -1,5 +1,6 @@
 //! Folders removed when the test binary exits. Shared by the integration tests (`it`) and the
-//! format reader (`tests/format_doc_reader.rs`, through `#[path]`): it uses no crate code.
+//! format reader (`tests/format_doc_reader.rs`) and the C library's tests (`capi/tests/c_library.rs`),
+//! both through `#[path]`: it uses no crate code.
 
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
