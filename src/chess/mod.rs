@@ -1,5 +1,5 @@
 //! The chess vocabulary: squares and the board's symmetries, the men, attack sets, material
-//! signatures, and a plain one-position board with FEN and legal moves.
+//! signatures, and a plain one-position board with FEN, legal moves and their SAN.
 //!
 //! Owns: the rules of chess and its vocabulary. May import nothing of the crate.
 //!
@@ -9,6 +9,7 @@ pub mod attacks;
 pub mod material;
 pub mod piece;
 pub mod position;
+pub mod san;
 pub mod square;
 
 pub use material::{Material, MaterialError, MAX_MEN, MAX_PIECES};
