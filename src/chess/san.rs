@@ -83,8 +83,8 @@ mod tests {
         // A promotion with capture, and one that mates.
         assert_eq!(san("r3k3/1P6/8/8/8/8/8/4K3 w - - 0 1", "b7a8r"), "bxa8=R+");
         assert_eq!(san("2r1k3/1P6/8/8/8/8/8/4K3 w - - 0 1", "b7c8n"), "bxc8=N");
-        assert_eq!(san("7k/6P1/7K/8/8/8/8/8 w - - 0 1", "g7g8q"), "g8=Q+");
-        assert_eq!(san("6rk/6P1/6K1/8/8/8/8/8 w - - 0 1", "g7g8q"), "g8=Q");
+        assert_eq!(san("k7/6P1/8/8/8/8/8/K7 w - - 0 1", "g7g8q"), "g8=Q+");
+        assert_eq!(san("8/1P6/8/8/8/8/8/K5k1 w - - 0 1", "b7b8q"), "b8=Q");
         assert_eq!(san("2r2k2/1P3p2/5Kp1/8/8/8/8/8 w - - 0 1", "b7c8q"), "bxc8=Q#");
     }
 
@@ -107,12 +107,12 @@ mod tests {
         // Rooks on a1 and h1 reach d1: the file.
         assert_eq!(san("4k3/8/8/8/8/8/4K3/R6R w - - 0 1", "h1d1"), "Rhd1");
         // Three queens reach d4 (a1, a4, d1): a1 shares its file with a4 and its rank with
-        // d1, so its square.
-        assert_eq!(san("7k/8/8/8/Q7/8/8/Q2Q3K w - - 0 1", "a1d4"), "Qa1d4");
-        assert_eq!(san("7k/8/8/8/Q7/8/8/Q2Q3K w - - 0 1", "a4d4"), "Qa4d4");
-        assert_eq!(san("7k/8/8/8/Q7/8/8/Q2Q3K w - - 0 1", "d1d4"), "Qdd4");
-        // A pinned knight cannot go there: no disambiguation.
-        assert_eq!(san("4k3/4r3/8/8/8/8/4N3/2N1K3 w - - 0 1", "c1d3"), "Nd3");
+        // d1, so its square; a4 shares only its file, so its rank; d1 neither, so its file.
+        assert_eq!(san("8/7k/8/8/Q7/8/8/Q2Q3K w - - 0 1", "a1d4"), "Qa1d4");
+        assert_eq!(san("8/7k/8/8/Q7/8/8/Q2Q3K w - - 0 1", "a4d4"), "Q4d4");
+        assert_eq!(san("8/7k/8/8/Q7/8/8/Q2Q3K w - - 0 1", "d1d4"), "Qdd4");
+        // The knight on e5 reaches d3 too, but it is pinned: no disambiguation.
+        assert_eq!(san("4k3/4r3/8/4N3/8/8/8/2N1K3 w - - 0 1", "c1d3"), "Nd3");
         // Capturing with one of two knights.
         assert_eq!(san("4k3/8/8/3p4/8/2N1N3/8/4K3 w - - 0 1", "c3d5"), "Ncxd5");
     }
