@@ -109,8 +109,10 @@ async fn client(addr: SocketAddr, targets: Vec<String>) -> anyhow::Result<Vec<Du
         let length = length.with_context(|| format!("{target}: no Content-Length"))?;
         body.resize(length, 0);
         read.read_exact(&mut body).await?;
-        if status != "200" || !body.starts_with(b"{") || !body.windows(11).any(|w| w == b"\"category\"") {
-            bail!("{target}: status {status}: {}", String::from_utf8_lossy(&body));
+        const CATEGORY: &[u8] = b"\"category\"";
+        if status != "200" || !body.starts_with(b"{") || !body.windows(CATEGORY.len()).any(|w| w == CATEGORY) {
+            let text = String::from_utf8_lossy(&body);
+            bail!("{target}: status {status}: {}", text.chars().take(200).collect::<String>());
         }
         latencies.push(sent.elapsed());
     }

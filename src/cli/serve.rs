@@ -51,8 +51,12 @@ pub fn run(opts: ServeOptions) -> anyhow::Result<i32> {
             tbstream::show_size(opts.cache),
             opts.threads
         );
-        axum::serve(listener, app(tb)).with_graceful_shutdown(stop_requested()).await?;
-        eprintln!("stopped");
+        axum::serve(listener, app(tb.clone())).with_graceful_shutdown(stop_requested()).await?;
+        eprintln!(
+            "stopped (decoded blocks cached: {} of {})",
+            tbstream::show_size(tb.cached_bytes()),
+            tbstream::show_size(opts.cache)
+        );
         Ok(0)
     })
 }
