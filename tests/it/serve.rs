@@ -6,7 +6,7 @@
 //! after them), and its stop on SIGTERM with the requests under way answered.
 
 use crate::fixtures::{kqvk_krvk, pawn_tables};
-use crate::util::{bin, Rng};
+use crate::util::{bin, tbstream, Rng};
 use serde_json::Value;
 use std::io::{Read, Write};
 use std::net::TcpStream;
@@ -81,9 +81,14 @@ impl Server {
     }
 
     /// Sends SIGTERM and waits for the exit: its code and the whole log.
-    fn terminate(mut self) -> (Option<i32>, String) {
+    fn terminate(self) -> (Option<i32>, String) {
+        self.stop_with(libc::SIGTERM)
+    }
+
+    /// Sends `signal` and waits for the exit: its code and the whole log.
+    fn stop_with(mut self, signal: i32) -> (Option<i32>, String) {
         // SAFETY: kill(2) on our own child's pid.
-        assert_eq!(unsafe { libc::kill(self.child.id() as i32, libc::SIGTERM) }, 0);
+        assert_eq!(unsafe { libc::kill(self.child.id() as i32, signal) }, 0);
         let start = Instant::now();
         let status = loop {
             if let Some(status) = self.child.try_wait().unwrap() {
@@ -482,9 +487,31 @@ fn bad_requests_get_400_missing_tables_404_and_serving_goes_on() {
     let kvk = server.standard("8/8/8/8/8/2k5/8/K7 w - - 0 1");
     assert_eq!((kvk["category"].as_str(), kvk["dtz"].as_i64()), (Some("draw"), Some(0)));
     assert_eq!(kvk["insufficient_material"], true);
-    let log = server.log_text();
+    // Ctrl-C (SIGINT) stops it as SIGTERM does.
+    let (code, log) = server.stop_with(libc::SIGINT);
+    assert_eq!(code, Some(0), "{log}");
     assert!(log.contains("GET /standard?fen=not-a-fen 400 "), "{log}");
     assert!(log.contains("GET /nowhere 404 "), "{log}");
+}
+
+/// A folder that does not exist, an address that is none or is taken: exit 2 with a message,
+/// before serving anything.
+#[test]
+fn bad_flags_exit_2() {
+    let dir = kqvk_krvk();
+    let (code, _, err) = tbstream(&["serve", "--tables", "/nonexistent/tables", "--listen", "127.0.0.1:0"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("does not exist"), "{err}");
+    let (code, _, err) = tbstream(&["serve", "--tables", dir.to_str().unwrap(), "--listen", "somewhere"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("--listen"), "{err}");
+    let (code, _, err) = tbstream(&["serve", "--tables", dir.to_str().unwrap(), "--cache", "lots"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("--cache"), "{err}");
+    let server = Server::start(dir, &[]);
+    let (code, _, err) = tbstream(&["serve", "--tables", dir.to_str().unwrap(), "--listen", &server.addr]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains(&format!("listening on {}", server.addr)), "{err}");
 }
 
 /// SIGTERM: every request the server has read is answered, then it exits 0. The requests
