@@ -494,6 +494,28 @@ fn bad_requests_get_400_missing_tables_404_and_serving_goes_on() {
     assert!(log.contains("GET /nowhere 404 "), "{log}");
 }
 
+/// A move into material whose table the folder lacks is listed as `unknown` (as lichess
+/// lists it), the rest of the answer intact; the main line of such a position is a 404.
+#[test]
+fn a_move_into_a_missing_table_is_unknown() {
+    let dir = tempfile::tempdir().unwrap();
+    for table in ["KQvKR.tbs", "KRvKQ.tbs"] {
+        std::fs::copy(crate::fixtures::kqvkr().join(table), dir.path().join(table)).unwrap();
+    }
+    let server = Server::start(dir.path(), &[]);
+    // KQvKR, white to move: Qxb2 leads to KQvK, which is not in the folder.
+    let answer = server.standard("8/8/8/8/8/2k5/1r6/KQ6 w - - 0 1");
+    assert_eq!((answer["category"].as_str(), answer["dtz"].as_i64()), (Some("win"), Some(1)), "{answer}");
+    let moves = answer["moves"].as_array().unwrap();
+    let take = moves.iter().find(|m| m["uci"] == "b1b2").unwrap();
+    assert_eq!((take["category"].as_str(), &take["dtz"], take["san"].as_str()), (Some("unknown"), &Value::Null, Some("Qxb2+")));
+    assert!(moves.iter().filter(|m| m["uci"] != "b1b2").all(|m| m["category"] != "unknown" && m["dtz"].is_i64()), "{answer}");
+    assert!(moves.windows(2).all(|w| rank(&w[0]["category"]) <= rank(&w[1]["category"])), "{answer}");
+    let (status, json) = server.get("/standard/mainline?fen=8/8/8/8/8/2k5/1r6/KQ6_w_-_-_0_1");
+    assert_eq!(status, 404, "{json}");
+    assert!(json["error"].as_str().unwrap().contains("KQvK"), "{json}");
+}
+
 /// A folder that does not exist, an address that is none or is taken: exit 2 with a message,
 /// before serving anything.
 #[test]
