@@ -508,8 +508,14 @@ fn a_move_into_a_missing_table_is_unknown() {
     assert_eq!((answer["category"].as_str(), answer["dtz"].as_i64()), (Some("win"), Some(1)), "{answer}");
     let moves = answer["moves"].as_array().unwrap();
     let take = moves.iter().find(|m| m["uci"] == "b1b2").unwrap();
-    assert_eq!((take["category"].as_str(), &take["dtz"], take["san"].as_str()), (Some("unknown"), &Value::Null, Some("Qxb2+")));
-    assert!(moves.iter().filter(|m| m["uci"] != "b1b2").all(|m| m["category"] != "unknown" && m["dtz"].is_i64()), "{answer}");
+    assert_eq!(
+        (take["category"].as_str(), &take["dtz"], take["san"].as_str()),
+        (Some("unknown"), &Value::Null, Some("Qxb2+"))
+    );
+    assert!(
+        moves.iter().filter(|m| m["uci"] != "b1b2").all(|m| m["category"] != "unknown" && m["dtz"].is_i64()),
+        "{answer}"
+    );
     assert!(moves.windows(2).all(|w| rank(&w[0]["category"]) <= rank(&w[1]["category"])), "{answer}");
     let (status, json) = server.get("/standard/mainline?fen=8/8/8/8/8/2k5/1r6/KQ6_w_-_-_0_1");
     assert_eq!(status, 404, "{json}");
