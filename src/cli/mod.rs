@@ -5,9 +5,11 @@
 //! Owns: flags, terminal output, plots. Part of the binary, not the library: it uses only
 //! what `tbstream` (lib.rs) exports.
 
+mod lichess;
 mod plot;
 mod progress;
 mod report;
+mod serve;
 
 use anyhow::Context;
 use clap::{Args, Parser, Subcommand};
@@ -212,6 +214,22 @@ enum Command {
         /// Positions; read from stdin (one per line) when none is given.
         fens: Vec<String>,
     },
+    /// Answer probes over HTTP like the lichess tablebase server (`GET /standard?fen=...`,
+    /// `GET /standard/mainline?fen=...`) until SIGTERM or Ctrl-C.
+    Serve {
+        /// Folder of tables.
+        #[arg(long, default_value = "tables")]
+        tables: PathBuf,
+        /// Address to listen on (port 0: any free port; the address is printed on stderr).
+        #[arg(long, default_value = "127.0.0.1:9000")]
+        listen: String,
+        /// Budget of the cache of decoded table blocks, e.g. 64MiB, 1GiB.
+        #[arg(long, default_value = "512MiB")]
+        cache: String,
+        /// Requests probed at once (default: the number of cores).
+        #[arg(long)]
+        threads: Option<usize>,
+    },
 }
 
 /// The default endgame of `gen`.
@@ -249,6 +267,10 @@ pub fn run() -> i32 {
         Command::Probe { tables, json, line, cache, fens } => parse_size(&cache)
             .map_err(|e| anyhow::anyhow!("--cache: {e}"))
             .and_then(|cache| run_probe(tables, json, line, cache, fens)),
+        Command::Serve { tables, listen, cache, threads } => parse_size(&cache)
+            .map_err(|e| anyhow::anyhow!("--cache: {e}"))
+            .and_then(|cache| Ok((cache, thread_count(threads)?)))
+            .and_then(|(cache, threads)| serve::run(serve::ServeOptions { tables, listen, cache, threads })),
         Command::Compact { dir, threads, work, zstd_level } => {
             thread_count(threads).and_then(|t| run_compact(dir, work, zstd_level, t))
         }

@@ -25,6 +25,8 @@ mod pawns;
 mod probe_alloc;
 mod probe_api;
 mod reference;
+mod san;
+mod serve;
 mod sets;
 mod six_men;
 mod stats;
