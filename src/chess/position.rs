@@ -2,11 +2,13 @@
 //! promotions and en passant included). It shares only the attack tables with the
 //! generator's bit-parallel passes.
 
-use super::attacks::{attacks_of, attacks_square, between, king_attacks, knight_attacks, pawn_attacks};
+use super::attacks::{attacks_of, attacks_square, between, pawn_attacks};
 use super::material::{Material, MAX_MEN};
 use super::piece::{Color, Piece, Role};
 use super::square::{file_of, mirror_files, parse_square, rank_of, square, square_name, Square};
 use std::fmt;
+
+mod bitboards;
 
 /// The board field of a FEN from the letters on the squares (a1 first).
 pub fn board_field(cells: &[Option<char>; 64]) -> String {
@@ -516,69 +518,6 @@ impl Position {
         Ok(pos)
     }
 
-    /// Builds a position from bitboards (bit `s` is square `s`): the squares of each side,
-    /// `[white, black]`, and of each role, `[kings, queens, rooks, bishops, knights, pawns]`.
-    /// Checks legality as [`Position::from_men`] does, from the bitboards, and allocates
-    /// nothing unless it fails: the C library builds a position per probe. It has no en
-    /// passant square ([`Position::with_en_passant`]) and a clock of 0.
-    #[inline]
-    pub fn from_bitboards(sides: [u64; 2], roles: [u64; 6], turn: Color) -> Result<Position, FenError> {
-        const ROLES: [Role; 6] = [Role::King, Role::Queen, Role::Rook, Role::Bishop, Role::Knight, Role::Pawn];
-        const BACK_RANKS: u64 = 0xff00_0000_0000_00ff;
-        let occ = sides[0] | sides[1];
-        let (union, count) = roles.iter().fold((0u64, 0), |(u, n), bb| (u | bb, n + bb.count_ones()));
-        if sides[0] & sides[1] != 0 || union != occ || count != occ.count_ones() {
-            return Err(FenError::Board(not_a_board(sides, roles)));
-        }
-        let kings = roles[0];
-        if (kings & sides[0]).count_ones() != 1 || (kings & sides[1]).count_ones() != 1 {
-            return Err(FenError::Kings);
-        }
-        let men = occ.count_ones() as usize;
-        if men > MAX_MEN {
-            return Err(FenError::Count(men));
-        }
-        if roles[5] & BACK_RANKS != 0 {
-            return Err(FenError::PawnRank(square_name((roles[5] & BACK_RANKS).trailing_zeros() as Square)));
-        }
-        let mut board = [None; 64];
-        let mut rest = occ;
-        while rest != 0 {
-            let s = rest.trailing_zeros() as Square;
-            rest &= rest - 1;
-            // The role bitboards are disjoint: the index of the one holding `s`, without
-            // branches (random positions would mispredict them).
-            let index: u64 = (1..6).map(|i| i as u64 * (roles[i] >> s & 1)).sum();
-            let color = [Color::Black, Color::White][(sides[0] >> s & 1) as usize];
-            board[s as usize] = Some(Piece { color, role: ROLES[index as usize] });
-        }
-        // The side not to move in check, from the bitboards: its king's square as seen by
-        // each of the mover's men.
-        let (mine, king) = (sides[turn.index()], (kings & sides[turn.other().index()]).trailing_zeros() as Square);
-        let mut check = mine
-            & (king_attacks(king) & kings
-                | knight_attacks(king) & roles[4]
-                | pawn_attacks(turn.other(), king) & roles[5])
-            != 0;
-        let mut sliders = mine & (roles[1] | roles[2] | roles[3]);
-        while sliders != 0 && !check {
-            let s = sliders.trailing_zeros() as Square;
-            sliders &= sliders - 1;
-            let role = if roles[1] >> s & 1 != 0 {
-                Role::Queen
-            } else if roles[2] >> s & 1 != 0 {
-                Role::Rook
-            } else {
-                Role::Bishop
-            };
-            check = attacks_square(Piece { color: turn, role }, s, king, occ);
-        }
-        if check {
-            return Err(FenError::OppositeCheck);
-        }
-        Ok(Position { board, occ, turn, ep: None, halfmove: 0 })
-    }
-
     /// Parses a UCI move of this position (`e2e4`, `e7e8q`); it must be legal.
     pub fn parse_uci(&self, uci: &str) -> Option<Move> {
         let (from, to) = (parse_square(uci.get(0..2)?)?, parse_square(uci.get(2..4)?)?);
@@ -591,178 +530,10 @@ impl Position {
     }
 }
 
-/// Why bitboards do not describe a board: a square of both sides or of two roles, a man
-/// without a side or without a role.
-#[cold]
-fn not_a_board(sides: [u64; 2], roles: [u64; 6]) -> String {
-    let occ = sides[0] | sides[1];
-    let union = roles.iter().fold(0, |u, bb| u | bb);
-    let name = |bb: u64| square_name(bb.trailing_zeros() as Square);
-    if sides[0] & sides[1] != 0 {
-        return format!("{} is both white and black", name(sides[0] & sides[1]));
-    }
-    if union & !occ != 0 {
-        return format!("{} has a role but neither side", name(union & !occ));
-    }
-    if occ & !union != 0 {
-        return format!("{} has a side but no role", name(occ & !union));
-    }
-    let (mut seen, mut twice) = (0u64, 0u64);
-    for bb in roles {
-        twice |= seen & bb;
-        seen |= bb;
-    }
-    format!("{} is in two role bitboards", name(twice))
-}
-
 /// The occupied squares of a board.
 fn occupancy(board: &[Option<Piece>; 64]) -> u64 {
     board.iter().enumerate().fold(0, |b, (s, p)| if p.is_some() { b | (1 << s) } else { b })
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn fen_round_trip_and_errors() {
-        let p = Position::from_fen("8/8/8/8/8/2k5/8/KQ6 w - - 3 10").unwrap();
-        assert_eq!(p.fen(), "8/8/8/8/8/2k5/8/KQ6 w - - 3 1");
-        assert_eq!(p.halfmove, 3);
-        assert_eq!(Position::from_fen("8/8/8/8/8/2k5/8/KQ6"), Err(FenError::Fields));
-        assert_eq!(Position::from_fen("8/8/8/8/8/2k5/8/KQ6 x"), Err(FenError::Turn("x".into())));
-        assert_eq!(Position::from_fen("8/8/8/8/8/2k5/8/KP6 w"), Err(FenError::PawnRank("b1".into())));
-        assert_eq!(Position::from_fen("8/8/8/8/8/2k5/8/KQ6 w KQ"), Err(FenError::Castling("KQ".into())));
-        assert_eq!(Position::from_fen("8/8/8/8/8/2k5/8/KQ6 w - e3"), Err(FenError::EnPassant("e3".into())));
-        assert_eq!(Position::from_fen("8/8/8/8/8/2k5/8/Q7 w"), Err(FenError::Kings));
-        // Black king in check with white to move is fine; with black... the side not to move in check is illegal.
-        assert_eq!(Position::from_fen("k7/8/8/8/8/8/8/Q1K5 b").unwrap().turn, Color::Black);
-        assert_eq!(Position::from_fen("k7/8/8/8/8/8/8/Q1K5 w"), Err(FenError::OppositeCheck));
-        assert!(matches!(Position::from_fen("8/8/8/8/8/2k5/8/KQ7 w"), Err(FenError::Board(_))));
-        assert!(matches!(Position::from_fen("8/8/8/8/8/2k5/8/KQ5 w"), Err(FenError::Board(_))));
-    }
-
-    #[test]
-    fn en_passant_of_men_is_checked_like_a_fen() {
-        let fen = "4k3/8/8/3pP3/8/8/8/4K3 w - d6 0 1";
-        let men: Vec<(Square, Piece)> = Position::from_fen(fen).unwrap().pieces().collect();
-        let pos = Position::from_men(&men, Color::White).unwrap();
-        assert_eq!(pos.clone().with_en_passant(43), Position::from_fen(fen));
-        assert_eq!(pos.clone().with_en_passant(43).unwrap().ep, Some(43));
-        assert_eq!(pos.clone().with_en_passant(44), Err(FenError::EnPassant("e6".into())));
-        assert_eq!(pos.with_en_passant(64), Err(FenError::EnPassant("square 64".into())));
-    }
-
-    #[test]
-    fn bitboards_build_what_men_build() {
-        let roles = [Role::King, Role::Queen, Role::Rook, Role::Bishop, Role::Knight, Role::Pawn];
-        let mut x = 0x2545_f491_4f6c_dd1du64;
-        let mut next = |n: u64| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x % n
-        };
-        let (mut legal, mut refused) = (0, 0);
-        for _ in 0..20_000 {
-            // Two kings most of the time, 0 to 6 other men on distinct squares.
-            let mut men: Vec<(Square, Piece)> = Vec::new();
-            let n = 2 + next(7) as usize;
-            while men.len() < n {
-                let s = next(64) as Square;
-                let role = if men.len() < 2 && next(20) != 0 { Role::King } else { roles[next(6) as usize] };
-                let color = if men.len() < 2 {
-                    [Color::White, Color::Black][men.len()]
-                } else {
-                    [Color::White, Color::Black][next(2) as usize]
-                };
-                if men.iter().all(|&(t, _)| t != s) {
-                    men.push((s, Piece { color, role }));
-                }
-            }
-            let (mut sides, mut bbs) = ([0u64; 2], [0u64; 6]);
-            for &(s, p) in &men {
-                sides[p.color.index()] |= 1 << s;
-                bbs[p.role as usize] |= 1 << s;
-            }
-            let turn = [Color::White, Color::Black][next(2) as usize];
-            let built = Position::from_bitboards(sides, bbs, turn);
-            assert_eq!(built, Position::from_men(&men, turn), "{men:?}");
-            if built.is_ok() {
-                legal += 1
-            } else {
-                refused += 1
-            }
-        }
-        assert!(legal > 1000 && refused > 1000, "{legal} legal, {refused} refused");
-        // What men cannot say: a square of both sides or two roles, a man without a role.
-        let king = |s: u64| 1u64 << s;
-        let refusal = |sides, roles| Position::from_bitboards(sides, roles, Color::White).unwrap_err().to_string();
-        assert!(refusal([king(0) | 2, king(9) | 2], [king(0) | king(9), 2, 0, 0, 0, 0])
-            .contains("b1 is both white and black"));
-        assert!(
-            refusal([king(0) | 2, king(9)], [king(0) | king(9), 2, 2, 0, 0, 0]).contains("b1 is in two role bitboards")
-        );
-        assert!(
-            refusal([king(0) | 2, king(9)], [king(0) | king(9), 0, 0, 0, 0, 0]).contains("b1 has a side but no role")
-        );
-        assert!(
-            refusal([king(0), king(9)], [king(0) | king(9), 0, 0, 0, 4, 0]).contains("c1 has a role but neither side")
-        );
-    }
-
-    #[test]
-    fn clock_saturates_instead_of_wrapping() {
-        // Found by tests/fuzz.rs: the clock wrapped to 0 (or overflowed with debug assertions).
-        let p = Position::from_fen("8/8/8/8/8/8/8/K1k5 w - - 4294967295").unwrap();
-        let mv = p.parse_uci("a1a2").unwrap();
-        assert_eq!(p.play(mv).halfmove, u32::MAX);
-    }
-
-    #[test]
-    fn legal_moves_respect_check() {
-        // Black king a8, white queen b6, white king c7: stalemate.
-        let p = Position::from_fen("k7/2K5/1Q6/8/8/8/8/8 b").unwrap();
-        assert!(p.legal_moves().is_empty());
-        assert!(!p.has_legal_move());
-        assert!(!p.in_check(Color::Black));
-        let p = Position::from_fen("k7/8/8/8/8/8/8/Q1K5 b").unwrap();
-        assert!(p.in_check(Color::Black));
-        assert_eq!(p.legal_moves().len(), 2); // a7, b8
-        assert!(p.has_legal_move());
-        // The occupancy follows moves and flips.
-        let q = p.play(p.legal_moves()[0]).flipped();
-        assert_eq!(q.occupied(), q.pieces().fold(0, |b, (s, _)| b | (1u64 << s)));
-        assert_eq!(q.occupied().count_ones(), 3);
-    }
-
-    #[test]
-    fn pawns_push_double_step_take_and_promote() {
-        let p = Position::from_fen("4k3/1P6/8/8/8/2n5/3P4/4K3 w - - 5 1").unwrap();
-        let pawn_moves: Vec<String> = p.legal_moves().iter().filter(|m| m.pawn).map(|m| m.to_string()).collect();
-        assert_eq!(pawn_moves, ["d2c3", "d2d3", "d2d4", "b7b8q", "b7b8r", "b7b8b", "b7b8n"]);
-        let take = p.parse_uci("d2c3").unwrap();
-        assert!(take.capture && take.is_zeroing() && !take.en_passant);
-        // A blocked pawn has no push and no double step.
-        let p = Position::from_fen("4k3/8/8/8/8/3n4/3P4/4K3 w - - 0 1").unwrap();
-        assert!(p.legal_moves().iter().all(|m| !m.pawn));
-        let p = Position::from_fen("4k3/8/8/8/3n4/8/3P4/4K3 w - - 0 1").unwrap();
-        let pawn_moves: Vec<String> = p.legal_moves().iter().filter(|m| m.pawn).map(|m| m.to_string()).collect();
-        assert_eq!(pawn_moves, ["d2d3"]);
-        // A pinned pawn keeps to its pin line.
-        let p = Position::from_fen("4k3/4r3/8/8/8/8/4P3/4K3 w - - 0 1").unwrap();
-        let pawn_moves: Vec<String> = p.legal_moves().iter().filter(|m| m.pawn).map(|m| m.to_string()).collect();
-        assert_eq!(pawn_moves, ["e2e3", "e2e4"]);
-        let p = Position::from_fen("4k3/8/8/b7/8/8/3P4/4K3 w - - 0 1").unwrap();
-        assert!(p.legal_moves().iter().all(|m| !m.pawn), "the d2 pawn is pinned on the diagonal");
-        assert!(p.has_pawns() && p.pawns(Color::White) == 1 << 11 && p.pawns(Color::Black) == 0);
-    }
-
-    #[test]
-    fn moves_show_their_promotion_in_uci() {
-        let mv = Move { from: 52, to: 60, capture: false, promotion: Some(Role::Queen), pawn: true, en_passant: false };
-        assert_eq!(mv.to_string(), "e7e8q");
-        assert_eq!(Move { promotion: None, ..mv }.to_string(), "e7e8");
-        assert_eq!(Move { promotion: Some(Role::Knight), ..mv }.to_string(), "e7e8n");
-    }
-}
+mod tests;
