@@ -13,7 +13,7 @@ impl Position {
     /// Checks legality as [`Position::from_men`] does, from the bitboards, and allocates
     /// nothing unless it fails: the C library builds a position per probe. It has no en
     /// passant square ([`Position::with_en_passant`]) and a clock of 0.
-    #[inline]
+    #[inline(always)]
     pub fn from_bitboards(sides: [u64; 2], roles: [u64; 6], turn: Color) -> Result<Position, FenError> {
         const ROLES: [Role; 6] = [Role::King, Role::Queen, Role::Rook, Role::Bishop, Role::Knight, Role::Pawn];
         const BACK_RANKS: u64 = 0xff00_0000_0000_00ff;
