@@ -294,7 +294,7 @@ pub unsafe extern "C" fn tbs_probe_wdl(
     guarded(TbsResult::Failed, || {
         let tb = &unsafe { handle(tb) }?.tb;
         let b = Bitboards { white, black, kings, queens, rooks, bishops, knights, pawns };
-        result_of(tb, &b.position(rule50, castling, ep, turn)?)
+        b.with_position(rule50, castling, ep, turn, |pos| result_of(tb, pos))
     })
 }
 
@@ -326,7 +326,7 @@ pub unsafe extern "C" fn tbs_probe_dtz(
     guarded(TBS_DTZ_FAILED, || {
         let tb = &unsafe { handle(tb) }?.tb;
         let b = Bitboards { white, black, kings, queens, rooks, bishops, knights, pawns };
-        Ok(tb.probe(&b.position(rule50, castling, ep, turn)?)?.dtz)
+        b.with_position(rule50, castling, ep, turn, |pos| Ok(tb.probe(pos)?.dtz))
     })
 }
 
@@ -380,7 +380,7 @@ pub unsafe extern "C" fn tbs_probe_root(
             return Err(Failure::argument("moves is NULL but capacity is not 0"));
         }
         let b = Bitboards { white, black, kings, queens, rooks, bishops, knights, pawns };
-        let pos = b.position(rule50, castling, ep, turn)?;
+        let pos = b.with_position(rule50, castling, ep, turn, |pos| Ok(pos.clone()))?;
         let legal = pos.legal_moves();
         let mut answers = Vec::with_capacity(legal.len());
         for &mv in &legal {

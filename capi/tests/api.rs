@@ -144,11 +144,11 @@ fn bad_arguments_and_positions_are_failures() {
         let mut no_role = kqk();
         no_role.bb[0] |= 1 << 63;
         assert_eq!(no_role.wdl(tb, 0, 0, 0, TBS_WHITE), TbsResult::Failed);
-        assert_failure(TbsError::BadPosition, "h8 has a colour but no role");
+        assert_failure(TbsError::BadPosition, "h8 has a side but no role");
         let mut no_colour = kqk();
         no_colour.bb[6] |= 1 << 62;
         assert_eq!(no_colour.wdl(tb, 0, 0, 0, TBS_WHITE), TbsResult::Failed);
-        assert_failure(TbsError::BadPosition, "g8 has a role but neither colour");
+        assert_failure(TbsError::BadPosition, "g8 has a role but neither side");
         let crowd = Board::of(&[(0, 'K'), (63, 'k'), (8, 'P'), (9, 'P'), (10, 'P'), (11, 'P'), (12, 'P')]);
         assert_eq!(crowd.wdl(tb, 0, 0, 0, TBS_WHITE), TbsResult::Failed);
         assert_failure(TbsError::BadPosition, "7 men");
