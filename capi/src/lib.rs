@@ -1,4 +1,4 @@
-//! The C library of tbstream (`libtbstream.so`, `libtbstream.a`, `include/tbstream.h`):
+//! The C library of tbstream (`libtbstream_c.so`, `libtbstream_c.a`, `include/tbstream.h`):
 //! probes of `.tbs` tables for chess engines, in the spirit of Fathom's `tb_probe_wdl` and
 //! `tb_probe_root`. See `capi/README.md` for each function.
 //!

@@ -8,7 +8,7 @@ mod cleanup;
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
-use tbstream::{tbs_free, tbs_init, tbs_probe_dtz, tbs_probe_wdl, TbsResult, TBS_DTZ_FAILED};
+use tbstream_c::{tbs_free, tbs_init, tbs_probe_dtz, tbs_probe_wdl, TbsResult, TBS_DTZ_FAILED};
 use tbstream_root::{generate, GenOptions, Material, SilentProgress};
 
 struct Counting;

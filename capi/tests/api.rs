@@ -9,7 +9,7 @@ use std::ffi::{c_char, CStr};
 use std::path::Path;
 use std::ptr::{null, null_mut};
 use std::sync::OnceLock;
-use tbstream::*;
+use tbstream_c::*;
 use tbstream_root::{generate, GenOptions, Material, SilentProgress};
 use tempfile::TempDir;
 

@@ -61,7 +61,7 @@ fn copy_of_tables() -> TempDir {
 // The C program
 // =======================================================================================
 
-/// The folder of `libtbstream.so` and `.a` of this build: the test binary lies in
+/// The folder of `libtbstream_c.so` and `.a` of this build: the test binary lies in
 /// `target/<profile>/deps`, the libraries in `target/<profile>` (cargo builds the library,
 /// all its crate types, before the tests that depend on it).
 fn library_dir() -> PathBuf {
@@ -69,11 +69,11 @@ fn library_dir() -> PathBuf {
     let deps = exe.parent().unwrap();
     let dir = deps.parent().unwrap();
     for d in [dir, deps] {
-        if d.join("libtbstream.so").is_file() && d.join("libtbstream.a").is_file() {
+        if d.join("libtbstream_c.so").is_file() && d.join("libtbstream_c.a").is_file() {
             return d.to_path_buf();
         }
     }
-    panic!("libtbstream.so and libtbstream.a are not in {} nor {}", dir.display(), deps.display());
+    panic!("libtbstream_c.so and libtbstream_c.a are not in {} nor {}", dir.display(), deps.display());
 }
 
 /// Compiles a C program of `tests/c` with `cc` (warnings are errors) against the committed
@@ -93,9 +93,9 @@ fn compile(source: &str, static_link: bool) -> PathBuf {
         .arg(&exe);
     if static_link {
         // What `rustc --print native-static-libs` lists for this library on Linux.
-        cc.arg(libs.join("libtbstream.a")).args(["-lgcc_s", "-lutil", "-lrt", "-lpthread", "-lm", "-ldl", "-lc"]);
+        cc.arg(libs.join("libtbstream_c.a")).args(["-lgcc_s", "-lutil", "-lrt", "-lpthread", "-lm", "-ldl", "-lc"]);
     } else {
-        cc.arg("-L").arg(&libs).arg("-ltbstream").arg(format!("-Wl,-rpath,{}", libs.display())).arg("-lpthread");
+        cc.arg("-L").arg(&libs).arg("-ltbstream_c").arg(format!("-Wl,-rpath,{}", libs.display())).arg("-lpthread");
     }
     let o = cc.output().expect("run cc");
     assert!(o.status.success(), "cc {source}: {}", String::from_utf8_lossy(&o.stderr));

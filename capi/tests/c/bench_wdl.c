@@ -10,7 +10,7 @@
  *
  * Build (from the repository's root, after cargo build --release):
  *   cc -O2 -std=c99 -D_POSIX_C_SOURCE=200809L -Icapi/include capi/tests/c/bench_wdl.c \
- *      -Ltarget/release -ltbstream -Wl,-rpath,$PWD/target/release -o /tmp/bench_wdl
+ *      -Ltarget/release -ltbstream_c -Wl,-rpath,$PWD/target/release -o /tmp/bench_wdl
  */
 #include "tbstream.h"
 

@@ -1,5 +1,5 @@
 /*
- * probe_fens: probes FENs through libtbstream, as an engine would, and prints one line per
+ * probe_fens: probes FENs through libtbstream_c, as an engine would, and prints one line per
  * FEN (tests/c_library.rs compiles it and compares its lines with the Rust Tablebase's):
  *
  *   FEN <TAB> fen: CATEGORY WDL DTZ MOVE <TAB> bits: RESULT DTZ <TAB> root: COUNT BEST MOVES...
