@@ -92,8 +92,11 @@ fn compile(source: &str, static_link: bool) -> PathBuf {
         .arg("-o")
         .arg(&exe);
     if static_link {
-        // What `rustc --print native-static-libs` lists for this library on Linux.
-        cc.arg(libs.join("libtbstream_c.a")).args(["-lgcc_s", "-lutil", "-lrt", "-lpthread", "-lm", "-ldl", "-lc"]);
+        // What `rustc --print native-static-libs` lists for this library on Linux; unused
+        // sections dropped, so that a build with the root crate's `mpi` feature (CI's: the
+        // distributed code is in the archive, never called by a probe) needs no MPI library.
+        cc.arg("-Wl,--gc-sections").arg(libs.join("libtbstream_c.a"));
+        cc.args(["-lgcc_s", "-lutil", "-lrt", "-lpthread", "-lm", "-ldl", "-lc"]);
     } else {
         cc.arg("-L").arg(&libs).arg("-ltbstream_c").arg(format!("-Wl,-rpath,{}", libs.display())).arg("-lpthread");
     }
