@@ -7,6 +7,7 @@
 //! feature `mpi` and OpenMPI: `cargo test --release --features mpi --test it distributed::`.
 
 mod cleanup;
+mod counting_alloc;
 mod fixtures;
 mod hooks;
 mod rng;

@@ -11,46 +11,10 @@
 //! reads only its own thread's, so it sees the probes' allocations and no other test's. The
 //! probes run on the test's thread, through a `Tablebase` (and block cache) of its own.
 
+use crate::counting_alloc::allocations;
 use crate::fixtures;
 use crate::util::Rng;
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
 use tbstream::{Color, Position, Tablebase};
-
-struct Counting;
-
-thread_local! {
-    static ALLOCATIONS: Cell<u64> = const { Cell::new(0) };
-}
-
-fn count() {
-    let _ = ALLOCATIONS.try_with(|c| c.set(c.get() + 1));
-}
-
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        count();
-        System.alloc(layout)
-    }
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        count();
-        System.alloc_zeroed(layout)
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        count();
-        System.realloc(ptr, layout, new_size)
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        System.dealloc(ptr, layout)
-    }
-}
-
-#[global_allocator]
-static GLOBAL: Counting = Counting;
-
-fn allocations() -> u64 {
-    ALLOCATIONS.with(|c| c.get())
-}
 
 /// Random legal positions of KQvKR and its sub-endgames, either side to move, with a mix of
 /// half-move clocks (0 reads the bitbases, others the values).

@@ -80,13 +80,19 @@ pub(super) type Lanes = [u8; 64];
 /// capture ranks, which read only the class.
 #[inline]
 pub(super) fn lanes_of_classes([lo, hi]: [u64; 2], stm: Color) -> Lanes {
-    let win = if stm == Color::White { 1 } else { CODE_LOST_UNMEASURED };
-    std::array::from_fn(|l| match Class::of_planes(lo, hi, l as u64) {
+    std::array::from_fn(|l| code_of_class(Class::of_planes(lo, hi, l as u64), stm))
+}
+
+/// The code a class stands for, as [`lanes_of_classes`] gives it.
+#[inline]
+pub(super) fn code_of_class(class: Class, stm: Color) -> u8 {
+    match class {
         Class::NotWon => CODE_NONE,
-        Class::Win => win,
+        Class::Win if stm == Color::White => 1,
+        Class::Win => CODE_LOST_UNMEASURED,
         Class::Cursed => CODE_CURSED,
         Class::Edge => CODE_EDGE,
-    })
+    }
 }
 
 /// The mask of the lanes whose code satisfies `pred`.

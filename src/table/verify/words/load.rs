@@ -3,7 +3,7 @@
 //! class bits for runs with pawns (whose promotions reach 6-men tables of 10^10 positions);
 //! and, with pawns, the classes of the slices a pawn move reaches.
 
-use super::lanes::{lanes_of_classes, Lanes};
+use super::lanes::{code_of_class, lanes_of_classes, Lanes};
 use super::window::random_access_buffer;
 use crate::chess::{Color, Material, Role};
 use crate::index::Layout;
@@ -11,6 +11,7 @@ use crate::pipeline::{self, Order};
 use crate::table::codes::CodeSource;
 use crate::table::compact::{planes_at, CompactTable, Part, WDL_BLOCK_BITS, WDL_WORD_BYTES};
 use crate::table::error::TableError;
+use crate::table::values::Class;
 use crate::table::verify::open_compact;
 use memmap2::MmapMut;
 use std::ops::Range;
@@ -44,7 +45,10 @@ impl Sub {
     pub(super) fn code(&self, slot: u64) -> u8 {
         match &self.values {
             SubValues::Codes(codes) => codes[slot as usize],
-            SubValues::Classes(..) => self.word((slot >> 6) as usize)[(slot & 63) as usize],
+            SubValues::Classes(planes, stm) => {
+                let [lo, hi] = planes_at(planes, (slot >> 6) as usize);
+                code_of_class(Class::of_planes(lo, hi, slot & 63), *stm)
+            }
         }
     }
 }
