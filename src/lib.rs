@@ -63,6 +63,8 @@ pub use work::StorageError;
 
 /// The final table file (`docs/FORMAT.md`), for tools that read it directly.
 pub mod file {
+    /// The orders a table may store its positions in, apart from the generator's.
+    pub use crate::index::{Man, StoredOrder};
     /// The cache of decoded blocks that compact tables are read through.
     pub use crate::table::cache;
     /// The compact format (version 3) that final tables are published in (Part I).

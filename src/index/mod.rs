@@ -11,11 +11,13 @@
 
 mod chunks;
 mod illegal;
+mod order;
 pub mod slices;
 
 pub(crate) use chunks::extract_mask;
 pub use chunks::{Block, ChunkKey, ChunkScheme};
 pub use illegal::illegal_word;
+pub use order::{Man, StoredOrder};
 
 use crate::chess::square::TRIANGLE;
 use crate::chess::{Color, Material, Role, Square, Symmetry};

@@ -1,0 +1,402 @@
+//! Does the order of the men in the stored index change the size of a table? (issue 28.)
+//!
+//! Reads a pawnless compact table's wtm classes and distances into RAM (a byte per slot),
+//! marks the don't-cares (illegal, or not a win), and for each order of the men (a digit of
+//! 64 squares each, the black king's triangle code always the slowest) gathers the distances
+//! in that order, fills each don't-care with the value before it, and compresses the result
+//! in blocks of 2^16 positions as the writer does (zstd 8, minimum match 6).
+//!
+//!   cargo run --release --example order_study -- DIR KQRvKR [SECTIONS]
+//!   cargo run --release --example order_study -- DIR KQRvKQR sample UNIT_BITS COUNT
+//!
+//! `SECTIONS` (comma-separated prefixes, default all): `wtm dtz`, `wtm class`, `btm class`.
+//! Every section is tried in [`StoredOrder`]s of units of 2^21 (the layout's), 2^18 and
+//! 2^16 positions; `GROUPED=1` adds the study's own grouped orders (in board order and in
+//! the layout's square codes), `FULL=1` every order of whole digits (no units). `sample`
+//! measures a few units of a table too big for RAM (see [`sample`]).
+
+use tbstream::file::compact::{class_at, n_blocks, pack_block, BlockData, CompactTable, Part};
+use tbstream::file::{table_path, Class, Man, StoredOrder};
+use tbstream::{Color, Layout, Material, Piece, Position, Role, Square};
+
+const DONT: u8 = 255;
+
+/// The zstd level (the writer's 8 unless `LEVEL` says otherwise).
+fn level() -> i32 {
+    std::env::var("LEVEL").ok().and_then(|l| l.parse().ok()).unwrap_or(8)
+}
+
+/// Compressed size of `vals` (don't-cares DONT) filled with the previous value, in blocks.
+fn packed_size(vals: &[u8], block: usize) -> usize {
+    packed_size_filled(vals, block, true)
+}
+
+/// Like [`packed_size`]; `fill` false compresses the bytes as they are.
+fn packed_size_filled(vals: &[u8], block: usize, fill: bool) -> usize {
+    let chunks: Vec<&[u8]> = vals.chunks(block).collect();
+    let half = chunks.len() / 2;
+    std::thread::scope(|s| {
+        let parts: Vec<_> = [&chunks[..half], &chunks[half..]]
+            .into_iter()
+            .map(|part| {
+                s.spawn(move || {
+                    let mut total = 0;
+                    for c in part {
+                        let mut last = c.iter().copied().find(|&v| v != DONT || !fill).unwrap_or(0);
+                        let filled: Vec<u8> = c
+                            .iter()
+                            .map(|&v| {
+                                if v != DONT || !fill {
+                                    last = v;
+                                }
+                                last
+                            })
+                            .collect();
+                        let constant = filled.iter().all(|&v| v == filled[0]);
+                        total += pack_block(&filled, constant.then_some(filled[0]), level()).expect("zstd").len();
+                    }
+                    total
+                })
+            })
+            .collect();
+        parts.into_iter().map(|h| h.join().expect("thread")).sum()
+    })
+}
+
+/// Compressed size of 2-bit values (don't-cares DONT) filled with the previous value, as two
+/// bit planes per 64 positions (the class sections' decoded bytes), in blocks.
+fn packed_planes_size(vals: &[u8], block: usize) -> usize {
+    let mut planes = Vec::with_capacity(vals.len() / 4);
+    let mut last = 0u8;
+    for word in vals.chunks(64) {
+        let (mut lo, mut hi) = (0u64, 0u64);
+        for (b, &v) in word.iter().enumerate() {
+            if v != DONT {
+                last = v;
+            }
+            lo |= ((last & 1) as u64) << b;
+            hi |= ((last >> 1) as u64) << b;
+        }
+        planes.extend_from_slice(&lo.to_le_bytes());
+        planes.extend_from_slice(&hi.to_le_bytes());
+    }
+    packed_size_filled(&planes, block / 4, false)
+}
+
+/// A side's values by slot: class (or, for `dtz`, the wtm distance code of a win), DONT for
+/// illegal positions (and for `dtz`, positions that are not wins).
+fn values(table: &CompactTable, layout: &Layout, stm: Color, dtz: bool) -> Vec<u8> {
+    values_in(table, layout, stm, dtz, 0..table.header.n_slots)
+}
+
+/// Like [`values`], for the slots `range` (whole class blocks), indexed from its start.
+fn values_in(table: &CompactTable, layout: &Layout, stm: Color, dtz: bool, range: std::ops::Range<u64>) -> Vec<u8> {
+    let n = table.header.n_slots;
+    let np = layout.pieces.len();
+    let mut vals = vec![DONT; (range.end - range.start) as usize];
+    let mut squares = vec![0u8; np];
+    let part = if stm == Color::White { Part::WtmWdl } else { Part::BtmWdl };
+    for b in (range.start >> 18) as usize..(range.end >> 18).max((range.start >> 18) + 1) as usize {
+        let cls = table.block(part, b).expect("wdl");
+        for (k, j) in (b * 4..(b * 4 + 4).min(n_blocks(Part::WtmDtz, n))).enumerate() {
+            let codes = if dtz {
+                match table.block(Part::WtmDtz, j).expect("dtz") {
+                    BlockData::Constant(v) => vec![v; 1 << 16],
+                    BlockData::Bytes(v) => v,
+                }
+            } else {
+                vec![0; 1 << 16]
+            };
+            for (p, &code) in codes.iter().enumerate() {
+                let slot = ((j as u64) << 16) + p as u64;
+                if slot >= n || slot >= range.end {
+                    break;
+                }
+                let class = match &cls {
+                    BlockData::Constant(v) => *v,
+                    BlockData::Bytes(c) => class_at(c, ((k as u64) << 16) + p as u64).bits(),
+                };
+                if dtz && class != Class::Win.bits() {
+                    continue;
+                }
+                let (bk, wk) = layout.decode_into(layout.index_of_slot(slot), &mut squares);
+                let mut men = vec![
+                    (wk, Piece { color: Color::White, role: Role::King }),
+                    (layout.bk_square(bk), Piece { color: Color::Black, role: Role::King }),
+                ];
+                for (q, pc) in layout.pieces.iter().enumerate() {
+                    men.push((squares[q], Piece { color: pc.color, role: pc.role }));
+                }
+                if Position::from_men(&men, stm).is_ok() {
+                    vals[(slot - range.start) as usize] = if dtz { code } else { class };
+                }
+            }
+        }
+    }
+    vals
+}
+
+/// `vals` (by slot) gathered in a digit order: `order` lists the digits slowest first
+/// (0 the white king, 1.. the pieces, `bk` the black king's triangle code).
+fn reorder(layout: &Layout, vals: &[u8], order: &[usize], bk_digit: usize) -> Vec<u8> {
+    let np = layout.pieces.len();
+    let mut out = Vec::with_capacity(vals.len());
+    let mut sq = vec![0u8; np];
+    let radix = |d: usize| if d == bk_digit { layout.bk_codes() as usize } else { 64 };
+    let total: usize = order.iter().map(|&d| radix(d)).product();
+    for r in 0..total {
+        let mut rest = r;
+        let (mut wk, mut bk) = (0u8, 0u8);
+        for &d in order.iter().rev() {
+            let s = (rest % radix(d)) as u8;
+            rest /= radix(d);
+            if d == 0 {
+                wk = s;
+            } else if d == bk_digit {
+                bk = s;
+            } else {
+                sq[d - 1] = s;
+            }
+        }
+        let slot = layout.slot(layout.index(bk, &sq, wk)).expect("a slot");
+        out.push(vals[slot as usize]);
+    }
+    out
+}
+
+/// Square of a diagram code `H*8 + L` (the layout's square code).
+fn square_of_code(layout: &Layout, code: u8) -> Square {
+    // The layout's contribution of piece 0 on each square gives its code back.
+    (0..64u8).find(|&sq| code_of(layout, sq) == code).expect("a square")
+}
+
+/// The layout's 6-bit code of a square (read back from piece 0's index contribution).
+fn code_of(layout: &Layout, sq: Square) -> u8 {
+    let p = &layout.pieces[0];
+    let c = layout.piece_contrib(0, sq);
+    let h = p.h_bits.iter().fold(0u8, |a, &b| (a << 1) | ((c >> b) & 1) as u8);
+    (h << 3) | ((c >> p.l_shift) & 7) as u8
+}
+
+/// `vals` gathered group by group (the black king's code, then the H digit of the layout's
+/// first piece: contiguous in the layout's order), inside a group in the digit order `inner`
+/// (slowest first; 0 the white king, 1.. the pieces, `L1` the first piece's L digit), each
+/// square digit in natural (a1..h8) order or, with `coded`, in the layout's code order.
+fn reorder_grouped(layout: &Layout, vals: &[u8], inner: &[usize], coded: bool) -> Vec<u8> {
+    const L1: usize = 99;
+    let np = layout.pieces.len();
+    let codes: Vec<u8> = (0..64).map(|c| square_of_code(layout, c)).collect();
+    let sq_of = |v: u8| if coded { codes[v as usize] } else { v };
+    let mut out = Vec::with_capacity(vals.len());
+    let mut sq = vec![0u8; np];
+    let radix = |d: usize| if d == L1 { 8 } else { 64 };
+    let inner_total: usize = inner.iter().map(|&d| radix(d)).product();
+    for bk in 0..layout.bk_codes() {
+        for h1 in 0..8u8 {
+            for r in 0..inner_total {
+                let mut rest = r;
+                let (mut wk, mut l1) = (0u8, 0u8);
+                for &d in inner.iter().rev() {
+                    let s = (rest % radix(d)) as u8;
+                    rest /= radix(d);
+                    match d {
+                        0 => wk = sq_of(s),
+                        L1 => l1 = s,
+                        _ => sq[d - 1] = sq_of(s),
+                    }
+                }
+                sq[0] = codes[(h1 * 8 + l1) as usize];
+                let slot = layout.slot(layout.index(bk, &sq, wk)).expect("a slot");
+                out.push(vals[slot as usize]);
+            }
+        }
+    }
+    out
+}
+
+/// `sample UNIT_BITS COUNT`: for a table too big to hold, `COUNT` units spread over the
+/// table, each compressed in the layout's order and in every stored order whose fastest man
+/// is the white king (the totals over the sample, per section).
+fn sample(table: &CompactTable, layout: &Layout, name: &str, unit: u32, count: u64) {
+    let n = table.header.n_slots;
+    let units = n >> unit;
+    let free = StoredOrder::free_men(layout, unit);
+    let others: Vec<Man> = free.iter().copied().filter(|&m| m != Man::WhiteKing).collect();
+    let mut orders = Vec::new();
+    permute(&(0..others.len()).collect::<Vec<_>>(), &mut Vec::new(), &mut orders);
+    let orders: Vec<StoredOrder> = orders
+        .iter()
+        .map(|o| {
+            let mut men: Vec<Man> = o.iter().map(|&i| others[i]).collect();
+            men.push(Man::WhiteKing);
+            StoredOrder::new(layout, unit, &men)
+        })
+        .collect();
+    for (sec, stm, dtz) in [("wtm dtz", Color::White, true), ("btm class", Color::Black, false)] {
+        let size = |v: &[u8]| if dtz { packed_size(v, 1 << 16) } else { packed_planes_size(v, 1 << 18) };
+        let (mut base, mut totals) = (0usize, vec![0usize; orders.len()]);
+        let mut perm = Vec::new();
+        for k in 0..count {
+            // Spread over the table, off the first and last units.
+            let u = (2 * k + 1) * units / (2 * count);
+            let range = u << unit..(u + 1) << unit;
+            let vals = values_in(table, layout, stm, dtz, range.clone());
+            base += size(&vals);
+            for (o, order) in orders.iter().enumerate() {
+                order.unit_permutation(range.start, &mut perm);
+                let mut v = vec![DONT; vals.len()];
+                for (i, &x) in vals.iter().enumerate() {
+                    v[perm[i] as usize] = x;
+                }
+                totals[o] += size(&v);
+            }
+            eprintln!("{name} {sec}: unit {u} sampled");
+        }
+        let mut ranked: Vec<(usize, usize)> = totals.iter().copied().enumerate().map(|(o, t)| (t, o)).collect();
+        ranked.sort();
+        println!("{name} {sec}, {count} units of 2^{unit}: layout order {base} bytes");
+        for (t, o) in ranked.iter().take(3) {
+            let men: Vec<Man> = orders_men(&others, *o);
+            println!("  {men:?} then the white king: {t} ({:.3}x)", *t as f64 / base as f64);
+        }
+    }
+}
+
+/// The men of sampled order `o` (as [`sample`] builds them), the white king left out.
+fn orders_men(others: &[Man], o: usize) -> Vec<Man> {
+    let mut orders = Vec::new();
+    permute(&(0..others.len()).collect::<Vec<_>>(), &mut Vec::new(), &mut orders);
+    orders[o].iter().map(|&i| others[i]).collect()
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let (dir, name) = (std::path::Path::new(&args[1]), &args[2]);
+    let material = Material::parse(name).expect("a material");
+    let layout = Layout::new(&material);
+    let table = CompactTable::open(&table_path(dir, &material)).expect("the table");
+    if args.get(3).map(String::as_str) == Some("sample") {
+        let unit: u32 = args[4].parse().expect("unit bits");
+        let count: u64 = args[5].parse().expect("units");
+        return sample(&table, &layout, name, unit, count);
+    }
+    let np = layout.pieces.len();
+    let bk_digit = np + 1;
+    let label = |d: usize| -> String {
+        if d == 0 {
+            "K".into()
+        } else if d == bk_digit {
+            "k".into()
+        } else {
+            let p = &layout.pieces[d - 1];
+            let c = format!("{:?}", p.role).chars().next().unwrap_or('?');
+            if p.color == Color::White {
+                c.to_string()
+            } else {
+                c.to_ascii_lowercase().to_string()
+            }
+        }
+    };
+    let sections: [(&str, Color, bool); 3] =
+        [("wtm dtz", Color::White, true), ("wtm class", Color::White, false), ("btm class", Color::Black, false)];
+    let which: Vec<String> = args.get(3).map_or(vec!["all".into()], |s| s.split(',').map(String::from).collect());
+    for (sec, stm, dtz) in sections {
+        if !which.iter().any(|w| w == "all" || sec.starts_with(w.as_str())) {
+            continue;
+        }
+        let vals = values(&table, &layout, stm, dtz);
+        let size = |v: &[u8], block: usize| if dtz { packed_size(v, block) } else { packed_planes_size(v, block * 4) };
+        println!("{name} {sec}: stored order {} bytes (2^18 blocks: {})", size(&vals, 1 << 16), size(&vals, 1 << 18));
+
+        // The same through the library's StoredOrder, units of 2^21 (if the layout's) and 2^18.
+        for unit in [StoredOrder::default_unit_bits(&layout), 18, 16] {
+            let free = StoredOrder::free_men(&layout, unit);
+            let mut orders = Vec::new();
+            permute(&(0..free.len()).collect::<Vec<_>>(), &mut Vec::new(), &mut orders);
+            let mut sized: Vec<(usize, Vec<Man>)> = orders
+                .iter()
+                .map(|o| {
+                    let men: Vec<Man> = o.iter().map(|&i| free[i]).collect();
+                    let order = StoredOrder::new(&layout, unit, &men);
+                    let mut v = vec![DONT; vals.len()];
+                    for (slot, &x) in vals.iter().enumerate() {
+                        v[order.stored(slot as u64) as usize] = x;
+                    }
+                    (size(&v, 1 << 16), men)
+                })
+                .collect();
+            sized.sort_by_key(|(s, _)| *s);
+            for (s, men) in sized.iter().take(3) {
+                println!("  StoredOrder unit 2^{unit} {men:?}: {s}");
+            }
+            if unit == StoredOrder::default_unit_bits(&layout) {
+                let order = StoredOrder::new(&layout, unit, &sized[0].1);
+                let mut v = vec![DONT; vals.len()];
+                for (slot, &x) in vals.iter().enumerate() {
+                    v[order.stored(slot as u64) as usize] = x;
+                }
+                let sizes: Vec<String> = [16, 18, 20].iter().map(|&b| format!("2^{b}: {}", size(&v, 1 << b))).collect();
+                println!("  that order, blocks of {}", sizes.join(", "));
+            }
+        }
+        // Group-preserving orders: the group (black king, H digit of the first piece) kept.
+        let mut inner_digits: Vec<usize> = (2..=np).collect();
+        inner_digits.push(99);
+        inner_digits.push(0);
+        let mut inner_orders = Vec::new();
+        permute(&inner_digits, &mut Vec::new(), &mut inner_orders);
+        let mut grouped = Vec::new();
+        let want_grouped = std::env::var("GROUPED").is_ok();
+        for o in inner_orders.iter().filter(|_| want_grouped).filter(|o| o.last() == Some(&0) || o.last() == Some(&99))
+        {
+            for coded in [false, true] {
+                let s = size(&reorder_grouped(&layout, &vals, o, coded), 1 << 16);
+                grouped.push((s, o.clone(), coded));
+            }
+        }
+        grouped.sort();
+        for (s, o, coded) in grouped.iter().take(6) {
+            let names: String = o.iter().map(|&d| if d == 99 { "l".to_string() } else { label(d) }).collect();
+            println!("  grouped k,h1,{names}{}: {s}", if *coded { " (coded squares)" } else { "" });
+        }
+        let digits: Vec<usize> = (0..=np).collect();
+        let mut orders = Vec::new();
+        permute(&digits, &mut Vec::new(), &mut orders);
+        let mut results = Vec::new();
+        if std::env::var("FULL").is_err() {
+            continue;
+        }
+        for order in orders {
+            // The black king slowest, then each other place for the best few below.
+            let full: Vec<usize> = std::iter::once(bk_digit).chain(order.iter().copied()).collect();
+            let s = size(&reorder(&layout, &vals, &full, bk_digit), 1 << 16);
+            results.push((s, full));
+        }
+        results.sort();
+        for (s, o) in results.iter().take(4) {
+            println!("  {}: {s}", o.iter().map(|&d| label(d)).collect::<String>());
+        }
+        let best = results[0].1.clone();
+        for at in 1..best.len() {
+            let mut o: Vec<usize> = best[1..].to_vec();
+            o.insert(at, bk_digit);
+            let s = size(&reorder(&layout, &vals, &o, bk_digit), 1 << 16);
+            println!("  {}: {s}", o.iter().map(|&d| label(d)).collect::<String>());
+        }
+        let v = reorder(&layout, &vals, &best, bk_digit);
+        println!("  best, 2^18 blocks: {}", size(&v, 1 << 18));
+    }
+}
+
+fn permute(rest: &[usize], prefix: &mut Vec<usize>, out: &mut Vec<Vec<usize>>) {
+    if rest.is_empty() {
+        out.push(prefix.clone());
+        return;
+    }
+    for i in 0..rest.len() {
+        prefix.push(rest[i]);
+        let others: Vec<usize> = rest.iter().enumerate().filter(|&(j, _)| j != i).map(|(_, &v)| v).collect();
+        permute(&others, prefix, out);
+        prefix.pop();
+    }
+}
