@@ -21,9 +21,11 @@ use tbstream::{Color, Layout, Material, Piece, Position, Role, Square};
 
 const DONT: u8 = 255;
 
-/// The zstd level (the writer's 8 unless `LEVEL` says otherwise).
+/// The zstd level of the sizes (the writer's 8 unless set otherwise).
+static LEVEL: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(8);
+
 fn level() -> i32 {
-    std::env::var("LEVEL").ok().and_then(|l| l.parse().ok()).unwrap_or(8)
+    LEVEL.load(std::sync::atomic::Ordering::Relaxed)
 }
 
 /// Compressed size of `vals` (don't-cares DONT) filled with the previous value, in blocks.
@@ -269,6 +271,43 @@ fn orders_men(others: &[Man], o: usize) -> Vec<Man> {
     orders[o].iter().map(|&i| others[i]).collect()
 }
 
+/// Bytes an ideal static coder would take for the cared-for values of `v` (don't-cares
+/// DONT are skipped: a decoder knows them from legality and the class section), under
+/// contexts of the values before them (don't-cares filled with the value before them):
+/// none, the previous position's, the previous and the one a white-king digit (64) before,
+/// and those two with the one 4096 before.
+fn context_entropies(v: &[u8]) -> [f64; 4] {
+    let mut filled = Vec::with_capacity(v.len());
+    let mut last = 0u8;
+    for &x in v {
+        if x != DONT {
+            last = x;
+        }
+        filled.push(last);
+    }
+    let mut counts: [std::collections::HashMap<u64, [u64; 64]>; 4] = Default::default();
+    for (p, &x) in v.iter().enumerate() {
+        if x == DONT {
+            continue;
+        }
+        let at = |d: usize| if p >= d { filled[p - d] as u64 } else { 64 };
+        let ctx = [0, at(1), at(1) << 8 | at(64), at(1) << 16 | at(64) << 8 | at(4096)];
+        for (k, c) in ctx.iter().enumerate() {
+            counts[k].entry(*c).or_insert([0; 64])[x as usize & 63] += 1;
+        }
+    }
+    std::array::from_fn(|k| {
+        let bits: f64 = counts[k]
+            .values()
+            .map(|h| {
+                let n: u64 = h.iter().sum();
+                h.iter().filter(|&&c| c > 0).map(|&c| -(c as f64) * (c as f64 / n as f64).log2()).sum::<f64>()
+            })
+            .sum();
+        bits / 8.0
+    })
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let (dir, name) = (std::path::Path::new(&args[1]), &args[2]);
@@ -309,7 +348,8 @@ fn main() {
         println!("{name} {sec}: stored order {} bytes (2^18 blocks: {})", size(&vals, 1 << 16), size(&vals, 1 << 18));
 
         // The same through the library's StoredOrder, units of 2^21 (if the layout's) and 2^18.
-        for unit in [StoredOrder::default_unit_bits(&layout), 18, 16] {
+        let units: &[u32] = if std::env::var("QUICK").is_ok() { &[0] } else { &[0, 18, 16] };
+        for unit in units.iter().map(|&u| if u == 0 { StoredOrder::default_unit_bits(&layout) } else { u }) {
             let free = StoredOrder::free_men(&layout, unit);
             let mut orders = Vec::new();
             permute(&(0..free.len()).collect::<Vec<_>>(), &mut Vec::new(), &mut orders);
@@ -337,6 +377,21 @@ fn main() {
                 }
                 let sizes: Vec<String> = [16, 18, 20].iter().map(|&b| format!("2^{b}: {}", size(&v, 1 << b))).collect();
                 println!("  that order, blocks of {}", sizes.join(", "));
+                if dtz {
+                    let at19 = |b: u32| {
+                        LEVEL.store(19, std::sync::atomic::Ordering::Relaxed);
+                        let n = packed_size(&v, 1 << b);
+                        LEVEL.store(8, std::sync::atomic::Ordering::Relaxed);
+                        n
+                    };
+                    println!("  that order at zstd 19, blocks of 2^16: {}, 2^20: {}", at19(16), at19(20));
+                }
+                if dtz {
+                    let [h0, h1, h2, h3] = context_entropies(&v);
+                    println!("  that order, ideal static coder of the wins only: order 0 {h0:.0}, previous {h1:.0}, previous and a king row up {h2:.0}, and a digit further {h3:.0} bytes");
+                    let [h0, h1, h2, h3] = context_entropies(&vals);
+                    println!("  the layout's order, the same: {h0:.0}, {h1:.0}, {h2:.0}, {h3:.0} bytes");
+                }
             }
         }
         // Group-preserving orders: the group (black king, H digit of the first piece) kept.
