@@ -8,6 +8,7 @@
 //!
 //!   cargo run --release --example order_study -- DIR KQRvKR [SECTIONS]
 //!   cargo run --release --example order_study -- DIR KQRvKQR sample UNIT_BITS COUNT
+//!   cargo run --release --example order_study -- DIR KQRvKQR speed
 //!
 //! `SECTIONS` (comma-separated prefixes, default all): `wtm dtz`, `wtm class`, `btm class`.
 //! Every section is tried in [`StoredOrder`]s of units of 2^21 (the layout's), 2^18 and
@@ -308,12 +309,43 @@ fn context_entropies(v: &[u8]) -> [f64; 4] {
     })
 }
 
+/// `speed`: what a stored order costs its users: `StoredOrder::stored` per probe (10 million
+/// pseudo-random slots) and `unit_permutation` per unit (16 units).
+fn speed(layout: &Layout, name: &str) {
+    let unit = StoredOrder::default_unit_bits(layout);
+    let free = StoredOrder::free_men(layout, unit);
+    let order = StoredOrder::new(layout, unit, &free);
+    let n = layout.n_slots;
+    let mut x = 0x9e37_79b9_7f4a_7c15u64;
+    let t = std::time::Instant::now();
+    let mut sum = 0u64;
+    for _ in 0..10_000_000 {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        sum = sum.wrapping_add(order.stored(x % n));
+    }
+    let per_probe = t.elapsed().as_secs_f64() / 1e7 * 1e9;
+    let mut perm = Vec::new();
+    let t = std::time::Instant::now();
+    for k in 0..16u64 {
+        order.unit_permutation((k * (n >> unit) / 16) << unit, &mut perm);
+        sum = sum.wrapping_add(perm[perm.len() / 3] as u64);
+    }
+    let per_unit = t.elapsed().as_secs_f64() / 16.0 * 1e3;
+    println!("{name}: stored() {per_probe:.1} ns per slot; unit_permutation {per_unit:.2} ms per unit of 2^{unit} ({:.2} ns per position) [{sum}]",
+        per_unit * 1e6 / (1u64 << unit) as f64);
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let (dir, name) = (std::path::Path::new(&args[1]), &args[2]);
     let material = Material::parse(name).expect("a material");
     let layout = Layout::new(&material);
     let table = CompactTable::open(&table_path(dir, &material)).expect("the table");
+    if args.get(3).map(String::as_str) == Some("speed") {
+        return speed(&layout, name);
+    }
     if args.get(3).map(String::as_str) == Some("sample") {
         let unit: u32 = args[4].parse().expect("unit bits");
         let count: u64 = args[5].parse().expect("units");
