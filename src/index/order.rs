@@ -60,6 +60,10 @@ impl ManBits {
 /// One digit of the order inside a unit: a man with free bits.
 #[derive(Clone, Debug)]
 struct Digit {
+    /// Which man: his square is read from the probe's men by [`StoredOrder::stored_of_men`].
+    who: Man,
+    /// Shift of the digit's rank in the stored offset.
+    shift: u32,
     man: ManBits,
     /// The code bits the unit fixes (index bits at or above the unit's).
     fixed: u8,
@@ -72,7 +76,7 @@ struct Digit {
 }
 
 impl Digit {
-    fn new(man: ManBits, unit_bits: u32) -> Digit {
+    fn new(who: Man, man: ManBits, unit_bits: u32) -> Digit {
         let fixed = man.at.iter().enumerate().filter(|&(_, &b)| b >= unit_bits).fold(0u8, |m, (j, _)| m | 1 << j);
         let mut rank = [0u8; 64];
         let mut square = vec![[u8::MAX; 64]; 64];
@@ -83,7 +87,7 @@ impl Digit {
             square[key][count[key] as usize] = sq;
             count[key] += 1;
         }
-        Digit { bits: 6 - fixed.count_ones(), man, fixed, rank, square }
+        Digit { who, shift: 0, bits: 6 - fixed.count_ones(), man, fixed, rank, square }
     }
 }
 
@@ -122,7 +126,7 @@ impl StoredOrder {
     pub fn free_men(layout: &Layout, unit_bits: u32) -> Vec<Man> {
         Self::all_men(layout)
             .into_iter()
-            .filter(|(_, bits)| Digit::new(bits.clone(), unit_bits).bits > 0)
+            .filter(|(m, bits)| Digit::new(*m, bits.clone(), unit_bits).bits > 0)
             .map(|(m, _)| m)
             .collect()
     }
@@ -149,13 +153,18 @@ impl StoredOrder {
     pub fn new(layout: &Layout, unit_bits: u32, order: &[Man]) -> StoredOrder {
         assert!(unit_bits <= Self::default_unit_bits(layout), "a unit within the layout's fixed top bits");
         let men = Self::all_men(layout);
-        let digits: Vec<Digit> = order
+        let mut digits: Vec<Digit> = order
             .iter()
             .map(|m| {
                 let bits = men.iter().find(|(n, _)| n == m).expect("a man of the layout").1.clone();
-                Digit::new(bits, unit_bits)
+                Digit::new(*m, bits, unit_bits)
             })
             .collect();
+        let mut shift = 0;
+        for d in digits.iter_mut().rev() {
+            d.shift = shift;
+            shift += d.bits;
+        }
         let free = Self::free_men(layout, unit_bits);
         assert!(
             free.len() == order.len() && free.iter().all(|m| order.contains(m)),
@@ -163,6 +172,55 @@ impl StoredOrder {
         );
         debug_assert_eq!(digits.iter().map(|d| d.bits).sum::<u32>(), unit_bits);
         StoredOrder { unit_bits, digits, layout: layout.clone() }
+    }
+
+    /// The stored position of a slot whose men stand on `pieces` (the layout's order), `wk`
+    /// and `bk` (a probe has them: no decoding of the slot).
+    #[inline]
+    pub fn stored_of_men(&self, slot: u64, pieces: &[Square], wk: Square, bk: Square) -> u64 {
+        let mut inner = 0u64;
+        for d in &self.digits {
+            let sq = match d.who {
+                Man::WhiteKing => wk,
+                Man::Piece(k) => pieces[k],
+                Man::BlackKing => bk,
+            };
+            inner |= (d.rank[sq as usize] as u64) << d.shift;
+        }
+        (slot >> self.unit_bits) << self.unit_bits | inner
+    }
+
+    /// Whether the white king is the fastest digit and counts all 64 squares: then a stored
+    /// word (64 positions) is a word of the layout, and [`StoredOrder::word_permutation`]
+    /// moves whole words.
+    pub fn king_fastest(&self) -> bool {
+        self.digits.last().is_some_and(|d| d.who == Man::WhiteKing && d.bits == 6)
+    }
+
+    /// The permutation of the words of the unit that holds `slot`, for an order whose white
+    /// king is fastest ([`StoredOrder::king_fastest`]): `perm[w]` is the stored word (inside
+    /// the unit) of the unit's word `w`.
+    pub fn word_permutation(&self, slot: u64, perm: &mut Vec<u32>) {
+        assert!(self.king_fastest(), "words move whole only when the white king is fastest");
+        let unit_slot = slot >> self.unit_bits << self.unit_bits;
+        let top = self.layout.index_of_slot(unit_slot);
+        let pieces = &self.digits[..self.digits.len() - 1];
+        // Per digit, per rank: (the word offset bits, the stored word offset bits).
+        let choices: Vec<Vec<(u32, u32)>> = pieces
+            .iter()
+            .map(|d| {
+                let key = (d.man.code(top) & d.fixed) as usize;
+                (0..1u32 << d.bits)
+                    .map(|r| {
+                        let code = d.man.code_of(d.square[key][r as usize]);
+                        ((d.man.contrib(code, !d.fixed & 63) >> 6) as u32, r << (d.shift - 6))
+                    })
+                    .collect()
+            })
+            .collect();
+        perm.clear();
+        perm.resize(1 << (self.unit_bits - 6), 0);
+        fill_permutation(&choices, 0, 0, perm);
     }
 
     /// The stored position of a slot.
@@ -219,17 +277,20 @@ impl StoredOrder {
             .collect();
         perm.clear();
         perm.resize(1 << self.unit_bits, 0);
-        fn fill(choices: &[Vec<(u32, u32)>], at: u32, stored: u32, perm: &mut [u32]) {
-            match choices.split_first() {
-                None => perm[at as usize] = stored,
-                Some((first, rest)) => {
-                    for &(a, s) in first {
-                        fill(rest, at | a, stored | s, perm);
-                    }
-                }
+        fill_permutation(&choices, 0, 0, perm);
+    }
+}
+
+/// `perm[a] = s` for every choice of one (offset bits, stored bits) pair per digit, `a` and
+/// `s` the ORs of the chosen pairs (and of `at`, `stored`).
+fn fill_permutation(choices: &[Vec<(u32, u32)>], at: u32, stored: u32, perm: &mut [u32]) {
+    match choices.split_first() {
+        None => perm[at as usize] = stored,
+        Some((first, rest)) => {
+            for &(a, s) in first {
+                fill_permutation(rest, at | a, stored | s, perm);
             }
         }
-        fill(&choices, 0, 0, perm);
     }
 }
 
@@ -270,6 +331,26 @@ mod tests {
                     assert!(!seen[s as usize], "{name}: stored position {s} twice");
                     seen[s as usize] = true;
                     assert_eq!(order.slot(s), slot, "{name}: round trip of slot {slot}");
+                }
+                // From the men, as a probe asks.
+                for slot in (0..n).step_by(97) {
+                    let index = layout.index_of_slot(slot);
+                    let mut pieces = vec![0; layout.pieces.len()];
+                    let (bk, wk) = layout.decode_into(index, &mut pieces);
+                    let bk = if layout.has_pawns() { bk } else { layout.bk_square(bk) };
+                    assert_eq!(order.stored_of_men(slot, &pieces, wk, bk), order.stored(slot), "{name}: slot {slot}");
+                }
+                // The word permutation moves the words `stored` moves.
+                if order.king_fastest() {
+                    let mut perm = Vec::new();
+                    let unit = 1u64 << order.unit_bits;
+                    for first in (0..n).step_by(unit as usize).take(64) {
+                        order.word_permutation(first, &mut perm);
+                        for w in 0..unit / 64 {
+                            let s = order.stored(first + 64 * w);
+                            assert_eq!(first + 64 * perm[w as usize] as u64, s, "{name}: word {w} of unit {first}");
+                        }
+                    }
                 }
                 // The unit permutation says what `stored` says, slot for slot.
                 let mut perm = Vec::new();
