@@ -9,6 +9,7 @@
 //!   cargo run --release --example order_study -- DIR KQRvKR [SECTIONS]
 //!   cargo run --release --example order_study -- DIR KQRvKQR sample UNIT_BITS COUNT
 //!   cargo run --release --example order_study -- DIR KQRvKQR speed
+//!   cargo run --release --example order_study -- DIR KQRvKR project
 //!
 //! `SECTIONS` (comma-separated prefixes, default all): `wtm dtz`, `wtm class`, `btm class`.
 //! Every section is tried in [`StoredOrder`]s of units of 2^21 (the layout's), 2^18 and
@@ -96,6 +97,7 @@ fn values(table: &CompactTable, layout: &Layout, stm: Color, dtz: bool) -> Vec<u
 fn values_in(table: &CompactTable, layout: &Layout, stm: Color, dtz: bool, range: std::ops::Range<u64>) -> Vec<u8> {
     let n = table.header.n_slots;
     let np = layout.pieces.len();
+    let dups = std::env::var("DUPS").is_ok();
     let mut vals = vec![DONT; (range.end - range.start) as usize];
     let mut squares = vec![0u8; np];
     let part = if stm == Color::White { Part::WtmWdl } else { Part::BtmWdl };
@@ -130,7 +132,7 @@ fn values_in(table: &CompactTable, layout: &Layout, stm: Color, dtz: bool, range
                 for (q, pc) in layout.pieces.iter().enumerate() {
                     men.push((squares[q], Piece { color: pc.color, role: pc.role }));
                 }
-                if Position::from_men(&men, stm).is_ok() {
+                if Position::from_men(&men, stm).is_ok() && !(dups && duplicate(layout, slot, bk, &squares, wk)) {
                     vals[(slot - range.start) as usize] = if dtz { code } else { class };
                 }
             }
@@ -351,12 +353,100 @@ fn speed(layout: &Layout, name: &str) {
     );
 }
 
+/// `project`: what format 4's first step would store, section by section: each section's
+/// order chosen as a writer would (the layout's or a stored order with the white king
+/// fastest, by the compressed size of 8 units spread over the table), then the whole
+/// section compressed in that order.
+fn project(table: &CompactTable, layout: &Layout, name: &str) {
+    let unit = StoredOrder::default_unit_bits(layout);
+    let units = table.header.n_slots >> unit;
+    let mut others = StoredOrder::free_men(layout, unit);
+    others.retain(|&m| m != Man::WhiteKing);
+    let mut perms = Vec::new();
+    permute(&(0..others.len()).collect::<Vec<_>>(), &mut Vec::new(), &mut perms);
+    let candidates: Vec<Option<StoredOrder>> = std::iter::once(None)
+        .chain(perms.iter().map(|p| {
+            let mut men: Vec<Man> = p.iter().map(|&i| others[i]).collect();
+            men.push(Man::WhiteKing);
+            Some(StoredOrder::new(layout, unit, &men))
+        }))
+        .collect();
+    let arrange = |vals: &[u8], order: &Option<StoredOrder>, range: std::ops::Range<u64>| -> Vec<u8> {
+        match order {
+            None => vals[range.start as usize..range.end as usize].to_vec(),
+            Some(o) => {
+                let mut v = vec![DONT; (range.end - range.start) as usize];
+                let mut perm = Vec::new();
+                for u in (range.start..range.end).step_by(1 << unit) {
+                    o.word_permutation(u, &mut perm);
+                    let at = (u - range.start) as usize;
+                    for (w, &s) in perm.iter().enumerate() {
+                        let (from, to) = (u as usize + 64 * w, at + 64 * s as usize);
+                        v[to..to + 64].copy_from_slice(&vals[from..from + 64]);
+                    }
+                }
+                v
+            }
+        }
+    };
+    let (mut before, mut after) = (0usize, 0usize);
+    for (sec, stm, dtz) in [
+        ("wtm classes", Color::White, false),
+        ("wtm distances", Color::White, true),
+        ("btm classes", Color::Black, false),
+    ] {
+        let vals = values(table, layout, stm, dtz);
+        let size = |v: &[u8]| if dtz { packed_size(v, 1 << 16) } else { packed_planes_size(v, 1 << 18) };
+        let sample: Vec<u64> = (0..8.min(units)).map(|k| (2 * k + 1) * units / (2 * 8.min(units))).collect();
+        let trial = |o: &Option<StoredOrder>| -> usize {
+            sample.iter().map(|&u| size(&arrange(&vals, o, u << unit..(u + 1) << unit))).sum()
+        };
+        let (best, _) =
+            candidates.iter().enumerate().map(|(i, o)| (i, trial(o))).min_by_key(|&(_, t)| t).expect("a candidate");
+        let whole = |o: &Option<StoredOrder>| size(&arrange(&vals, o, 0..table.header.n_slots));
+        let (layout_size, chosen_size) = (whole(&None), whole(&candidates[best]));
+        let which = if best == 0 {
+            "the layout's".to_string()
+        } else {
+            format!("{:?} then the white king", perms[best - 1].iter().map(|&i| others[i]).collect::<Vec<_>>())
+        };
+        println!(
+            "{name} {sec}: {layout_size} -> {chosen_size} ({:.3}x), order {which}",
+            chosen_size as f64 / layout_size as f64
+        );
+        before += layout_size;
+        after += chosen_size;
+    }
+    println!("{name} block sections: {before} -> {after} ({:.3}x)", after as f64 / before as f64);
+}
+
+/// Whether a pawnless slot stores a copy of another slot's position (`DUPS=1` makes these
+/// don't-cares): identical men out of square order, or, with the black king on the a1-d4
+/// diagonal, a position whose mirror image in that diagonal has the smaller slot.
+fn duplicate(layout: &Layout, slot: u64, bk_code: u8, squares: &[Square], wk: Square) -> bool {
+    if !layout.identical_in_order(squares) {
+        return true;
+    }
+    let bk = layout.bk_square(bk_code);
+    if bk % 9 != 0 {
+        return false;
+    }
+    let flip = |sq: Square| (sq & 7) << 3 | sq >> 3;
+    let mut t: Vec<Square> = squares.iter().map(|&s| flip(s)).collect();
+    layout.sort_identical(&mut t);
+    let other = layout.slot(layout.index(bk_code, &t, flip(wk))).expect("a slot");
+    other < slot
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let (dir, name) = (std::path::Path::new(&args[1]), &args[2]);
     let material = Material::parse(name).expect("a material");
     let layout = Layout::new(&material);
     let table = CompactTable::open(&table_path(dir, &material)).expect("the table");
+    if args.get(3).map(String::as_str) == Some("project") {
+        return project(&table, &layout, name);
+    }
     if args.get(3).map(String::as_str) == Some("speed") {
         return speed(&layout, name);
     }
