@@ -428,7 +428,7 @@ fn duplicate(layout: &Layout, slot: u64, bk_code: u8, squares: &[Square], wk: Sq
         return true;
     }
     let bk = layout.bk_square(bk_code);
-    if bk % 9 != 0 {
+    if !bk.is_multiple_of(9) {
         return false;
     }
     let flip = |sq: Square| (sq & 7) << 3 | sq >> 3;
