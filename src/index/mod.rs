@@ -166,6 +166,19 @@ const PREFIX_RANK: [u8; 128] = {
     t
 };
 
+/// The 7-bit prefix of each stored rank (inverse of [`PREFIX_RANK`]).
+const PREFIX_OF_RANK: [u8; 80] = {
+    let mut t = [0u8; 80];
+    let mut p = 0;
+    while p < 128 {
+        if PREFIX_RANK[p] != u8::MAX {
+            t[PREFIX_RANK[p] as usize] = p as u8;
+        }
+        p += 1;
+    }
+    t
+};
+
 impl Layout {
     /// The layout of `material`'s white-wins run. White must have at least one man.
     pub fn new(material: &Material) -> Layout {
@@ -358,8 +371,7 @@ impl Layout {
             return slot;
         }
         let shift = self.total_bits - PREFIX_BITS;
-        let rank = (slot >> shift) as u8;
-        let p = PREFIX_RANK.iter().position(|&r| r == rank).expect("slot in range") as u64;
+        let p = PREFIX_OF_RANK[(slot >> shift) as usize] as u64;
         (p << shift) | (slot & ((1 << shift) - 1))
     }
 
