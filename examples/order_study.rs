@@ -241,9 +241,12 @@ fn sample(table: &CompactTable, layout: &Layout, name: &str, unit: u32, count: u
         let size = |v: &[u8]| if dtz { packed_size(v, 1 << 16) } else { packed_planes_size(v, 1 << 18) };
         let (mut base, mut totals) = (0usize, vec![0usize; orders.len()]);
         let mut perm = Vec::new();
-        for k in 0..count {
-            // Spread over the table, off the first and last units.
-            let u = (2 * k + 1) * units / (2 * count);
+        // Spread over the table, off the first and last units, unless `UNITS` lists them.
+        let chosen: Vec<u64> = match std::env::var("UNITS") {
+            Ok(list) => list.split(',').map(|u| u.parse().expect("a unit number")).collect(),
+            Err(_) => (0..count).map(|k| (2 * k + 1) * units / (2 * count)).collect(),
+        };
+        for &u in &chosen {
             let range = u << unit..(u + 1) << unit;
             let vals = values_in(table, layout, stm, dtz, range.clone());
             base += size(&vals);
@@ -259,7 +262,7 @@ fn sample(table: &CompactTable, layout: &Layout, name: &str, unit: u32, count: u
         }
         let mut ranked: Vec<(usize, usize)> = totals.iter().copied().enumerate().map(|(o, t)| (t, o)).collect();
         ranked.sort();
-        println!("{name} {sec}, {count} units of 2^{unit}: layout order {base} bytes");
+        println!("{name} {sec}, units {chosen:?} of 2^{unit}: layout order {base} bytes");
         for (t, o) in ranked.iter().take(3) {
             let men: Vec<Man> = orders_men(&others, *o);
             println!("  {men:?} then the white king: {t} ({:.3}x)", *t as f64 / base as f64);
