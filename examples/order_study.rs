@@ -13,8 +13,7 @@
 //!
 //! `SECTIONS` (comma-separated prefixes, default all): `wtm dtz`, `wtm class`, `btm class`.
 //! Every section is tried in [`StoredOrder`]s of units of 2^21 (the layout's), 2^18 and
-//! 2^16 positions; `GROUPED=1` adds the study's own grouped orders (in board order and in
-//! the layout's square codes), `FULL=1` every order of whole digits (no units). `sample`
+//! 2^16 positions; `FULL=1` adds every order of whole digits (no units). `sample`
 //! measures a few units of a table too big for RAM (see [`sample`]).
 
 use tbstream::file::compact::{class_at, n_blocks, pack_block, BlockData, CompactTable, Part};
@@ -169,51 +168,16 @@ fn reorder(layout: &Layout, vals: &[u8], order: &[usize], bk_digit: usize) -> Ve
     out
 }
 
-/// Square of a diagram code `H*8 + L` (the layout's square code).
-fn square_of_code(layout: &Layout, code: u8) -> Square {
-    // The layout's contribution of piece 0 on each square gives its code back.
-    (0..64u8).find(|&sq| code_of(layout, sq) == code).expect("a square")
-}
-
-/// The layout's 6-bit code of a square (read back from piece 0's index contribution).
-fn code_of(layout: &Layout, sq: Square) -> u8 {
-    let p = &layout.pieces[0];
-    let c = layout.piece_contrib(0, sq);
-    let h = p.h_bits.iter().fold(0u8, |a, &b| (a << 1) | ((c >> b) & 1) as u8);
-    (h << 3) | ((c >> p.l_shift) & 7) as u8
-}
-
-/// `vals` gathered group by group (the black king's code, then the H digit of the layout's
-/// first piece: contiguous in the layout's order), inside a group in the digit order `inner`
-/// (slowest first; 0 the white king, 1.. the pieces, `L1` the first piece's L digit), each
-/// square digit in natural (a1..h8) order or, with `coded`, in the layout's code order.
-fn reorder_grouped(layout: &Layout, vals: &[u8], inner: &[usize], coded: bool) -> Vec<u8> {
-    const L1: usize = 99;
-    let np = layout.pieces.len();
-    let codes: Vec<u8> = (0..64).map(|c| square_of_code(layout, c)).collect();
-    let sq_of = |v: u8| if coded { codes[v as usize] } else { v };
-    let mut out = Vec::with_capacity(vals.len());
-    let mut sq = vec![0u8; np];
-    let radix = |d: usize| if d == L1 { 8 } else { 64 };
-    let inner_total: usize = inner.iter().map(|&d| radix(d)).product();
-    for bk in 0..layout.bk_codes() {
-        for h1 in 0..8u8 {
-            for r in 0..inner_total {
-                let mut rest = r;
-                let (mut wk, mut l1) = (0u8, 0u8);
-                for &d in inner.iter().rev() {
-                    let s = (rest % radix(d)) as u8;
-                    rest /= radix(d);
-                    match d {
-                        0 => wk = sq_of(s),
-                        L1 => l1 = s,
-                        _ => sq[d - 1] = sq_of(s),
-                    }
-                }
-                sq[0] = codes[(h1 * 8 + l1) as usize];
-                let slot = layout.slot(layout.index(bk, &sq, wk)).expect("a slot");
-                out.push(vals[slot as usize]);
-            }
+/// `vals` (slots `first..first + vals.len()`, whole units) in `order`'s stored order, moved
+/// a word at a time (the white king fastest).
+fn in_order(order: &StoredOrder, first: u64, vals: &[u8]) -> Vec<u8> {
+    let mut out = vec![DONT; vals.len()];
+    let mut perm = Vec::new();
+    for u in (0..vals.len()).step_by(1 << order.unit_bits) {
+        order.word_permutation(first + u as u64, &mut perm);
+        for (w, &s) in perm.iter().enumerate() {
+            let (from, to) = (u + 64 * w, u + 64 * s as usize);
+            out[to..to + 64].copy_from_slice(&vals[from..from + 64]);
         }
     }
     out
@@ -240,7 +204,6 @@ fn sample(table: &CompactTable, layout: &Layout, name: &str, unit: u32, count: u
     for (sec, stm, dtz) in [("wtm dtz", Color::White, true), ("btm class", Color::Black, false)] {
         let size = |v: &[u8]| if dtz { packed_size(v, 1 << 16) } else { packed_planes_size(v, 1 << 18) };
         let (mut base, mut totals) = (0usize, vec![0usize; orders.len()]);
-        let mut perm = Vec::new();
         // Spread over the table, off the first and last units, unless `UNITS` lists them.
         let chosen: Vec<u64> = match std::env::var("UNITS") {
             Ok(list) => list.split(',').map(|u| u.parse().expect("a unit number")).collect(),
@@ -251,12 +214,7 @@ fn sample(table: &CompactTable, layout: &Layout, name: &str, unit: u32, count: u
             let vals = values_in(table, layout, stm, dtz, range.clone());
             base += size(&vals);
             for (o, order) in orders.iter().enumerate() {
-                order.unit_permutation(range.start, &mut perm);
-                let mut v = vec![DONT; vals.len()];
-                for (i, &x) in vals.iter().enumerate() {
-                    v[perm[i] as usize] = x;
-                }
-                totals[o] += size(&v);
+                totals[o] += size(&in_order(order, range.start, &vals));
             }
             eprintln!("{name} {sec}: unit {u} sampled");
         }
@@ -375,22 +333,8 @@ fn project(table: &CompactTable, layout: &Layout, name: &str) {
         }))
         .collect();
     let arrange = |vals: &[u8], order: &Option<StoredOrder>, range: std::ops::Range<u64>| -> Vec<u8> {
-        match order {
-            None => vals[range.start as usize..range.end as usize].to_vec(),
-            Some(o) => {
-                let mut v = vec![DONT; (range.end - range.start) as usize];
-                let mut perm = Vec::new();
-                for u in (range.start..range.end).step_by(1 << unit) {
-                    o.word_permutation(u, &mut perm);
-                    let at = (u - range.start) as usize;
-                    for (w, &s) in perm.iter().enumerate() {
-                        let (from, to) = (u as usize + 64 * w, at + 64 * s as usize);
-                        v[to..to + 64].copy_from_slice(&vals[from..from + 64]);
-                    }
-                }
-                v
-            }
-        }
+        let part = &vals[range.start as usize..range.end as usize];
+        order.as_ref().map_or_else(|| part.to_vec(), |o| in_order(o, range.start, part))
     };
     let (mut before, mut after) = (0usize, 0usize);
     for (sec, stm, dtz) in [
@@ -533,33 +477,13 @@ fn main() {
                 }
             }
         }
-        // Group-preserving orders: the group (black king, H digit of the first piece) kept.
-        let mut inner_digits: Vec<usize> = (2..=np).collect();
-        inner_digits.push(99);
-        inner_digits.push(0);
-        let mut inner_orders = Vec::new();
-        permute(&inner_digits, &mut Vec::new(), &mut inner_orders);
-        let mut grouped = Vec::new();
-        let want_grouped = std::env::var("GROUPED").is_ok();
-        for o in inner_orders.iter().filter(|_| want_grouped).filter(|o| o.last() == Some(&0) || o.last() == Some(&99))
-        {
-            for coded in [false, true] {
-                let s = size(&reorder_grouped(&layout, &vals, o, coded), 1 << 16);
-                grouped.push((s, o.clone(), coded));
-            }
-        }
-        grouped.sort();
-        for (s, o, coded) in grouped.iter().take(6) {
-            let names: String = o.iter().map(|&d| if d == 99 { "l".to_string() } else { label(d) }).collect();
-            println!("  grouped k,h1,{names}{}: {s}", if *coded { " (coded squares)" } else { "" });
+        if std::env::var("FULL").is_err() {
+            continue;
         }
         let digits: Vec<usize> = (0..=np).collect();
         let mut orders = Vec::new();
         permute(&digits, &mut Vec::new(), &mut orders);
         let mut results = Vec::new();
-        if std::env::var("FULL").is_err() {
-            continue;
-        }
         for order in orders {
             // The black king slowest, then each other place for the best few below.
             let full: Vec<usize> = std::iter::once(bk_digit).chain(order.iter().copied()).collect();

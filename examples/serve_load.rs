@@ -14,7 +14,7 @@
 use anyhow::{bail, Context};
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
-use tbstream::Position;
+use tbstream::{board_field, Position};
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::net::TcpStream;
 
@@ -146,33 +146,10 @@ fn random_fens(signature: &str, n: usize) -> anyhow::Result<Vec<String>> {
             };
             board[sq] = Some(c);
         }
-        let rows: Vec<String> = (0..8).rev().map(|rank| row(&board[rank * 8..rank * 8 + 8])).collect();
-        let fen = format!("{} {} - - 0 1", rows.join("/"), if next() % 2 == 0 { 'w' } else { 'b' });
+        let fen = format!("{} {} - - 0 1", board_field(&board), if next() % 2 == 0 { 'w' } else { 'b' });
         if Position::from_fen(&fen).is_ok() {
             fens.push(fen);
         }
     }
     Ok(fens)
-}
-
-/// One rank of a FEN's board field.
-fn row(squares: &[Option<char>]) -> String {
-    let mut s = String::new();
-    let mut empty = 0;
-    for c in squares {
-        match c {
-            Some(c) => {
-                if empty > 0 {
-                    s.push_str(&empty.to_string());
-                    empty = 0;
-                }
-                s.push(*c);
-            }
-            None => empty += 1,
-        }
-    }
-    if empty > 0 {
-        s.push_str(&empty.to_string());
-    }
-    s
 }

@@ -29,6 +29,9 @@ mod solve;
 mod table;
 mod work;
 
+/// The board field of a FEN from the letters on the squares (a1 first), for tools and tests
+/// that place men on a board of letters.
+pub use chess::position::board_field;
 pub use chess::square::TRIANGLE;
 pub use chess::{Color, FenError, Material, MaterialError, Move, Piece, Position, Role, Square, Symmetry, MAX_MEN};
 /// One job over several processes (`mpirun`), built with the `mpi` feature.

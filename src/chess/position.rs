@@ -395,6 +395,11 @@ impl Position {
         self.find_legal_move(|_| true).is_some()
     }
 
+    /// Whether the side to move is checkmated.
+    pub fn is_checkmate(&self) -> bool {
+        self.in_check(self.turn) && !self.has_legal_move()
+    }
+
     /// Calls `stop` on each legal move in the order of [`Position::legal_moves`] until it
     /// returns true, and returns that move. Allocates nothing.
     pub fn find_legal_move(&self, mut stop: impl FnMut(Move) -> bool) -> Option<Move> {

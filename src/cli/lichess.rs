@@ -130,24 +130,28 @@ struct Facts {
 /// Probes a position. A dead position is a draw without reading a table (as lichess's
 /// is), so that a capture into KNvK needs no KNvK table.
 fn facts(tb: &Tablebase, pos: &Position) -> Result<Facts, TableError> {
-    let has_move = pos.has_legal_move();
-    let in_check = pos.in_check(pos.turn);
-    let insufficient_material = pos.insufficient_material();
-    let (probe, fresh, category) = if insufficient_material {
-        (Probe { wdl: 0, dtz: 0 }, Probe { wdl: 0, dtz: 0 }, Some(Category::Draw))
-    } else {
-        let probe = tb.probe(pos)?;
-        let fresh = if pos.halfmove == 0 { probe } else { tb.probe(&with_fresh_clock(pos))? };
-        (probe, fresh, tb.category(pos)?)
-    };
-    Ok(Facts {
-        probe,
-        fresh,
-        category,
+    let board = board_facts(pos);
+    if board.insufficient_material {
+        return Ok(board);
+    }
+    let probe = tb.probe(pos)?;
+    let fresh = if pos.halfmove == 0 { probe } else { tb.probe(&with_fresh_clock(pos))? };
+    Ok(Facts { probe, fresh, category: tb.category(pos)?, ..board })
+}
+
+/// What the board alone says: mate, stalemate, a dead position (then a draw, as the
+/// results say; otherwise they are placeholders the tables replace).
+fn board_facts(pos: &Position) -> Facts {
+    let (has_move, in_check) = (pos.has_legal_move(), pos.in_check(pos.turn));
+    let draw = Probe { wdl: 0, dtz: 0 };
+    Facts {
+        probe: draw,
+        fresh: draw,
+        category: Some(Category::Draw),
         checkmate: !has_move && in_check,
         stalemate: !has_move && !in_check,
-        insufficient_material,
-    })
+        insufficient_material: pos.insufficient_material(),
+    }
 }
 
 /// The position with its half-move clock at 0.
@@ -185,40 +189,34 @@ fn verdict(f: &Facts, halfmoves_before: u32) -> Verdict {
     }
 }
 
-fn info(f: &Facts, halfmoves_before: u32) -> PositionInfo {
-    let dtz = lichess_dtz(f);
-    PositionInfo {
-        checkmate: f.checkmate,
-        stalemate: f.stalemate,
-        variant_win: false,
-        variant_loss: false,
-        insufficient_material: f.insufficient_material,
-        dtz,
-        precise_dtz: dtz,
-        dtm: None,
-        dtw: None,
-        dtc: None,
-        category: verdict(f, halfmoves_before),
+impl PositionInfo {
+    /// The fields of a position with lichess's `dtz` and category; the other tables' and
+    /// variants' fields null and false.
+    fn new(f: &Facts, dtz: Option<i32>, category: Verdict) -> PositionInfo {
+        PositionInfo {
+            checkmate: f.checkmate,
+            stalemate: f.stalemate,
+            variant_win: false,
+            variant_loss: false,
+            insufficient_material: f.insufficient_material,
+            dtz,
+            precise_dtz: dtz,
+            dtm: None,
+            dtw: None,
+            dtc: None,
+            category,
+        }
     }
+}
+
+fn info(f: &Facts, halfmoves_before: u32) -> PositionInfo {
+    PositionInfo::new(f, lichess_dtz(f), verdict(f, halfmoves_before))
 }
 
 /// A move's target when its sub-endgame's table is missing: lichess answers `unknown` for it
 /// rather than failing the whole request.
 fn unknown(pos: &Position) -> PositionInfo {
-    let (has_move, in_check) = (pos.has_legal_move(), pos.in_check(pos.turn));
-    PositionInfo {
-        checkmate: !has_move && in_check,
-        stalemate: !has_move && !in_check,
-        variant_win: false,
-        variant_loss: false,
-        insufficient_material: pos.insufficient_material(),
-        dtz: None,
-        precise_dtz: None,
-        dtm: None,
-        dtw: None,
-        dtc: None,
-        category: Verdict::Unknown,
-    }
+    PositionInfo::new(&board_facts(pos), None, Verdict::Unknown)
 }
 
 /// A role's rank in lichess's (shakmaty's) order: pawn, knight, bishop, rook, queen, king.
@@ -312,15 +310,13 @@ pub fn mainline(tb: &Tablebase, pos: &Position) -> Result<Mainline, TableError> 
         while real.halfmove < 100 && steps.len() < MAX_MAINLINE_PLIES {
             let Some((mv, after)) = tb.best_move(&fresh)? else { break };
             let next = real.play(mv);
-            let mated = !next.has_legal_move() && next.in_check(next.turn);
-            let dtz = if mated { -1 } else { after.dtz };
+            let dtz = if next.is_checkmate() { -1 } else { after.dtz };
             steps.push(Step { uci: mv.to_string(), san: real.san(mv), dtz, precise_dtz: Some(dtz) });
             fresh = fresh.play(mv);
             real = next;
         }
     }
-    let mated = !real.has_legal_move() && real.in_check(real.turn);
-    let winner = mated.then_some(if real.turn == Color::White { 'b' } else { 'w' });
+    let winner = real.is_checkmate().then_some(if real.turn == Color::White { 'b' } else { 'w' });
     let dtz = lichess_dtz(&root);
     Ok(Mainline { mainline: steps, winner, dtz, precise_dtz: dtz })
 }

@@ -26,6 +26,11 @@ struct ManBits {
 }
 
 impl ManBits {
+    /// The code bits a unit of `2^unit_bits` positions fixes (index bits at or above it).
+    fn fixed(&self, unit_bits: u32) -> u8 {
+        self.at.iter().enumerate().filter(|&(_, &b)| b >= unit_bits).fold(0u8, |m, (j, _)| m | 1 << j)
+    }
+
     #[inline]
     fn code(&self, index: u64) -> u8 {
         self.at.iter().enumerate().fold(0u8, |c, (j, &b)| c | (((index >> b) & 1) as u8) << j)
@@ -77,7 +82,7 @@ struct Digit {
 
 impl Digit {
     fn new(who: Man, man: ManBits, unit_bits: u32) -> Digit {
-        let fixed = man.at.iter().enumerate().filter(|&(_, &b)| b >= unit_bits).fold(0u8, |m, (j, _)| m | 1 << j);
+        let fixed = man.fixed(unit_bits);
         let mut rank = [0u8; 64];
         let mut square = vec![[u8::MAX; 64]; 64];
         let mut count = [0u8; 64];
@@ -124,11 +129,7 @@ impl StoredOrder {
 
     /// The men of a layout that have free bits in a unit of `2^unit_bits` positions.
     pub fn free_men(layout: &Layout, unit_bits: u32) -> Vec<Man> {
-        Self::all_men(layout)
-            .into_iter()
-            .filter(|(m, bits)| Digit::new(*m, bits.clone(), unit_bits).bits > 0)
-            .map(|(m, _)| m)
-            .collect()
+        Self::all_men(layout).into_iter().filter(|(_, bits)| bits.fixed(unit_bits) != 63).map(|(m, _)| m).collect()
     }
 
     fn all_men(layout: &Layout) -> Vec<(Man, ManBits)> {
@@ -252,33 +253,6 @@ impl StoredOrder {
         }
         unit_slot | (index & unit_mask)
     }
-
-    /// The permutation of the unit that holds `slot`: `perm[o]` is the stored offset (inside
-    /// the unit) of the slot at offset `o`. One pass over the digits' squares, not a
-    /// [`StoredOrder::stored`] per slot: a writer or reader permutes a unit at memory speed.
-    pub fn unit_permutation(&self, slot: u64, perm: &mut Vec<u32>) {
-        let unit_slot = slot >> self.unit_bits << self.unit_bits;
-        let top = self.layout.index_of_slot(unit_slot);
-        let mut shift = self.unit_bits;
-        // Per digit, per rank: (the slot's offset bits, the stored offset bits).
-        let choices: Vec<Vec<(u32, u32)>> = self
-            .digits
-            .iter()
-            .map(|d| {
-                shift -= d.bits;
-                let key = (d.man.code(top) & d.fixed) as usize;
-                (0..1u32 << d.bits)
-                    .map(|r| {
-                        let code = d.man.code_of(d.square[key][r as usize]);
-                        (d.man.contrib(code, !d.fixed & 63) as u32, r << shift)
-                    })
-                    .collect()
-            })
-            .collect();
-        perm.clear();
-        perm.resize(1 << self.unit_bits, 0);
-        fill_permutation(&choices, 0, 0, perm);
-    }
 }
 
 /// `perm[a] = s` for every choice of one (offset bits, stored bits) pair per digit, `a` and
@@ -350,15 +324,6 @@ mod tests {
                             let s = order.stored(first + 64 * w);
                             assert_eq!(first + 64 * perm[w as usize] as u64, s, "{name}: word {w} of unit {first}");
                         }
-                    }
-                }
-                // The unit permutation says what `stored` says, slot for slot.
-                let mut perm = Vec::new();
-                let unit = 1u64 << order.unit_bits;
-                for first in (0..n).step_by(unit as usize).take(64) {
-                    order.unit_permutation(first + unit / 2, &mut perm);
-                    for o in 0..unit {
-                        assert_eq!(first + perm[o as usize] as u64, order.stored(first + o), "{name}: unit at {first}");
                     }
                 }
             }

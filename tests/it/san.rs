@@ -8,7 +8,7 @@ use shakmaty::fen::Fen;
 use shakmaty::san::SanPlus;
 use shakmaty::uci::UciMove;
 use shakmaty::{CastlingMode, Chess, Position as _, PositionError};
-use tbstream::Position;
+use tbstream::{board_field, Position};
 
 /// White's and black's men: doubled knights, rooks and queens make rivals for a square.
 const MEN: [char; 12] = ['Q', 'Q', 'R', 'R', 'B', 'N', 'N', 'P', 'P', 'P', 'P', 'B'];
@@ -56,33 +56,6 @@ fn random_position(rng: &mut Rng) -> Option<Position> {
         return Some(pos.play(step));
     }
     Some(pos)
-}
-
-/// The board field of a FEN.
-fn board_field(board: &[Option<char>; 64]) -> String {
-    let mut s = String::new();
-    for rank in (0..8).rev() {
-        let mut empty = 0;
-        for file in 0..8 {
-            match board[rank * 8 + file] {
-                Some(c) => {
-                    if empty > 0 {
-                        s.push_str(&empty.to_string());
-                        empty = 0;
-                    }
-                    s.push(c);
-                }
-                None => empty += 1,
-            }
-        }
-        if empty > 0 {
-            s.push_str(&empty.to_string());
-        }
-        if rank > 0 {
-            s.push('/');
-        }
-    }
-    s
 }
 
 /// The position in shakmaty (which refuses checks that no move could have given; those

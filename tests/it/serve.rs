@@ -13,7 +13,7 @@ use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
-use tbstream::{Category, Position, Tablebase};
+use tbstream::{board_field, Category, Position, Tablebase};
 
 // ---------------------------------------------------------------------------------------
 // The server and a minimal HTTP client
@@ -186,33 +186,6 @@ fn swap_case(c: char) -> char {
     } else {
         c.to_ascii_uppercase()
     }
-}
-
-fn board_field(board: &[Option<char>; 64]) -> String {
-    let rows: Vec<String> = (0..8)
-        .rev()
-        .map(|rank| {
-            let mut row = String::new();
-            let mut empty = 0;
-            for c in &board[rank * 8..rank * 8 + 8] {
-                match c {
-                    Some(c) => {
-                        if empty > 0 {
-                            row.push_str(&empty.to_string());
-                            empty = 0;
-                        }
-                        row.push(*c);
-                    }
-                    None => empty += 1,
-                }
-            }
-            if empty > 0 {
-                row.push_str(&empty.to_string());
-            }
-            row
-        })
-        .collect();
-    rows.join("/")
 }
 
 /// The position with a fresh clock.

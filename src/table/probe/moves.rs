@@ -77,7 +77,7 @@ impl Tablebase {
             let after = pos.play(mv);
             let child = if mv.is_zeroing() {
                 self.probe(&after)?
-            } else if !after.has_legal_move() && after.in_check(after.turn) {
+            } else if after.is_checkmate() {
                 Probe { wdl: -1, dtz: 0 }
             } else {
                 continue;
