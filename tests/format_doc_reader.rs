@@ -1,17 +1,19 @@
-//! An independent reader of tbstream's published table files (format version 3, the compact
-//! format), written only from `docs/FORMAT.md` (without looking at `src/`), to show that the
-//! document is enough to use the files.
+//! An independent reader of tbstream's published table files (format version 4, the compact
+//! format, and the older version 3 it extends), written only from `docs/FORMAT.md` (without
+//! looking at `src/`), to show that the document is enough to use the files.
 //!
-//! The reader validates the header (magic, version 3, the header checksum, every field, the
-//! placement and lengths of the five sections, the file length), each section's checksum (the
-//! index of a block section, the whole of sections 3 and 4), the block indexes, the summary
-//! and, with pawns, section 4 (the slice keys against the document's enumeration of pawn
-//! configurations, the level records). It decodes a block (one constant byte, or one zstd
-//! frame of the documented size) only after checking its XXH3, reads classes from the two bit
-//! planes and white-to-move distance codes from section 1, derives black-to-move distances by
-//! the document's one-ply rule (legal moves from cozy-chess), computes the slot of a position
-//! by Part II's steps (with or without pawns) and probes FENs by Part I's "Probing a position
-//! (version 3)", flipped board included.
+//! The reader validates the header (magic, version 3 or 4, the header checksum, every field,
+//! the three order records of version 4, the placement and lengths of the five sections, the
+//! file length), each section's checksum (the index of a block section, the whole of sections
+//! 3 and 4), the block indexes, the summary and, with pawns, section 4 (the slice keys against
+//! the document's enumeration of pawn configurations, the level records). It decodes a block
+//! (one constant byte, or one zstd frame of the documented size) only after checking its XXH3,
+//! reads classes from the two bit planes and white-to-move distance codes from section 1, each
+//! at the slot's stored position by its section's order ("Stored order (version 4)": the
+//! mixed-radix digits of the men's ranks inside each unit of `2^U` slots), derives
+//! black-to-move distances by the document's one-ply rule (legal moves from cozy-chess),
+//! computes the slot of a position by Part II's steps (with or without pawns) and probes FENs
+//! by Part I's "Probing a position (versions 3 and 4)", flipped board included.
 //!
 //! Its answers are compared with the library: pawnless tables through the `tbstream` binary
 //! (`gen`, then `probe` over stdin) on random legal positions and on every stored KQvK
@@ -20,7 +22,10 @@
 //! its classes and distance codes with `Run::class` and `Run::dtz_code` at every legal slot of
 //! the small tables, its slots with `Run::slot_of`, its legality with `Position::from_men`, its
 //! decoded blocks with `CompactTable::block`; its summaries and longest distances with a scan
-//! of every position by the document's rules.
+//! of every position by the document's rules. Its stored orders are checked to be permutations
+//! of each unit, to read the men's codes where the slot map puts them, and to give the
+//! document's `KQvK` example; tables rewritten as version 3 (every section in slot order, by
+//! the reader's orders) read the same in the reader and in `tbstream probe`.
 
 #[path = "it/cleanup.rs"]
 mod cleanup;
@@ -377,6 +382,202 @@ struct PawnLayout {
     levels: Vec<LevelRecord>,
 }
 
+/// The header's order records: three of 9 bytes from byte 172, for sections 0, 1, 2.
+const ORDER_RECORDS: usize = 172;
+const ORDER_RECORD: usize = 9;
+/// A digit byte of an order record: the black king (runs with pawns only).
+const DIGIT_BLACK_KING: u8 = 0x80;
+/// The padding of an order record's digits (and its digits when `U = 0`).
+const DIGIT_PAD: u8 = 0xFF;
+
+/// A man whose square the index codes in 6 bits ("Stored order (version 4)", "Codes").
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum IndexMan {
+    /// Its square number (after the orientation), index bits 0..5.
+    WhiteKing,
+    /// Non-king piece `p` (piece order; pawns are not pieces): its diagram code `8H + L`.
+    Piece(usize),
+    /// With pawns only: the black king's diagram code `8H + L`.
+    BlackKing,
+}
+
+impl IndexMan {
+    /// The man a digit byte names (`0`, `1 + p`, `0x80`), if the layout has it.
+    fn of_digit(byte: u8, pieces: usize, has_pawns: bool) -> Option<IndexMan> {
+        match byte {
+            0 => Some(IndexMan::WhiteKing),
+            DIGIT_BLACK_KING if has_pawns => Some(IndexMan::BlackKing),
+            b if (1..=pieces).contains(&(b as usize)) => Some(IndexMan::Piece(b as usize - 1)),
+            _ => None,
+        }
+    }
+
+    /// `code(q)`: the code of square `q` for this man (the square itself for the white king,
+    /// the diagram code `8H + L` for the others).
+    fn code(self, q: u8) -> u8 {
+        match self {
+            IndexMan::WhiteKing => q,
+            _ => {
+                let (h, l) = square_codes()[q as usize];
+                8 * h + l
+            }
+        }
+    }
+}
+
+/// Where the index holds each man's code: for each man with a 6-bit code, the index bit of
+/// each code bit (`L` = code bits 0..2, `H` = 3..5; the white king's square bits 0..5), from
+/// Part II steps 5 (without pawns: the black king's `k` is no square code and is left out) and
+/// version 2's step 3 (with pawns).
+fn code_bit_positions(t: u32, white_pieces: usize, black_pieces: usize, has_pawns: bool) -> Vec<(IndexMan, [u32; 6])> {
+    let n = white_pieces + black_pieces;
+    // The high part's two sequences, most significant bit first, each bit labelled with its
+    // man and code bit (`None`: a bit of the black-king code `k` without pawns).
+    let h_bits = |m: IndexMan| [Some((m, 5)), Some((m, 4)), Some((m, 3))];
+    let mut black: Vec<Option<(IndexMan, u32)>> =
+        if has_pawns { h_bits(IndexMan::BlackKing).to_vec() } else { vec![None; 4] };
+    black.extend((white_pieces..n).flat_map(|p| h_bits(IndexMan::Piece(p))));
+    let white: Vec<Option<(IndexMan, u32)>> = (0..white_pieces).flat_map(|p| h_bits(IndexMan::Piece(p))).collect();
+    let mut high = Vec::new();
+    for i in 0..black.len().max(white.len()) {
+        high.extend(black.get(i).copied());
+        high.extend(white.get(i).copied());
+    }
+    let mut men: Vec<(IndexMan, [u32; 6])> = vec![(IndexMan::WhiteKing, [0, 1, 2, 3, 4, 5])];
+    men.extend((0..n).map(|p| (IndexMan::Piece(p), [6 + 3 * (n - 1 - p) as u32; 6])));
+    if has_pawns {
+        men.push((IndexMan::BlackKing, [6 + 3 * n as u32; 6]));
+    }
+    // Low part: the L digits (code bits 0..2) at their 3 bits.
+    for (m, pos) in men.iter_mut() {
+        if *m != IndexMan::WhiteKing {
+            let base = pos[0];
+            for (j, p) in pos.iter_mut().enumerate().take(3) {
+                *p = base + j as u32;
+            }
+        }
+    }
+    // High part: the first bit at T - 1, the next at T - 2, ...
+    for (k, label) in high.iter().enumerate() {
+        if let Some((m, j)) = *label {
+            let man = men.iter_mut().find(|(x, _)| *x == m).expect("a man of the layout");
+            man.1[j as usize] = t - 1 - k as u32;
+        }
+    }
+    men
+}
+
+/// One digit of a stored order.
+#[derive(Clone, Debug)]
+struct Digit {
+    man: IndexMan,
+    /// The index bit of each of its code bits.
+    positions: [u32; 6],
+    /// Its radix bits, `6 - |F_m|`.
+    bits: u32,
+    /// Its place: the radix bits of the digits after it.
+    shift: u32,
+    /// `r_m` of each code `c_m` (a function of the code alone, `F_m` being the section's).
+    rank: [u8; 64],
+}
+
+/// A block section's order ("Stored order (version 4)").
+#[derive(Clone, Debug)]
+struct StoredOrder {
+    /// `U`: 0 for slot order.
+    u: u32,
+    /// Slowest first.
+    digits: Vec<Digit>,
+    /// The 9 bytes of the record (all 0 for a version 3 file).
+    record: [u8; ORDER_RECORD],
+}
+
+impl StoredOrder {
+    /// Slot order (version 3, or `U = 0`).
+    fn slot_order(record: [u8; ORDER_RECORD]) -> StoredOrder {
+        StoredOrder { u: 0, digits: Vec::new(), record }
+    }
+
+    /// Parses and validates an order record for a layout with `t` index bits, of which
+    /// `below` lie below the prefix (without pawns) or the slice (with pawns), and the men
+    /// `men` (`code_bit_positions`).
+    fn parse(
+        record: [u8; ORDER_RECORD],
+        below: u32,
+        men: &[(IndexMan, [u32; 6])],
+        pieces: usize,
+        has_pawns: bool,
+    ) -> Result<StoredOrder, String> {
+        let u = record[0] as u32;
+        let digit_bytes = &record[1..];
+        if u == 0 {
+            if digit_bytes.iter().any(|&b| b != DIGIT_PAD) {
+                return Err(format!("order record {record:02x?}: U = 0 with digits"));
+            }
+            return Ok(StoredOrder::slot_order(record));
+        }
+        if u > below {
+            return Err(format!("order record {record:02x?}: U = {u} exceeds the {below} index bits below the prefix"));
+        }
+        let used = digit_bytes.iter().position(|&b| b == DIGIT_PAD).unwrap_or(digit_bytes.len());
+        if digit_bytes[used..].iter().any(|&b| b != DIGIT_PAD) {
+            return Err(format!("order record {record:02x?}: a digit after the padding"));
+        }
+        let free_bits = |pos: &[u32; 6]| pos.iter().filter(|&&p| p < u).count() as u32;
+        let mut digits: Vec<Digit> = Vec::with_capacity(used);
+        for &b in &digit_bytes[..used] {
+            let man = IndexMan::of_digit(b, pieces, has_pawns)
+                .ok_or_else(|| format!("order record {record:02x?}: digit {b:#04x} names no man of the layout"))?;
+            if digits.iter().any(|d| d.man == man) {
+                return Err(format!("order record {record:02x?}: {man:?} is a digit twice"));
+            }
+            let positions = men.iter().find(|(m, _)| *m == man).expect("every man of the layout has a code").1;
+            let bits = free_bits(&positions);
+            if bits == 0 {
+                return Err(format!("order record {record:02x?}: {man:?} has no free bits"));
+            }
+            digits.push(Digit { man, positions, bits, shift: 0, rank: [0; 64] });
+        }
+        if let Some((m, _)) = men.iter().find(|(m, p)| free_bits(p) > 0 && !digits.iter().any(|d| d.man == *m)) {
+            return Err(format!("order record {record:02x?}: {m:?} has free bits but is no digit"));
+        }
+        let total: u32 = digits.iter().map(|d| d.bits).sum();
+        if total != u {
+            return Err(format!("order record {record:02x?}: the radix bits add up to {total}, not U = {u}"));
+        }
+        // Places: the last digit fastest.
+        let mut shift = 0;
+        for d in digits.iter_mut().rev() {
+            d.shift = shift;
+            shift += d.bits;
+            // F_m as a mask of code bits: those at index bits >= U.
+            let fixed = (0..6).filter(|&j| d.positions[j] >= u).fold(0u8, |f, j| f | 1 << j);
+            let mut square_of = [0u8; 64];
+            for q in 0..64u8 {
+                square_of[d.man.code(q) as usize] = q;
+            }
+            for c in 0..64u8 {
+                let below_it = (0..square_of[c as usize]).filter(|&q| d.man.code(q) & fixed == c & fixed).count();
+                d.rank[c as usize] = below_it as u8;
+            }
+        }
+        Ok(StoredOrder { u, digits, record })
+    }
+
+    /// `stored(s)` of the slot `slot` whose index is `index`.
+    fn stored(&self, slot: u64, index: u64) -> u64 {
+        if self.u == 0 {
+            return slot;
+        }
+        let mut offset = 0u64;
+        for d in &self.digits {
+            let code = (0..6).fold(0usize, |c, j| c | (((index >> d.positions[j]) & 1) as usize) << j);
+            offset += (d.rank[code] as u64) << d.shift;
+        }
+        (slot >> self.u << self.u) + offset
+    }
+}
+
 /// One table file, validated.
 struct DocTable {
     signature: String,
@@ -399,6 +600,14 @@ struct DocTable {
     bytes: Vec<u8>,
     /// `rank` of each of the 128 prefixes (without pawns; only those with `k < 10` are used).
     ranks: [u64; 128],
+    /// The stored prefixes (`k < 10`) in increasing order: the prefix of each rank.
+    prefixes: Vec<u64>,
+    /// Byte 8: 3 or 4.
+    version: u16,
+    /// `T`: the index bits (Part II step 5 without pawns, version 2's step 3 with pawns).
+    index_bits: u32,
+    /// The stored order of each block section (sections 0, 1, 2).
+    orders: Vec<StoredOrder>,
     /// With pawns only.
     pawns: Option<PawnLayout>,
     /// A scan of every position by the document's rules, made on first use (tests only).
@@ -456,7 +665,7 @@ impl DocTable {
                 "format version {version} is the uncompressed format (Part II), which `tbstream compact` converts"
             ));
         }
-        if version != 3 {
+        if version != 3 && version != 4 {
             return Err(format!("unsupported format version {version}"));
         }
         let header_len = le_u16(&bytes, 10);
@@ -531,8 +740,26 @@ impl DocTable {
             }
             (0, 0, 0, 10 * 64u64.pow(men as u32 - 1))
         };
-        if bytes[172..240].iter().chain(&bytes[244..248]).any(|&b| b != 0) {
+        // Version 4: the order records (version 3: none, bytes 172..199 are reserved, 0).
+        let records_end = ORDER_RECORDS + 3 * ORDER_RECORD;
+        let reserved_from = if version == 3 { ORDER_RECORDS } else { records_end };
+        if bytes[reserved_from..240].iter().chain(&bytes[244..248]).any(|&b| b != 0) {
             return Err("reserved header bytes are not 0".into());
+        }
+        let index_bits = if has_pawns { t } else { 4 + 6 * pieces as u32 + 6 };
+        let below = if has_pawns { index_bits } else { index_bits - 7 };
+        let white_pieces = white.iter().filter(|&&k| k != Kind::P).count();
+        let men_codes = code_bit_positions(index_bits, white_pieces, pieces - white_pieces, has_pawns);
+        let mut orders = Vec::with_capacity(3);
+        for k in 0..3 {
+            let record: [u8; ORDER_RECORD] =
+                bytes[ORDER_RECORDS + ORDER_RECORD * k..][..ORDER_RECORD].try_into().unwrap();
+            orders.push(if version == 3 {
+                StoredOrder::slot_order(record)
+            } else {
+                StoredOrder::parse(record, below, &men_codes, pieces, has_pawns)
+                    .map_err(|e| format!("section {k}: {e}"))?
+            });
         }
         // The longest cursed steps: 0, or beyond 100 rounded up to odd (wtm) or even (btm).
         let cursed_steps = [le_u16(&bytes, 240), le_u16(&bytes, 242)];
@@ -645,6 +872,7 @@ impl DocTable {
         for (p, r) in ranks.iter_mut().enumerate() {
             *r = prefix_rank(p as u64);
         }
+        let prefixes: Vec<u64> = (0..128).filter(|&p| prefix_king_code(p) < 10).collect();
         let mut table = DocTable {
             signature,
             white,
@@ -659,6 +887,10 @@ impl DocTable {
             summary: Summary { counts, first_longest },
             bytes,
             ranks,
+            prefixes,
+            version,
+            index_bits,
+            orders,
             pawns: None,
             scan: OnceLock::new(),
         };
@@ -787,14 +1019,40 @@ impl DocTable {
         Ok(())
     }
 
-    /// The class of `slot` for white (`wtm`) or black to move: bit `b` of the planes `L`, `H`
-    /// of the slot's word, `L + 2H`.
+    /// The index (Part II) of `slot`: without pawns step 6 undone (the prefix of rank
+    /// `slot >> (T - 7)`, then the low bits), with pawns the slot's bits inside its slice.
+    fn index_of_slot(&self, slot: u64) -> u64 {
+        let t = self.index_bits;
+        if self.pawns.is_some() {
+            return slot & ((1u64 << t) - 1);
+        }
+        let low_bits = t - 7;
+        self.prefixes[(slot >> low_bits) as usize] << low_bits | (slot & ((1u64 << low_bits) - 1))
+    }
+
+    /// `stored(s)`: the stored position of `slot` in block section `section`, by the
+    /// section's order record ("Stored order (version 4)").
+    fn stored(&self, section: usize, slot: u64) -> u64 {
+        let order = &self.orders[section];
+        if order.u == 0 {
+            return slot;
+        }
+        order.stored(slot, self.index_of_slot(slot))
+    }
+
+    /// The class of `slot` for white (`wtm`) or black to move: at the slot's stored position
+    /// `p` in its section, bit `b` of the planes `L`, `H` of `p`'s word, `L + 2H`.
     fn class(&self, wtm: bool, slot: u64) -> Result<u8, String> {
         assert!(slot < self.n_slots, "{}: slot {slot} of {}", self.signature, self.n_slots);
         let section = if wtm { WTM_CLASSES } else { BTM_CLASSES };
+        self.class_at(section, self.stored(section, slot))
+    }
+
+    /// The class at stored position `p` of class section `section`.
+    fn class_at(&self, section: usize, p: u64) -> Result<u8, String> {
         let bits = self.block_sections[section].bits;
-        let within = slot & ((1 << bits) - 1);
-        Ok(match self.block(section, (slot >> bits) as usize)? {
+        let within = p & ((1 << bits) - 1);
+        Ok(match self.block(section, (p >> bits) as usize)? {
             Block::Constant(v) => *v,
             Block::Bytes(b) => {
                 let (w, bit) = ((within / 64) as usize, within % 64);
@@ -804,12 +1062,18 @@ impl DocTable {
         })
     }
 
-    /// Section 1's wtm value code of `slot` (meaningful where the wtm class is 1).
+    /// Section 1's wtm value code of `slot` (meaningful where the wtm class is 1), at the
+    /// slot's stored position by section 1's order.
     fn dtz_code(&self, slot: u64) -> Result<u8, String> {
         assert!(slot < self.n_slots, "{}: slot {slot} of {}", self.signature, self.n_slots);
+        self.dtz_code_at(self.stored(WTM_CODES, slot))
+    }
+
+    /// The wtm value code at stored position `p` of section 1.
+    fn dtz_code_at(&self, p: u64) -> Result<u8, String> {
         let bits = self.block_sections[WTM_CODES].bits;
-        let within = slot & ((1 << bits) - 1);
-        Ok(match self.block(WTM_CODES, (slot >> bits) as usize)? {
+        let within = p & ((1 << bits) - 1);
+        Ok(match self.block(WTM_CODES, (p >> bits) as usize)? {
             Block::Constant(v) => *v,
             Block::Bytes(b) => b[within as usize],
         })
@@ -1290,7 +1554,8 @@ impl DocTables {
         self.tables.get(run).ok_or_else(|| format!("no table {run}.tbs"))
     }
 
-    /// Part I, "Probing a position (version 3)".
+    /// Part I, "Probing a position (versions 3 and 4)": `class` and `dtz_code` read each slot
+    /// at its stored position.
     fn probe(&self, fen: &str) -> Result<Answer, String> {
         let pos = parse_fen(fen)?;
         let men = &pos.men;
@@ -2188,7 +2453,7 @@ fn damaged_files_are_rejected() {
             assert!(DocTable::parse(flipped(at, 0x01)).is_err(), "{run}: flipped header byte {at} accepted");
         }
         for (at, bit) in [
-            (8, 0x01),               // version 2
+            (8, 0x01),               // version 5
             (10, 0x01),              // header length
             (12, 0x02),              // layout
             (13, 0x01),              // men
@@ -2214,6 +2479,39 @@ fn damaged_files_are_rejected() {
             repair_checksums(&mut bad);
             assert!(DocTable::parse(bad).is_err(), "{run}: header byte {at} ^ {bit:#x} accepted");
         }
+        // The order records, with the checksums recomputed.
+        assert_eq!(t.version, 4, "{run}");
+        let mut with_version_3 = good.clone();
+        with_version_3[8..10].copy_from_slice(&3u16.to_le_bytes());
+        repair_checksums(&mut with_version_3);
+        let err = DocTable::parse(with_version_3).err().unwrap_or_else(|| panic!("{run}: version 3 with records"));
+        assert!(err.contains("reserved"), "{run}: {err}");
+        for (k, order) in t.orders.iter().enumerate() {
+            let r = ORDER_RECORDS + ORDER_RECORD * k;
+            let mut changes: Vec<(&str, usize, u8)> = Vec::new();
+            if order.u == 0 {
+                changes.push(("a digit with U = 0", r + 1, 0));
+            } else {
+                let used = order.digits.len();
+                changes.push(("U + 1", r, order.record[0] + 1));
+                changes.push(("a digit naming no man", r + 1, 0x7f));
+                changes.push(("the black king without pawns", r + 1, DIGIT_BLACK_KING));
+                if used >= 2 {
+                    changes.push(("a man twice", r + used, order.record[1]));
+                }
+                changes.push(("the last digit left out", r + used, DIGIT_PAD));
+                if used < ORDER_RECORD - 1 {
+                    changes.push(("a digit after the padding", r + ORDER_RECORD - 1, 0));
+                }
+            }
+            for (what, at, value) in changes {
+                let mut bad = good.clone();
+                bad[at] = value;
+                repair_checksums(&mut bad);
+                let err = DocTable::parse(bad).err().unwrap_or_else(|| panic!("{run}: section {k}: {what} accepted"));
+                assert!(err.contains(&format!("section {k}: order record")), "{run}: section {k}: {what}: {err}");
+            }
+        }
         for len in [0, 100, 255, 256, t.sections[1].0 + 3, t.sections[3].0 + 10, good.len() - 1] {
             assert!(DocTable::parse(good[..len].to_vec()).is_err(), "{run}: file truncated to {len} bytes accepted");
         }
@@ -2237,12 +2535,13 @@ fn damaged_block_is_reported_by_the_reader_and_by_tbstream_probe() {
     let s = &t.block_sections[WTM_CODES];
     let j = s.blocks.len() / 2;
     // A legal white-to-move position of class 1 (so that the probe reads its distance), with
-    // a legal move, whose slot lies in block j of section 1.
+    // a legal move, whose slot is stored in block j of section 1 (by section 1's order).
     let mut found = None;
     for_each_position(t, 1, |men| {
         if found.is_none() && !men.illegal_wtm() {
             let slot = t.slot_of(men)?;
-            if slot >> s.bits == j as u64 && t.class(true, slot)? == 1 && men.cozy(true)?.generate_moves(|_| true) {
+            let stored = t.stored(WTM_CODES, slot);
+            if stored >> s.bits == j as u64 && t.class(true, slot)? == 1 && men.cozy(true)?.generate_moves(|_| true) {
                 found = Some(men.fen(true, 0));
             }
         }
@@ -2577,4 +2876,326 @@ fn damaged_pawn_files_are_rejected() {
     let mut longer = good.clone();
     longer.push(0);
     assert!(DocTable::parse(longer).is_err(), "file with a trailing byte accepted");
+}
+
+// =======================================================================================
+// Tests of the stored order (version 4)
+// =======================================================================================
+
+/// For every position of `t` (of every `slice_step`-th slice with pawns), the index of its
+/// slot (`index_of_slot`) holds each man's code at the index bits `code_bit_positions` gives
+/// (the white king its square, the other men their diagram codes); those bits and, without
+/// pawns, the black king's `k` at bits T-1, T-3, T-5, T-7 cover the T index bits once.
+/// Returns the number of positions checked.
+fn codes_sit_where_the_order_reads_them(t: &DocTable, slice_step: usize) -> u64 {
+    let (wp, bp) = t.pieces();
+    let has_pawns = t.pawns.is_some();
+    let men_codes = code_bit_positions(t.index_bits, wp.len(), bp.len(), has_pawns);
+    let mut bits: Vec<u32> = men_codes.iter().flat_map(|(_, p)| p.iter().copied()).collect();
+    if !has_pawns {
+        bits.extend((0..4).map(|i| t.index_bits - 1 - 2 * i));
+    }
+    bits.sort();
+    assert_eq!(bits, (0..t.index_bits).collect::<Vec<_>>(), "{}: the index bits of the codes", t.signature);
+    let mut checked = 0;
+    for_each_position(t, slice_step, |men| {
+        let slot = t.slot_of(men)?;
+        let index = t.index_of_slot(slot);
+        let (w, b) = men.ordered();
+        for &(man, positions) in &men_codes {
+            let square = match man {
+                IndexMan::WhiteKing => men.wk,
+                IndexMan::Piece(p) if p < w.len() => w[p],
+                IndexMan::Piece(p) => b[p - w.len()],
+                IndexMan::BlackKing => men.bk,
+            };
+            let code = (0..6).fold(0u8, |c, j| c | (((index >> positions[j]) & 1) as u8) << j);
+            if code != man.code(square) {
+                return Err(format!("{} (slot {slot}): {man:?} has code {code:o} in the index", men.fen(true, 0)));
+            }
+        }
+        checked += 1;
+        Ok(())
+    })
+    .unwrap_or_else(|e| panic!("{}: {e}", t.signature));
+    checked
+}
+
+/// Every table `gen` wrote is version 4; the generator orders sections of runs without pawns
+/// and with them as the document says (without pawns `U = T - 7`: white's first piece a digit
+/// of radix 8, every other man with free bits one of radix 64; with pawns `U = T - 3(n + 1)`:
+/// the white king of radix 64, every other digit radix 8), so the reader's order path is
+/// exercised (KQvKR, KRvKN, KPvK and KQvKP have a section with `U > 0`); each ordered section's
+/// `stored` maps every unit of `2^U` slots one-to-one onto the same range of stored positions;
+/// and the men's codes sit in the slot's index where the orders read them.
+#[test]
+fn stored_orders_are_permutations_of_units() {
+    let pawnless: Vec<&DocTable> = doc_tables().tables.values().collect();
+    let with_pawns: Vec<&DocTable> = pawn_doc_tables().tables.values().filter(|t| t.pawns.is_some()).collect();
+    let mut ordered = Vec::new();
+    for t in pawnless.iter().chain(&with_pawns) {
+        assert_eq!(t.version, 4, "{}: tables are published in version 4", t.signature);
+        for (k, o) in t.orders.iter().enumerate() {
+            if o.u > 0 {
+                let digits: Vec<String> = o.digits.iter().map(|d| format!("{:?}/{}", d.man, d.bits)).collect();
+                ordered.push(format!("{} section {k}: U = {}, digits {}", t.signature, o.u, digits.join(" ")));
+            }
+        }
+    }
+    eprintln!("sections in a stored order:\n{}", ordered.join("\n"));
+    for (tables, run) in
+        [(doc_tables(), "KQvKR"), (doc_tables(), "KRvKN"), (pawn_doc_tables(), "KPvK"), (pawn_doc_tables(), "KQvKP")]
+    {
+        let t = tables.table(run).unwrap();
+        assert!(t.orders.iter().any(|o| o.u > 0), "{run}: every section in slot order");
+    }
+    for t in pawnless.iter().chain(&with_pawns) {
+        let pieces = t.pieces().0.len() + t.pieces().1.len();
+        let has_pawns = t.pawns.is_some();
+        for o in t.orders.iter().filter(|o| o.u > 0) {
+            let u = if has_pawns { t.index_bits - 3 * (pieces as u32 + 1) } else { t.index_bits - 7 };
+            assert_eq!(o.u, u, "{}: U", t.signature);
+            for d in &o.digits {
+                let wide = d.man == IndexMan::WhiteKing || (!has_pawns && d.man != IndexMan::Piece(0));
+                assert_eq!(d.bits, if wide { 6 } else { 3 }, "{}: the radix bits of {:?}", t.signature, d.man);
+            }
+        }
+    }
+    let mut units_checked = 0;
+    for t in pawnless.iter().chain(&with_pawns) {
+        if t.n_slots > 8 << 20 {
+            continue;
+        }
+        for (k, o) in t.orders.iter().enumerate().filter(|(_, o)| o.u > 0) {
+            let mut seen = vec![false; t.n_slots as usize];
+            for s in 0..t.n_slots {
+                let p = t.stored(k, s);
+                assert_eq!(p >> o.u, s >> o.u, "{}: section {k}: slot {s} stored out of its unit at {p}", t.signature);
+                assert!(!std::mem::replace(&mut seen[p as usize], true), "{}: section {k}: {p} twice", t.signature);
+            }
+            units_checked += t.n_slots >> o.u;
+        }
+    }
+    assert!(units_checked > 0);
+    for run in ["KQvK", "KRvKN", "KQvKR", "KRRvK"] {
+        assert!(codes_sit_where_the_order_reads_them(doc_tables().table(run).unwrap(), 1) > 0);
+    }
+    for (run, slice_step) in [("KPvK", 1), ("KPvKP", 1), ("KPPvK", 1), ("KQvKP", 7), ("KRPvK", 7)] {
+        assert!(codes_sit_where_the_order_reads_them(pawn_doc_tables().table(run).unwrap(), slice_step) > 0);
+    }
+}
+
+/// The document's `KQvK` example: white Kc3, Qc6, black Kd1 is slot 24338, and the record
+/// `09 01 00 FF..` stores it at 24466 (`r_Q = 6`, the rank of c6 among the squares of `H = 7`);
+/// the formula `(s >> 9 << 9) + r_Q * 64 + square(wK)` is the reader's `stored` at every slot.
+/// In the built `KQvK`, every section with that record holds the position's class (and, in
+/// section 1, its distance code) at 24466, word 382 bit 18 of block 0: the library's
+/// `Run::class` and `Run::dtz_code` of slot 24338.
+#[test]
+fn kqvk_example_of_the_document() {
+    use tbstream::Color;
+    let t = doc_tables().table("KQvK").unwrap();
+    let men = parse_fen("8/8/2Q5/8/8/2K5/8/3k4 w - - 0 1").unwrap().men;
+    let slot = t.slot_of(&men).unwrap();
+    assert_eq!(slot, 24338);
+    let codes = square_codes();
+    let h7: Vec<u8> = (0..64).filter(|&q| codes[q as usize].0 == 7).collect();
+    assert_eq!(h7, [18, 21, 27, 28, 35, 36, 42, 45], "c3 f3 d4 e4 d5 e5 c6 f6");
+    let rank_in_h = |q: u8| {
+        let h = codes[q as usize].0;
+        (0..q).filter(|&x| codes[x as usize].0 == h).count() as u64
+    };
+    assert_eq!(rank_in_h(42), 6);
+    let record = [9, 1, 0, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff];
+    let example = StoredOrder::parse(record, 9, &code_bit_positions(16, 1, 0, false), 1, false).unwrap();
+    assert_eq!(example.stored(slot, t.index_of_slot(slot)), 24466);
+    assert_eq!((24466 / 64, 24466 % 64), (382, 18));
+    // The formula, with the queen's square from its code (H in the prefix, L at bits 6..8).
+    let square_of_code: HashMap<(u8, u8), u8> = (0..64).map(|q| (codes[q as usize], q)).collect();
+    for s in 0..t.n_slots {
+        let index = t.index_of_slot(s);
+        let prefix = index >> 9;
+        let h = (((prefix >> 5) & 1) << 2 | ((prefix >> 3) & 1) << 1 | ((prefix >> 1) & 1)) as u8;
+        let queen = square_of_code[&(h, ((index >> 6) & 7) as u8)];
+        assert_eq!(example.stored(s, index), (s >> 9 << 9) + rank_in_h(queen) * 64 + (s & 63), "slot {s}");
+    }
+    // The built table.
+    let lib = library_run(library_tables(), "KQvK");
+    let with_record: Vec<usize> = (0..3).filter(|&k| t.orders[k].record == record).collect();
+    eprintln!("KQvK records: {:02x?}", t.orders.iter().map(|o| o.record).collect::<Vec<_>>());
+    assert!(!with_record.is_empty(), "no section of KQvK has the document's example record");
+    for k in with_record {
+        assert_eq!(t.stored(k, slot), 24466, "section {k}");
+        match k {
+            WTM_CODES => {
+                assert_eq!(lib.class(Color::White, slot).unwrap().bits(), 1, "the example is a win");
+                assert_eq!(t.dtz_code_at(24466), Ok(lib.dtz_code(slot).unwrap()), "section 1");
+            }
+            _ => {
+                let color = if k == WTM_CLASSES { Color::White } else { Color::Black };
+                let ours = match t.block(k, 0).unwrap() {
+                    Block::Constant(v) => *v,
+                    Block::Bytes(b) => {
+                        let (l, h) = (le_u64(b, 16 * 382), le_u64(b, 16 * 382 + 8));
+                        (((l >> 18) & 1) + 2 * ((h >> 18) & 1)) as u8
+                    }
+                };
+                assert_eq!(ours, lib.class(color, slot).unwrap().bits(), "section {k}");
+                assert_eq!(t.class_at(k, 24466), Ok(ours), "section {k}");
+            }
+        }
+    }
+}
+
+/// `t` rewritten as a version 3 file: every block section re-encoded in slot order (the value
+/// of slot `s` read at `stored(s)`, every block one zstd frame), bytes 172..199 zeroed,
+/// sections 3 and 4 copied, the section table and every checksum recomputed.
+fn rewrite_as_version_3(t: &DocTable) -> Vec<u8> {
+    let mut bytes = t.bytes[..HEADER_LEN].to_vec();
+    bytes[8..10].copy_from_slice(&3u16.to_le_bytes());
+    bytes[ORDER_RECORDS..ORDER_RECORDS + 3 * ORDER_RECORD].fill(0);
+    let mut sections = Vec::with_capacity(5);
+    for section in [WTM_CLASSES, WTM_CODES, BTM_CLASSES] {
+        let bits = t.block_sections[section].bits;
+        let (mut index, mut data) = (Vec::new(), Vec::new());
+        for block in 0..t.n_slots.div_ceil(1 << bits) {
+            let first = block << bits;
+            let slots = first..(first + (1 << bits)).min(t.n_slots);
+            let decoded = if section == WTM_CODES {
+                slots.map(|s| t.dtz_code(s).unwrap()).collect::<Vec<u8>>()
+            } else {
+                let mut planes = vec![0u8; (slots.end - first) as usize / 64 * 16];
+                for s in slots {
+                    let class = t.class(section == WTM_CLASSES, s).unwrap();
+                    let (w, b) = (((s - first) / 64) as usize, s % 64);
+                    for (plane, on) in [(0, class & 1), (1, class >> 1)] {
+                        let at = 16 * w + 8 * plane;
+                        let v = le_u64(&planes, at) | (on as u64) << b;
+                        planes[at..at + 8].copy_from_slice(&v.to_le_bytes());
+                    }
+                }
+                planes
+            };
+            let stored = zstd::bulk::compress(&decoded, 3).expect("zstd");
+            data.extend_from_slice(&stored);
+            index.extend_from_slice(&(data.len() as u64).to_le_bytes());
+            index.extend_from_slice(&xxh3_64(&stored).to_le_bytes());
+        }
+        let checksum = xxh3_64(&index);
+        index.extend(data);
+        sections.push((index, checksum));
+    }
+    for section in [SUMMARY, SLICES] {
+        let s = t.section(section).to_vec();
+        let checksum = xxh3_64(&s);
+        sections.push((s, checksum));
+    }
+    for (i, (s, checksum)) in sections.into_iter().enumerate() {
+        bytes.resize(bytes.len().next_multiple_of(SECTION_ALIGN), 0);
+        let e = 40 + 24 * i;
+        let offset = bytes.len() as u64;
+        bytes[e..e + 8].copy_from_slice(&offset.to_le_bytes());
+        bytes[e + 8..e + 16].copy_from_slice(&(s.len() as u64).to_le_bytes());
+        bytes[e + 16..e + 24].copy_from_slice(&checksum.to_le_bytes());
+        bytes.extend(s);
+    }
+    let c = xxh3_64(&bytes[..248]);
+    bytes[248..256].copy_from_slice(&c.to_le_bytes());
+    bytes
+}
+
+/// Version 3 files still read: every pawnless table, and KPvK and KPvKP, rewritten as version 3
+/// by the reader's orders (every section in slot order) validate and read the same classes
+/// and codes at every slot; `tbstream probe` over the rewritten pawnless tables, and
+/// `Tablebase::probe` over the pawn folder with the two rewritten, answer exactly as over the
+/// version 4 files on every stored KQvK position, on random positions and on every KPvK and
+/// random KPvKP positions, so the reader's orders are the library's.
+#[test]
+fn version_3_rewrites_read_the_same() {
+    fn rewrite(from: &Path, runs: &[&str], tables: &DocTables) -> tempfile::TempDir {
+        let dir = copy_tables(from);
+        for run in runs {
+            let t = tables.table(run).unwrap();
+            let bytes = rewrite_as_version_3(t);
+            let v3 = DocTable::parse(bytes.clone()).unwrap_or_else(|e| panic!("{run} as version 3: {e}"));
+            assert_eq!(v3.version, 3);
+            assert!(v3.orders.iter().all(|o| o.u == 0));
+            let step = (t.n_slots / 300_000).max(1) as usize;
+            for s in (0..t.n_slots).step_by(step) {
+                for wtm in [true, false] {
+                    assert_eq!(v3.class(wtm, s), t.class(wtm, s), "{run}: slot {s}");
+                }
+                assert_eq!(v3.dtz_code(s), t.dtz_code(s), "{run}: slot {s}");
+            }
+            std::fs::write(dir.path().join(format!("{run}.tbs")), bytes).unwrap();
+        }
+        dir
+    }
+    // Pawnless, through `tbstream probe`.
+    let runs: Vec<&str> = doc_tables().tables.keys().map(|k| k.as_str()).collect();
+    let dir = rewrite(tables_dir(), &runs, doc_tables());
+    let mut fens = Vec::new();
+    for (i, sig) in ["KQvKR", "KRvKN", "KRRvK", "KQvK"].iter().enumerate() {
+        fens.extend(random_legal_fens(sig, 2000, 0x7633 + i as u64));
+    }
+    for bk in TRIANGLE {
+        for wk in 0..64u8 {
+            for q in 0..64u8 {
+                let men = Men { wk, bk, white: vec![(Kind::Q, q)], black: vec![] };
+                if !men.illegal_wtm() {
+                    fens.push(men.fen(true, 0));
+                }
+            }
+        }
+    }
+    let (ok, stdout, stderr) = run_probe(dir.path(), &fens);
+    assert!(ok, "tbstream probe over version 3 tables failed:\n{stderr}");
+    let v4: Vec<String> = library_probe(&fens)
+        .iter()
+        .zip(&fens)
+        .map(|(a, fen)| format!("{fen}\t{}\t{}\t{}", a.wdl, a.dtz, a.category))
+        .collect();
+    let v3: Vec<String> = stdout
+        .lines()
+        .map(|l| {
+            let f: Vec<&str> = l.split('\t').collect();
+            format!("{}\t{}\t{}\t{}", f[0], f[1], f[2], f[4])
+        })
+        .collect();
+    assert_eq!(v3.len(), v4.len());
+    let differ: Vec<String> =
+        v3.iter().zip(&v4).filter(|(a, b)| a != b).map(|(a, b)| format!("v3 {a} / v4 {b}")).collect();
+    assert!(
+        differ.is_empty(),
+        "{} of {} answers differ, e.g.:\n{}",
+        differ.len(),
+        fens.len(),
+        differ[..differ.len().min(20)].join("\n")
+    );
+    compare(&DocTables::open(dir.path()), &fens, &library_probe(&fens));
+    // With pawns, through `Tablebase::probe`.
+    let dir = rewrite(pawn_dir(), &["KPvK", "KPvKP"], pawn_doc_tables());
+    let tb = tbstream::Tablebase::open(dir.path()).unwrap_or_else(|e| panic!("library: {e}"));
+    let mut fens = random_legal_fens("KPvKP", 3000, 0x7634);
+    for p in 8..56u8 {
+        for wk in 0..64u8 {
+            for bk in 0..64u8 {
+                let men = Men { wk, bk, white: vec![(Kind::P, p)], black: vec![] };
+                if !men.illegal_btm() {
+                    fens.push(men.fen(false, 0));
+                }
+            }
+        }
+    }
+    let theirs: Vec<Answer> = fens
+        .iter()
+        .map(|fen| {
+            let pos = tbstream::Position::from_fen(fen).unwrap_or_else(|e| panic!("library rejects {fen}: {e}"));
+            let p = tb.probe(&pos).unwrap_or_else(|e| panic!("library probe of {fen}: {e}"));
+            let c = tb.category(&pos).unwrap_or_else(|e| panic!("library category of {fen}: {e}"));
+            Answer::new(p.wdl as i32, p.dtz, c.map_or("unknown", |c| c.name()))
+        })
+        .collect();
+    assert_eq!(theirs, library_pawn_probe(&fens), "the library over version 3 and version 4 pawn tables");
+    compare(&DocTables::open(dir.path()), &fens, &theirs);
 }

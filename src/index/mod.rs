@@ -17,7 +17,7 @@ pub mod slices;
 pub(crate) use chunks::extract_mask;
 pub use chunks::{Block, ChunkKey, ChunkScheme};
 pub use illegal::illegal_word;
-pub use order::{Man, StoredOrder};
+pub use order::{Man, StoredOrder, ORDER_RECORD_BYTES};
 
 use crate::chess::square::TRIANGLE;
 use crate::chess::{Color, Material, Role, Square, Symmetry};

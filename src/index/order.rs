@@ -115,6 +115,31 @@ pub enum Man {
     BlackKing,
 }
 
+/// Bytes of a stored order's record in a compact table's header ([`StoredOrder::record`]).
+pub const ORDER_RECORD_BYTES: usize = 9;
+
+impl Man {
+    /// The man's byte in a header record: 0 the white king, `1 + k` piece `k`, 0x80 the
+    /// black king.
+    fn code(self) -> u8 {
+        match self {
+            Man::WhiteKing => 0,
+            Man::Piece(k) => 1 + k as u8,
+            Man::BlackKing => 0x80,
+        }
+    }
+
+    /// The man of a record's byte, if the layout has him.
+    fn of_code(b: u8, layout: &Layout) -> Option<Man> {
+        match b {
+            0 => Some(Man::WhiteKing),
+            0x80 if layout.slices.is_some() => Some(Man::BlackKing),
+            b if b >= 1 && ((b - 1) as usize) < layout.pieces.len() => Some(Man::Piece(b as usize - 1)),
+            _ => None,
+        }
+    }
+}
+
 impl StoredOrder {
     /// The unit of a layout: without pawns, the black king's code and the first piece's H
     /// digit (the index's top 7 bits); with pawns, the slice, the black king's H digit and
@@ -224,6 +249,58 @@ impl StoredOrder {
         fill_permutation(&choices, 0, 0, perm);
     }
 
+    /// The men of the digits, slowest first.
+    pub fn men(&self) -> Vec<Man> {
+        self.digits.iter().map(|d| d.who).collect()
+    }
+
+    /// The header record of a section's order (`docs/FORMAT.md`, "Stored order"): the unit's
+    /// bits (0: slot order, for `None`), then a byte per digit slowest first, padded with
+    /// 0xFF.
+    pub fn record(order: Option<&StoredOrder>) -> [u8; ORDER_RECORD_BYTES] {
+        let mut r = [0xFF; ORDER_RECORD_BYTES];
+        r[0] = 0;
+        if let Some(o) = order {
+            r[0] = o.unit_bits as u8;
+            for (b, d) in r[1..].iter_mut().zip(&o.digits) {
+                *b = d.who.code();
+            }
+        }
+        r
+    }
+
+    /// The order a header record describes (`None`: slot order), checked against the layout:
+    /// a unit within the layout's fixed top bits that divides the slots, every man with free
+    /// bits once. This crate's readers move whole words, so they also want the white king as
+    /// the fastest digit (the only orders it writes).
+    pub fn from_record(layout: &Layout, record: &[u8; ORDER_RECORD_BYTES]) -> Result<Option<StoredOrder>, String> {
+        let unit_bits = record[0] as u32;
+        let used = record[1..].iter().take_while(|&&b| b != 0xFF).count();
+        if record[1 + used..].iter().any(|&b| b != 0xFF) {
+            return Err("digits after the padding".into());
+        }
+        if unit_bits == 0 {
+            return if used == 0 { Ok(None) } else { Err("digits in a record of slot order".into()) };
+        }
+        if unit_bits > Self::default_unit_bits(layout) || !layout.n_slots.is_multiple_of(1 << unit_bits) {
+            return Err(format!("a unit of 2^{unit_bits} positions does not fit the layout"));
+        }
+        let men: Vec<Man> = record[1..1 + used]
+            .iter()
+            .map(|&b| Man::of_code(b, layout).ok_or_else(|| format!("digit byte {b:#x} names no man")))
+            .collect::<Result<_, _>>()?;
+        let free = Self::free_men(layout, unit_bits);
+        let once = |m: &Man| men.iter().filter(|n| *n == m).count() == 1;
+        if men.len() != free.len() || !free.iter().all(once) {
+            return Err(format!("digits {men:?} are not the men with free bits ({free:?}) once each"));
+        }
+        let order = StoredOrder::new(layout, unit_bits, &men);
+        if !order.king_fastest() {
+            return Err("the white king is not the fastest digit (this reader moves whole words)".into());
+        }
+        Ok(Some(order))
+    }
+
     /// The stored position of a slot.
     #[inline]
     pub fn stored(&self, slot: u64) -> u64 {
@@ -325,6 +402,43 @@ mod tests {
                             assert_eq!(first + 64 * perm[w as usize] as u64, s, "{name}: word {w} of unit {first}");
                         }
                     }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn header_records_round_trip_and_bad_ones_are_refused() {
+        for name in ["KQvK", "KRvKB", "KBBvKN", "KPvK", "KRPvKR", "KPvKP"] {
+            let layout = Layout::new(&Material::parse(name).expect("material"));
+            assert!(StoredOrder::from_record(&layout, &StoredOrder::record(None)).expect("slot order").is_none());
+            for order in every_order(&layout).into_iter().filter(StoredOrder::king_fastest) {
+                let record = StoredOrder::record(Some(&order));
+                let back = StoredOrder::from_record(&layout, &record).expect(name).expect("an order");
+                assert_eq!((back.unit_bits, back.men()), (order.unit_bits, order.men()), "{name}");
+                let used = 1 + order.men().len();
+                let mut twice = record;
+                twice[1] = twice[2];
+                let mut unknown = record;
+                unknown[1] = 0x40;
+                let mut junk = record;
+                if used < ORDER_RECORD_BYTES {
+                    junk[ORDER_RECORD_BYTES - 1] = 0;
+                }
+                let mut too_big = record;
+                too_big[0] = StoredOrder::default_unit_bits(&layout) as u8 + 1;
+                let mut king_slowest = record;
+                king_slowest[1..used].rotate_right(1);
+                for (what, bad) in
+                    [("twice", twice), ("unknown", unknown), ("too big", too_big), ("king slowest", king_slowest)]
+                {
+                    if what == "king slowest" && used == 2 {
+                        continue; // the white king alone
+                    }
+                    assert!(StoredOrder::from_record(&layout, &bad).is_err(), "{name}: {what} {bad:?}");
+                }
+                if used < ORDER_RECORD_BYTES {
+                    assert!(StoredOrder::from_record(&layout, &junk).is_err(), "{name}: junk after the padding");
                 }
             }
         }

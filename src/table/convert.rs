@@ -12,8 +12,9 @@ use super::stats::{btm_summary, SummaryCounter, SummaryPart};
 use super::uncompressed::{code_mask, codes_of_planes, Section, TableFile, LEVEL_RECORD_BYTES};
 use super::values::{Class, CODE_CURSED, CODE_EDGE, CODE_ILLEGAL, CODE_NONE};
 use crate::chess::Color;
-use crate::index::Layout;
+use crate::index::{Layout, Man, StoredOrder};
 use crate::pipeline::{self, Order};
+use crate::table::version::VERSION_COMPACT;
 use crate::work::IoContext;
 use std::path::{Path, PathBuf};
 use xxhash_rust::xxh3::xxh3_64;
@@ -37,18 +38,147 @@ fn fill_plane(plane: u64, legal: u64, carry: bool) -> (u64, bool) {
     (ones, ones >> 63 == 1)
 }
 
-/// The value planes of block `i` of a section, and its first word.
-fn block_planes(src: &dyn PlaneSource, part: Part, i: usize) -> Result<(Vec<[u64; 6]>, u64), TableError> {
-    let first = (i as u64) << part.block_bits();
-    let n_words = (block_positions(part, src.n_slots(), i) / 64) as usize;
-    let stm = if part == Part::BtmWdl { Color::Black } else { Color::White };
-    let mut planes = Vec::with_capacity(n_words);
-    src.read_planes(stm, (first / 64) as usize, n_words, &mut planes)?;
-    Ok((planes, first / 64))
+/// The side to move of a block section.
+fn side(part: Part) -> Color {
+    if part == Part::BtmWdl {
+        Color::Black
+    } else {
+        Color::White
+    }
 }
 
-/// Distance blocks per white-to-move class block (they cover the same positions).
-const DTZ_PER_WDL: usize = 1 << (WDL_BLOCK_BITS - DTZ_BLOCK_BITS);
+/// The value planes of `2^bits` positions (fewer at the end of the table) from `first_slot`,
+/// in slot order.
+fn span_planes(src: &dyn PlaneSource, stm: Color, first_slot: u64, bits: u32) -> Result<Vec<[u64; 6]>, TableError> {
+    let n_words = ((1u64 << bits).min(src.n_slots() - first_slot) / 64) as usize;
+    let mut planes = Vec::with_capacity(n_words);
+    src.read_planes(stm, (first_slot / 64) as usize, n_words, &mut planes)?;
+    Ok(planes)
+}
+
+/// For the `n_words` words from `first_slot` (whole units of `order`): per stored word, the
+/// word of slot order it holds (`None`: the words in slot order).
+fn stored_words(order: Option<&StoredOrder>, first_slot: u64, n_words: usize) -> Option<Vec<u32>> {
+    let order = order?;
+    let unit_words = 1usize << (order.unit_bits - 6);
+    let mut from = vec![0u32; n_words];
+    let mut perm = Vec::new();
+    for at in (0..n_words).step_by(unit_words) {
+        order.word_permutation(first_slot + 64 * at as u64, &mut perm);
+        for (w, &s) in perm.iter().enumerate() {
+            from[at + s as usize] = (at + w) as u32;
+        }
+    }
+    Some(from)
+}
+
+/// The planes of stored words `words` of a span (`from`: [`stored_words`] of the span).
+fn gather(planes: &[[u64; 6]], from: Option<&[u32]>, words: std::ops::Range<usize>) -> Vec<[u64; 6]> {
+    match from {
+        None => planes[words].to_vec(),
+        Some(from) => from[words].iter().map(|&w| planes[w as usize]).collect(),
+    }
+}
+
+/// The candidate orders of a run's sections: slot order, and with units of the layout's
+/// top bits every nesting of the men with the white king fastest (the only orders measured
+/// to pay, docs/COMPACT.md; a stored word is then a word of slot order).
+fn candidate_orders(layout: &Layout) -> Vec<Option<StoredOrder>> {
+    let unit = StoredOrder::default_unit_bits(layout);
+    let mut out = vec![None];
+    if unit < 6 || !layout.n_slots.is_multiple_of(1 << unit) {
+        return out;
+    }
+    let mut others = StoredOrder::free_men(layout, unit);
+    others.retain(|&m| m != Man::WhiteKing);
+    let mut nestings = Vec::new();
+    permutations(&mut others, 0, &mut nestings);
+    for mut men in nestings {
+        men.push(Man::WhiteKing);
+        out.push(Some(StoredOrder::new(layout, unit, &men)));
+    }
+    out
+}
+
+/// Every order of `items[k..]` after `items[..k]`, pushed to `out`.
+fn permutations(items: &mut Vec<Man>, k: usize, out: &mut Vec<Vec<Man>>) {
+    if k == items.len() {
+        out.push(items.clone());
+        return;
+    }
+    for i in k..items.len() {
+        items.swap(k, i);
+        permutations(items, k + 1, out);
+        items.swap(k, i);
+    }
+}
+
+/// Packs a block of a section from its value planes (in stored order): the stored bytes.
+type PackBlock<'a> = dyn Fn(&[[u64; 6]], Part, usize) -> Result<Vec<u8>, TableError> + Sync + 'a;
+
+/// Units sampled by [`choose_orders`], and per sampled unit the class blocks (distance
+/// blocks: four times as many) compressed in each candidate order.
+const SAMPLED_UNITS: u64 = 8;
+const SAMPLED_CLASS_BLOCKS: u64 = 8;
+
+/// Chooses each block section's stored order among [`candidate_orders`] by trial
+/// compression of the same positions in each: blocks spread over units spread over the
+/// table (the whole of each unit at 5 men; measured to give the whole table's best,
+/// docs/BENCHMARKS.md). Deterministic, so a resumed write chooses the same.
+fn choose_orders(
+    src: &dyn PlaneSource,
+    layout: &Layout,
+    pack: &PackBlock<'_>,
+    threads: usize,
+) -> Result<[Option<StoredOrder>; 3], TableError> {
+    let candidates = candidate_orders(layout);
+    let Some(Some(unit_order)) = candidates.get(1) else { return Ok([None, None, None]) };
+    let unit = unit_order.unit_bits;
+    let n_units = src.n_slots() >> unit;
+    let count = SAMPLED_UNITS.min(n_units);
+    let units: Vec<u64> = (0..count).map(|k| (2 * k + 1) * n_units / (2 * count)).collect();
+    let mut sizes = [vec![0usize; candidates.len()], vec![0; candidates.len()], vec![0; candidates.len()]];
+    pipeline::run(
+        units.len(),
+        threads,
+        Order::Completion,
+        |k| Ok::<_, TableError>(units[k] << unit),
+        |_, first_slot| {
+            let mut out = [vec![0usize; candidates.len()], vec![0; candidates.len()], vec![0; candidates.len()]];
+            let planes =
+                [span_planes(src, Color::White, first_slot, unit)?, span_planes(src, Color::Black, first_slot, unit)?];
+            for (c, order) in candidates.iter().enumerate() {
+                let from = stored_words(order.as_ref(), first_slot, planes[0].len());
+                for (k, part) in Part::BLOCKED.into_iter().enumerate() {
+                    let chunk_bits = unit.min(part.block_bits());
+                    let n_chunks = 1u64 << (unit - chunk_bits);
+                    let per_unit = SAMPLED_CLASS_BLOCKS << (WDL_BLOCK_BITS - part.block_bits());
+                    let pick = per_unit.min(n_chunks);
+                    for j in 0..pick {
+                        let chunk = ((2 * j + 1) * n_chunks / (2 * pick)) as usize;
+                        let words = 1usize << (chunk_bits - 6);
+                        let block =
+                            gather(&planes[side(part) as usize], from.as_deref(), chunk * words..(chunk + 1) * words);
+                        out[k][c] += pack(&block, part, 0)?.len();
+                    }
+                }
+            }
+            Ok(out)
+        },
+        |_, unit_sizes| {
+            for (total, part) in sizes.iter_mut().zip(unit_sizes) {
+                for (t, x) in total.iter_mut().zip(part) {
+                    *t += x;
+                }
+            }
+            Ok(())
+        },
+    )?;
+    Ok(std::array::from_fn(|k| {
+        let best = (0..candidates.len()).min_by_key(|&c| (sizes[k][c], c)).expect("a candidate");
+        candidates[best].clone()
+    }))
+}
 
 /// The decoded bytes of a block of a section from its value planes, and its value if every
 /// position holds the same one. Illegal positions (and in the distance section every position
@@ -173,9 +303,12 @@ pub struct CompactTarget<'a> {
 /// Writes a run's compact table from its value planes `src` (an uncompressed table, or the
 /// generator's delta streams), with the header's `meta` and the slice section `slices`,
 /// at `to.partial` (resuming an interrupted write from the same source: `source_id`
-/// identifies it), then publishes it as `to.target`. `progress(done, total)` counts blocks
-/// (the first call after a resume counts the blocks written before), and an error it returns
-/// stops the write where it is, as a kill would.
+/// identifies it), then publishes it as `to.target`. Each block section's stored order is
+/// chosen first ([`choose_orders`]); the sections are then written a span at a time (a unit
+/// of the orders or a class block, whichever is larger: its planes read once, permuted into
+/// each section's order, cut into blocks). `progress(done, total)` counts blocks (the first
+/// call after a resume counts the blocks written before), and an error it returns stops the
+/// write where it is, as a kill would.
 pub fn planes_to_compact(
     src: &dyn PlaneSource,
     layout: &Layout,
@@ -190,8 +323,19 @@ pub fn planes_to_compact(
     let mut id_bytes = source_id.to_le_bytes().to_vec();
     id_bytes.extend_from_slice(&zstd_level.to_le_bytes());
     id_bytes.extend_from_slice(&MIN_MATCH.to_le_bytes());
+    id_bytes.extend_from_slice(&VERSION_COMPACT.to_le_bytes());
     let mut writer = CompactWriter::open(partial, n_slots, xxh3_64(&id_bytes))?;
     let total: u64 = Part::BLOCKED.iter().map(|&p| n_blocks(p, n_slots) as u64).sum();
+    let pack = |planes: &[[u64; 6]], part: Part, i: usize| {
+        let (raw, constant) = block_values(planes, meta.edge_exact, part);
+        pack_block(&raw, constant, zstd_level)
+            .map_err(|e| TableError::Wrong(format!("compressing block {i} of {part:?} for {}: {e}", target.display())))
+    };
+    let orders = choose_orders(src, layout, &pack, threads)?;
+    let span_of =
+        |part: Part| orders[part as usize].as_ref().map_or(part.block_bits(), |o| o.unit_bits.max(part.block_bits()));
+    // The wtm class blocks are written with the distance blocks over the same positions.
+    let wtm_span = span_of(Part::WtmWdl).max(span_of(Part::WtmDtz));
     // Black's summary is counted from the btm class blocks as they are written, unless some
     // were written before a resume (then it is counted afterwards, in a scan of its own).
     let counter = SummaryCounter::new(src, &layout.material);
@@ -199,12 +343,14 @@ pub fn planes_to_compact(
         writer.position().is_some_and(|at| at.part != Part::BtmWdl || at.block == 0).then(SummaryPart::new);
     // The wtm distance blocks are packed with the class blocks over the same positions and
     // spilled beside the table until their section comes; a spill that does not hold every
-    // block before the resume point is dropped, and those blocks are computed in their turn.
+    // distance block of the spans before the resume point is dropped, and those blocks are
+    // computed in their turn.
     let n_dtz = n_blocks(Part::WtmDtz, n_slots);
     let spill_path = partial.with_extension("dtz");
     let spill = match writer.position() {
         Some(at) if at.part == Part::WtmWdl => {
-            let want = (at.block * DTZ_PER_WDL).min(n_dtz);
+            let span_first = ((at.block as u64) << WDL_BLOCK_BITS) >> wtm_span << wtm_span;
+            let want = ((span_first >> DTZ_BLOCK_BITS) as usize).min(n_dtz);
             Some(Spill::open(&spill_path, want)?).filter(|s| s.entries() == want)
         }
         Some(at) if at.part == Part::WtmDtz => Some(Spill::open(&spill_path, n_dtz)?).filter(|s| s.entries() == n_dtz),
@@ -215,55 +361,78 @@ pub fn planes_to_compact(
             .doing(|| format!("removing {}", spill_path.display()))
             .map_err(FormatError::from)?;
     }
-    let pack = |planes: &[[u64; 6]], part: Part, i: usize| {
-        let (raw, constant) = block_values(planes, meta.edge_exact, part);
-        pack_block(&raw, constant, zstd_level)
-            .map_err(|e| TableError::Wrong(format!("compressing block {i} of {part:?} for {}: {e}", target.display())))
-    };
     while let Some(at) = writer.position() {
         let done_before: u64 =
             Part::BLOCKED.iter().take_while(|&&p| p != at.part).map(|&p| n_blocks(p, n_slots) as u64).sum();
-        let n = n_blocks(at.part, n_slots);
         let mut done = done_before + at.block as u64;
-        let counting = summary.is_some();
+        let n = n_blocks(at.part, n_slots);
         let spill = spill.as_ref();
+        if let (Part::WtmDtz, Some(s)) = (at.part, spill) {
+            pipeline::run(
+                n - at.block,
+                threads,
+                Order::Sequence { window: 2 * threads.max(1) },
+                |k| Ok::<_, TableError>(at.block + k),
+                |_, i| Ok(s.read(i)?),
+                |_, packed: Vec<u8>| {
+                    writer.push(&packed)?;
+                    done += 1;
+                    progress(done, total)
+                },
+            )?;
+            continue;
+        }
+        let counting = summary.is_some();
+        let spilling = at.part == Part::WtmWdl && spill.is_some();
+        let span_bits = if spilling { wtm_span } else { span_of(at.part) };
+        let first_span = ((at.block as u64) << at.part.block_bits() >> span_bits) as usize;
+        let n_spans = n_slots.div_ceil(1 << span_bits) as usize;
+        // The blocks of a section in a span (from `from` on), packed in its stored order.
+        let blocks_of = |planes: &[[u64; 6]], first_slot: u64, part: Part, from: usize| {
+            let bits = part.block_bits();
+            let order_from = stored_words(orders[part as usize].as_ref(), first_slot, planes.len());
+            let first = (first_slot >> bits) as usize;
+            let end = ((first_slot + 64 * planes.len() as u64).div_ceil(1 << bits)) as usize;
+            (first.max(from)..end)
+                .map(|j| {
+                    let words = ((j - first) << (bits - 6))
+                        ..((j - first) << (bits - 6)) + (block_positions(part, n_slots, j) / 64) as usize;
+                    pack(&gather(planes, order_from.as_deref(), words), part, j)
+                })
+                .collect::<Result<Vec<_>, _>>()
+        };
         pipeline::run(
-            n - at.block,
+            n_spans - first_span,
             threads,
             Order::Sequence { window: 2 * threads.max(1) },
-            |k| Ok::<_, TableError>(at.block + k),
-            |_, i| {
-                if let (Part::WtmDtz, Some(s)) = (at.part, spill) {
-                    return Ok((s.read(i)?, None, Vec::new()));
-                }
-                let (planes, first_word) = block_planes(src, at.part, i)?;
+            |k| Ok::<_, TableError>(((first_span + k) as u64) << span_bits),
+            |_, first_slot| {
+                let planes = span_planes(src, side(at.part), first_slot, span_bits)?;
                 let counted = (at.part == Part::BtmWdl && counting).then(|| {
-                    let codes: Vec<[u8; 64]> = planes.iter().map(codes_of_planes).collect();
-                    counter.count(first_word, &codes)
-                });
-                // A wtm class block packs the distance blocks over its positions too, from the
-                // same planes, while they are spilled.
-                let mut dtz = Vec::new();
-                if let (Part::WtmWdl, Some(_)) = (at.part, spill) {
-                    let words = 1usize << (DTZ_BLOCK_BITS - 6);
-                    for (k, j) in (i * DTZ_PER_WDL..((i + 1) * DTZ_PER_WDL).min(n_dtz)).enumerate() {
-                        let n_words = (block_positions(Part::WtmDtz, n_slots, j) / 64) as usize;
-                        dtz.push(pack(&planes[k * words..k * words + n_words], Part::WtmDtz, j)?);
+                    let mut part = SummaryPart::new();
+                    for (c, chunk) in planes.chunks(1 << (WDL_BLOCK_BITS - 6)).enumerate() {
+                        let codes: Vec<[u8; 64]> = chunk.iter().map(codes_of_planes).collect();
+                        part.add(&counter.count(first_slot / 64 + (c << (WDL_BLOCK_BITS - 6)) as u64, &codes));
                     }
-                }
-                Ok((pack(&planes, at.part, i)?, counted, dtz))
+                    part
+                });
+                let dtz = if spilling { blocks_of(&planes, first_slot, Part::WtmDtz, 0)? } else { Vec::new() };
+                Ok((blocks_of(&planes, first_slot, at.part, at.block)?, counted, dtz))
             },
-            |_, (packed, counted, dtz): (Vec<u8>, Option<SummaryPart>, Vec<Vec<u8>>)| {
+            |_, (packed, counted, dtz): (Vec<Vec<u8>>, Option<SummaryPart>, Vec<Vec<u8>>)| {
                 if let (Some(total), Some(part)) = (summary.as_mut(), counted) {
                     total.add(&part);
                 }
-                // Spilled before the class block is pushed: a resume after it finds them.
+                // Spilled before the class blocks are pushed: a resume after them finds them.
                 for d in &dtz {
                     spill.expect("spilling").append(d)?;
                 }
-                writer.push(&packed)?;
-                done += 1;
-                progress(done, total)
+                for p in &packed {
+                    writer.push(p)?;
+                    done += 1;
+                    progress(done, total)?;
+                }
+                Ok(())
             },
         )?;
     }
@@ -274,5 +443,6 @@ pub fn planes_to_compact(
         Some(counted) => counted.summary(),
         None => btm_summary(src, &layout.material, threads)?,
     };
-    Ok(writer.finish(layout, meta, &summary, slices, target)?)
+    let records = std::array::from_fn(|k| StoredOrder::record(orders[k].as_ref()));
+    Ok(writer.finish(layout, meta, records, &summary, slices, target)?)
 }

@@ -9,8 +9,12 @@ use std::path::{Path, PathBuf};
 pub const MAGIC: [u8; 8] = *b"TBSTREAM";
 /// Bytes of the header of every version (its last eight the header's checksum).
 pub const HEADER_LEN: usize = 256;
-/// Format version of the compact tables the generator publishes (Part I).
-pub const VERSION_COMPACT: u16 = 3;
+/// Format version of the compact tables the generator publishes (Part I): version 3 with a
+/// stored order per block section.
+pub const VERSION_COMPACT: u16 = 4;
+/// Format version of the compact tables published before stored orders (Part I; every
+/// section in slot order): still read.
+pub const VERSION_COMPACT_SLOT_ORDER: u16 = 3;
 /// Format version of uncompressed tables of pawnless runs (Part II; runs being assembled,
 /// and tables published by older builds).
 pub const VERSION_UNCOMPRESSED: u16 = 1;

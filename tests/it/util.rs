@@ -170,7 +170,9 @@ pub fn rewrite_compact(
         let last: Vec<u8> = table.levels().iter().map(|l| l.last_step).collect();
         slice_bytes(&layout, &last)
     });
-    writer.finish(&layout, table.header.meta.clone(), &table.summary(), &slices, path).unwrap();
+    // The blocks are read and written in slot order (`block_into`), so the rewritten table is.
+    let slot_order = [tbstream::file::StoredOrder::record(None); 3];
+    writer.finish(&layout, table.header.meta.clone(), slot_order, &table.summary(), &slices, path).unwrap();
 }
 
 /// The value codes of every slot of one side to move of a compact table, as

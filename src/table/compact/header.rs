@@ -5,10 +5,12 @@ use super::part::{align8, n_blocks, Part, PartEntry, DTZ_BLOCK_BITS, INDEX_ENTRY
 use super::slices::LEVEL_BYTES;
 use super::summary::SUMMARY_BYTES;
 use crate::chess::Material;
-use crate::index::Layout;
+use crate::index::{Layout, StoredOrder, ORDER_RECORD_BYTES};
 use crate::table::error::FormatError;
 use crate::table::header::{check_header_sum, header_signature, header_version, SliceInfo};
-use crate::table::version::{HEADER_LEN, MAGIC, VERSION_COMPACT, VERSION_UNCOMPRESSED, VERSION_UNCOMPRESSED_PAWNS};
+use crate::table::version::{
+    HEADER_LEN, MAGIC, VERSION_COMPACT, VERSION_COMPACT_SLOT_ORDER, VERSION_UNCOMPRESSED, VERSION_UNCOMPRESSED_PAWNS,
+};
 use byteorder::{ByteOrder, LittleEndian};
 use std::path::Path;
 use xxhash_rust::xxh3::xxh3_64;
@@ -37,7 +39,13 @@ pub struct CompactHeader {
     pub meta: TableMeta,
     pub parts: [PartEntry; 5],
     pub slices: Option<SliceInfo>,
+    /// Per block section, its stored order's record ([`StoredOrder::record`]; version 3:
+    /// slot order).
+    pub orders: [[u8; ORDER_RECORD_BYTES]; 3],
 }
+
+/// Where the block sections' order records lie in the header (version 4).
+const ORDERS_AT: usize = 172;
 
 fn slices_len(slices: Option<&SliceInfo>) -> u64 {
     slices.map_or(0, |s| 4 * s.n_slices as u64 + LEVEL_BYTES * s.n_levels as u64)
@@ -73,6 +81,9 @@ impl CompactHeader {
             h[170] = s.black_pawns;
             h[171] = s.n_levels;
         }
+        for (k, r) in self.orders.iter().enumerate() {
+            h[ORDERS_AT + ORDER_RECORD_BYTES * k..][..ORDER_RECORD_BYTES].copy_from_slice(r);
+        }
         Le::write_u16(&mut h[240..242], self.meta.longest_cursed[0]);
         Le::write_u16(&mut h[242..244], self.meta.longest_cursed[1]);
         let sum = xxh3_64(&h[..248]);
@@ -87,7 +98,7 @@ impl CompactHeader {
         if version == VERSION_UNCOMPRESSED || version == VERSION_UNCOMPRESSED_PAWNS {
             return Err(FormatError::OldFormat { path: path.to_path_buf(), version });
         }
-        if version != VERSION_COMPACT {
+        if version != VERSION_COMPACT && version != VERSION_COMPACT_SLOT_ORDER {
             return Err(FormatError::Version(path.to_path_buf(), version));
         }
         check_header_sum(path, h)?;
@@ -154,6 +165,16 @@ impl CompactHeader {
             edge_exact: h[15] & 2 != 0,
             longest_cursed: [LittleEndian::read_u16(&h[240..242]), LittleEndian::read_u16(&h[242..244])],
         };
-        Ok(CompactHeader { material, n_slots, meta, parts, slices })
+        let orders: [[u8; ORDER_RECORD_BYTES]; 3] = std::array::from_fn(|k| {
+            if version == VERSION_COMPACT_SLOT_ORDER {
+                StoredOrder::record(None)
+            } else {
+                h[ORDERS_AT + ORDER_RECORD_BYTES * k..][..ORDER_RECORD_BYTES].try_into().expect("a record")
+            }
+        });
+        for (part, r) in Part::BLOCKED.into_iter().zip(&orders) {
+            StoredOrder::from_record(&layout, r).map_err(|why| bad(&format!("order of {part:?}: {why}")))?;
+        }
+        Ok(CompactHeader { material, n_slots, meta, parts, slices, orders })
     }
 }

@@ -8,7 +8,7 @@ use super::part::{block_positions, n_blocks, Part, PartEntry, DTZ_BLOCK_BITS, IN
 use super::slices::{decode_keys, decode_levels, LevelEntry};
 use super::summary::Summary;
 use crate::chess::{Color, Material};
-use crate::index::{illegal_word, Layout};
+use crate::index::{illegal_word, Layout, StoredOrder};
 use crate::table::cache::BlockCache;
 use crate::table::error::FormatError;
 use crate::table::values::{Class, CODE_CURSED, CODE_EDGE, CODE_ILLEGAL, CODE_LOST_UNMEASURED, CODE_NONE};
@@ -16,11 +16,12 @@ use crate::table::version::HEADER_LEN;
 use crate::work::IoContext;
 use byteorder::{ByteOrder, LittleEndian};
 use memmap2::Mmap;
+use std::collections::VecDeque;
 use std::fs::File;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use xxhash_rust::xxh3::xxh3_64;
 
 /// Source of unique ids, so that blocks of different open tables never share a cache key.
@@ -36,7 +37,21 @@ pub struct CompactTable {
     checked: [Vec<AtomicU64>; 3],
     /// This open table's id in block caches.
     pub id: u32,
+    /// Per block section, its stored order (`None`: slot order).
+    orders: [Option<StoredOrder>; 3],
+    /// The spans last put back into slot order, for readers that go through a table in
+    /// slot order ([`CompactTable::block_into`]).
+    spans: Mutex<VecDeque<(Part, usize, Arc<SpanCell>)>>,
 }
+
+/// A span of a section in slot order, decoded once by the first reader that asks for it
+/// (the others wait for it).
+type SpanCell = Mutex<Option<Arc<Vec<u8>>>>;
+
+/// Spans kept in slot order: a reader going through a table in order, with a few workers
+/// each a block or two apart, finds its span decoded (at 6 men a span of distances is 128
+/// MiB).
+const KEPT_SPANS: usize = 2;
 
 impl CompactTable {
     /// Opens a table: checks the header, the section table, the length, the block indexes'
@@ -73,7 +88,12 @@ impl CompactTable {
             (0..n.div_ceil(64)).map(|_| AtomicU64::new(0)).collect()
         });
         let id = NEXT_TABLE_ID.fetch_add(1, Ordering::Relaxed);
-        Ok(CompactTable { path: path.to_path_buf(), header, map, file, checked, id })
+        let layout = Layout::new(&header.material);
+        let orders = std::array::from_fn(|k| {
+            StoredOrder::from_record(&layout, &header.orders[k]).expect("an order the header's decoding checked")
+        });
+        let spans = Mutex::new(VecDeque::new());
+        Ok(CompactTable { path: path.to_path_buf(), header, map, file, checked, id, orders, spans })
     }
 
     /// Opens the table of run `material`, refusing a file that holds another run's table.
@@ -178,9 +198,9 @@ impl CompactTable {
         Ok(BlockData::Bytes(out))
     }
 
-    /// Decodes block `i` into `out` (constant blocks expanded), for readers that go through
-    /// a table in order: read from the file, not through the map.
-    pub fn block_into(&self, part: Part, i: usize, out: &mut Vec<u8>) -> Result<(), FormatError> {
+    /// Decodes stored block `i` into `out` (constant blocks expanded), read from the file, not
+    /// through the map.
+    fn stored_block_into(&self, part: Part, i: usize, out: &mut Vec<u8>) -> Result<(), FormatError> {
         let raw_len = part.raw_bytes(block_positions(part, self.header.n_slots, i));
         let mut buf = Vec::new();
         match self.decode(part, i, self.read_packed(part, i, &mut buf)?)? {
@@ -188,6 +208,94 @@ impl CompactTable {
             BlockData::Constant(v) => expand_constant(part, v, raw_len, out),
         }
         Ok(())
+    }
+
+    /// The stored order of a block section (`None`: slot order).
+    pub fn order(&self, part: Part) -> Option<&StoredOrder> {
+        self.orders[part as usize].as_ref()
+    }
+
+    /// Where a slot's value lies in a block section: the slot, mapped through the section's
+    /// stored order.
+    #[inline]
+    pub fn stored_slot(&self, part: Part, slot: u64) -> u64 {
+        self.orders[part as usize].as_ref().map_or(slot, |o| o.stored(slot))
+    }
+
+    /// Positions of a span, as a power of two: the unit of the section's order or a block,
+    /// whichever is larger (a span is whole blocks and whole units).
+    fn span_bits(&self, part: Part) -> u32 {
+        self.order(part).map_or(part.block_bits(), |o| o.unit_bits.max(part.block_bits()))
+    }
+
+    /// The decoded bytes of block `i` of a block section as if it were stored in slot order
+    /// (constant blocks expanded), into `out`: for readers that go through a table in slot
+    /// order. With a stored order, the span of the block is decoded and put back into slot
+    /// order once, and kept while its neighbours are read.
+    pub fn block_into(&self, part: Part, i: usize, out: &mut Vec<u8>) -> Result<(), FormatError> {
+        if self.order(part).is_none() {
+            return self.stored_block_into(part, i, out);
+        }
+        let (block_bits, span_bits) = (part.block_bits(), self.span_bits(part));
+        let span = ((i as u64) << block_bits >> span_bits) as usize;
+        let cell = {
+            let mut spans = self.spans.lock().expect("span cache");
+            match spans.iter().find(|(p, s, _)| *p == part && *s == span) {
+                Some((_, _, cell)) => cell.clone(),
+                None => {
+                    let cell = Arc::new(SpanCell::default());
+                    if spans.len() == KEPT_SPANS {
+                        spans.pop_front();
+                    }
+                    spans.push_back((part, span, cell.clone()));
+                    cell
+                }
+            }
+        };
+        let bytes = {
+            let mut slot = cell.lock().expect("span");
+            match &*slot {
+                Some(bytes) => bytes.clone(),
+                None => {
+                    let bytes = Arc::new(self.span_in_slot_order(part, span)?);
+                    *slot = Some(bytes.clone());
+                    bytes
+                }
+            }
+        };
+        let from = part.raw_bytes(((i as u64) << block_bits) - ((span as u64) << span_bits));
+        let len = part.raw_bytes(block_positions(part, self.header.n_slots, i));
+        out.clear();
+        out.extend_from_slice(&bytes[from..from + len]);
+        Ok(())
+    }
+
+    /// Span `span` of an ordered block section, decoded and put back into slot order, a
+    /// unit at a time (whole 64-position words move: the orders put the white king fastest).
+    fn span_in_slot_order(&self, part: Part, span: usize) -> Result<Vec<u8>, FormatError> {
+        let order = self.order(part).expect("an ordered section");
+        let (block_bits, span_bits) = (part.block_bits(), self.span_bits(part));
+        let first_slot = (span as u64) << span_bits;
+        let first_block = (first_slot >> block_bits) as usize;
+        let end_block = (((span as u64 + 1) << span_bits) >> block_bits).min(self.n_blocks(part) as u64) as usize;
+        let mut stored = Vec::new();
+        let mut block = Vec::new();
+        for j in first_block..end_block {
+            self.stored_block_into(part, j, &mut block)?;
+            stored.extend_from_slice(&block);
+        }
+        let word_bytes = part.raw_bytes(64);
+        let unit_bytes = part.raw_bytes(1 << order.unit_bits);
+        let mut out = vec![0u8; stored.len()];
+        let mut perm = Vec::new();
+        for (u, at) in (0..stored.len()).step_by(unit_bytes).enumerate() {
+            order.word_permutation(first_slot + ((u as u64) << order.unit_bits), &mut perm);
+            for (w, &s) in perm.iter().enumerate() {
+                let (to, from) = (at + word_bytes * w, at + word_bytes * s as usize);
+                out[to..to + word_bytes].copy_from_slice(&stored[from..from + word_bytes]);
+            }
+        }
+        Ok(out)
     }
 
     /// Checks every block's checksum without decoding it (the generator's check of an
@@ -320,6 +428,7 @@ impl CompactTable {
     #[inline]
     pub fn class(&self, stm: Color, slot: u64, cache: &BlockCache) -> Result<Class, FormatError> {
         let part = Part::wdl(stm);
+        let slot = self.stored_slot(part, slot);
         let i = (slot >> WDL_BLOCK_BITS) as usize;
         if let Some(v) = self.constant(part, i)? {
             return Ok(Class::from_bits(v));
@@ -331,6 +440,7 @@ impl CompactTable {
     /// The wtm distance code of a slot (meaningful where its class is a win), through `cache`.
     #[inline]
     pub fn dtz_code(&self, slot: u64, cache: &BlockCache) -> Result<u8, FormatError> {
+        let slot = self.stored_slot(Part::WtmDtz, slot);
         let i = (slot >> DTZ_BLOCK_BITS) as usize;
         if let Some(v) = self.constant(Part::WtmDtz, i)? {
             return Ok(v);

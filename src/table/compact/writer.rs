@@ -4,7 +4,7 @@
 use super::header::{CompactHeader, TableMeta};
 use super::part::{align8, n_blocks, Part, PartEntry, INDEX_ENTRY_BYTES};
 use super::summary::Summary;
-use crate::index::Layout;
+use crate::index::{Layout, ORDER_RECORD_BYTES};
 use crate::table::error::FormatError;
 use crate::table::header::SliceInfo;
 use crate::table::version::{HEADER_LEN, MAGIC};
@@ -146,12 +146,14 @@ impl CompactWriter {
         Ok(())
     }
 
-    /// Writes the summary and slice sections and the header, syncs, and publishes the table
-    /// as `target`. Every block must be written.
+    /// Writes the summary and slice sections and the header (with the block sections'
+    /// `orders`), syncs, and publishes the table as `target`. Every block must be written.
+    #[allow(clippy::too_many_arguments)]
     pub fn finish(
         self,
         layout: &Layout,
         meta: TableMeta,
+        orders: [[u8; ORDER_RECORD_BYTES]; 3],
         summary: &Summary,
         slices: &[u8],
         target: &Path,
@@ -185,6 +187,7 @@ impl CompactWriter {
             meta,
             parts,
             slices: SliceInfo::of(layout),
+            orders,
         };
         self.write_at(0, &header.encode())?;
         use std::os::unix::fs::PermissionsExt;
