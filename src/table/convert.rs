@@ -119,12 +119,15 @@ type PackBlock<'a> = dyn Fn(&[[u64; 6]], Part, usize) -> Result<Vec<u8>, TableEr
 /// Units sampled by [`choose_orders`], and per sampled unit the class blocks (distance
 /// blocks: four times as many) compressed in each candidate order.
 const SAMPLED_UNITS: u64 = 8;
-const SAMPLED_CLASS_BLOCKS: u64 = 8;
+const SAMPLED_CLASS_BLOCKS: u64 = 2;
+/// The zstd level of the trials (at most): the choice of KQRvKR's and KRvKQR's orders at
+/// level 3 on 2 class blocks per unit costs 0.25 s and 0.1-0.5% of their size against level
+/// 8 on 8 blocks (1.4 s; docs/BENCHMARKS.md).
+const TRIAL_ZSTD_LEVEL: i32 = 3;
 
 /// Chooses each block section's stored order among [`candidate_orders`] by trial
-/// compression of the same positions in each: blocks spread over units spread over the
-/// table (the whole of each unit at 5 men; measured to give the whole table's best,
-/// docs/BENCHMARKS.md). Deterministic, so a resumed write chooses the same.
+/// compression of the same positions in each (`pack`, at a low zstd level): blocks spread
+/// over units spread over the table. Deterministic, so a resumed write chooses the same.
 fn choose_orders(
     src: &dyn PlaneSource,
     layout: &Layout,
@@ -331,7 +334,13 @@ pub fn planes_to_compact(
         pack_block(&raw, constant, zstd_level)
             .map_err(|e| TableError::Wrong(format!("compressing block {i} of {part:?} for {}: {e}", target.display())))
     };
-    let orders = choose_orders(src, layout, &pack, threads)?;
+    let trial_level = zstd_level.min(TRIAL_ZSTD_LEVEL);
+    let trial = |planes: &[[u64; 6]], part: Part, i: usize| {
+        let (raw, constant) = block_values(planes, meta.edge_exact, part);
+        pack_block(&raw, constant, trial_level)
+            .map_err(|e| TableError::Wrong(format!("compressing block {i} of {part:?} for {}: {e}", target.display())))
+    };
+    let orders = choose_orders(src, layout, &trial, threads)?;
     let span_of =
         |part: Part| orders[part as usize].as_ref().map_or(part.block_bits(), |o| o.unit_bits.max(part.block_bits()));
     // The wtm class blocks are written with the distance blocks over the same positions.

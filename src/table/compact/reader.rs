@@ -48,9 +48,9 @@ pub struct CompactTable {
 /// (the others wait for it).
 type SpanCell = Mutex<Option<Arc<Vec<u8>>>>;
 
-/// Spans kept in slot order: a reader going through a table in order, with a few workers
-/// each a block or two apart, finds its span decoded (at 6 men a span of distances is 128
-/// MiB).
+/// Spans kept in slot order per section: a reader going through a table in order, with a
+/// few workers each a block or two apart, finds its span decoded (at 6 men a span of
+/// distances is 128 MiB, of classes 32 MiB).
 const KEPT_SPANS: usize = 2;
 
 impl CompactTable {
@@ -244,8 +244,9 @@ impl CompactTable {
                 Some((_, _, cell)) => cell.clone(),
                 None => {
                     let cell = Arc::new(SpanCell::default());
-                    if spans.len() == KEPT_SPANS {
-                        spans.pop_front();
+                    if spans.iter().filter(|(p, _, _)| *p == part).count() == KEPT_SPANS {
+                        let oldest = spans.iter().position(|(p, _, _)| *p == part).expect("a span of the section");
+                        spans.remove(oldest);
                     }
                     spans.push_back((part, span, cell.clone()));
                     cell
