@@ -2923,9 +2923,8 @@ fn codes_sit_where_the_order_reads_them(t: &DocTable, slice_step: usize) -> u64 
 
 /// Every table `gen` wrote is version 4; the generator orders sections of runs without pawns
 /// and with them as the document says (without pawns `U = T - 7`: white's first piece a digit
-/// of radix 8, every other man with free bits one of radix 64; with pawns `U = T - 6` with a
-/// piece, `T - 3` without: the black king and piece 0 digits of radix 8, every other one of
-/// radix 64), so the reader's order path is
+/// of radix 8, every other man with free bits one of radix 64; with pawns `U = min(T, 24)`:
+/// up to two pieces a whole slice, every digit of radix 64), so the reader's order path is
 /// exercised (KQvKR, KRvKN, KPvK and KQvKP have a section with `U > 0`); each ordered section's
 /// `stored` maps every unit of `2^U` slots one-to-one onto the same range of stored positions;
 /// and the men's codes sit in the slot's index where the orders read them.
@@ -2951,17 +2950,13 @@ fn stored_orders_are_permutations_of_units() {
         assert!(t.orders.iter().any(|o| o.u > 0), "{run}: every section in slot order");
     }
     for t in pawnless.iter().chain(&with_pawns) {
-        let pieces = t.pieces().0.len() + t.pieces().1.len();
         let has_pawns = t.pawns.is_some();
         for o in t.orders.iter().filter(|o| o.u > 0) {
-            let u = match (has_pawns, pieces) {
-                (false, _) => t.index_bits - 7,
-                (true, 0) => t.index_bits - 3,
-                (true, _) => t.index_bits - 6,
-            };
+            let u = if has_pawns { t.index_bits.min(24) } else { t.index_bits - 7 };
             assert_eq!(o.u, u, "{}: U", t.signature);
             for d in &o.digits {
-                let wide = d.man != IndexMan::Piece(0) && d.man != IndexMan::BlackKing;
+                // A whole slice leaves every man his 6 bits.
+                let wide = u == t.index_bits || (d.man != IndexMan::Piece(0) && d.man != IndexMan::BlackKing);
                 assert_eq!(d.bits, if wide { 6 } else { 3 }, "{}: the radix bits of {:?}", t.signature, d.man);
             }
         }

@@ -7,9 +7,9 @@
 use crate::chess::Material;
 use crate::progress::Progress;
 use crate::table::compact::{CompactTable, VERSION_COMPACT};
-use crate::table::version::VERSION_COMPACT_SLOT_ORDER;
 use crate::table::convert::{uncompressed_to_compact, CompactTarget};
 use crate::table::uncompressed::TableFile;
+use crate::table::version::VERSION_COMPACT_SLOT_ORDER;
 use crate::table::version::{EXTENSION, MAGIC};
 use crate::work::lock::Lock;
 use anyhow::Context;

@@ -116,13 +116,15 @@ fn permutations(items: &mut Vec<Man>, k: usize, out: &mut Vec<Vec<Man>>) {
 /// Packs a block of a section from its value planes (in stored order): the stored bytes.
 type PackBlock<'a> = dyn Fn(&[[u64; 6]], Part, usize) -> Result<Vec<u8>, TableError> + Sync + 'a;
 
-/// Units sampled by [`choose_orders`], and per sampled unit the class blocks (distance
-/// blocks: four times as many) compressed in each candidate order.
+/// Units sampled by [`choose_orders`], and per sampled unit the blocks of each section
+/// compressed in each candidate order, at a zstd level of at most [`TRIAL_ZSTD_LEVEL`].
+/// Measured against trials of whole units at the tables' level 8 (docs/BENCHMARKS.md):
+/// KQRvKR 0.4% larger (5,590,904 bytes for 5,567,392: one section's order differs), KRvKQR
+/// the same, KBBvKN 0.3% larger, in a third of the time; 2 class blocks per unit also chose
+/// KBBvKN's btm classes wrongly (1.7% larger).
 const SAMPLED_UNITS: u64 = 8;
-const SAMPLED_CLASS_BLOCKS: u64 = 2;
-/// The zstd level of the trials (at most): the choice of KQRvKR's and KRvKQR's orders at
-/// level 3 on 2 class blocks per unit costs 0.25 s and 0.1-0.5% of their size against level
-/// 8 on 8 blocks (1.4 s; docs/BENCHMARKS.md).
+const SAMPLED_CLASS_BLOCKS: u64 = 8;
+const SAMPLED_DISTANCE_BLOCKS: u64 = 8;
 const TRIAL_ZSTD_LEVEL: i32 = 3;
 
 /// Chooses each block section's stored order among [`candidate_orders`] by trial
@@ -155,7 +157,7 @@ fn choose_orders(
                 for (k, part) in Part::BLOCKED.into_iter().enumerate() {
                     let chunk_bits = unit.min(part.block_bits());
                     let n_chunks = 1u64 << (unit - chunk_bits);
-                    let per_unit = SAMPLED_CLASS_BLOCKS << (WDL_BLOCK_BITS - part.block_bits());
+                    let per_unit = if part == Part::WtmDtz { SAMPLED_DISTANCE_BLOCKS } else { SAMPLED_CLASS_BLOCKS };
                     let pick = per_unit.min(n_chunks);
                     for j in 0..pick {
                         let chunk = ((2 * j + 1) * n_chunks / (2 * pick)) as usize;
