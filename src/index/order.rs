@@ -313,6 +313,22 @@ impl StoredOrder {
         Ok(Some(order))
     }
 
+    /// For the `n_words` words from `first_slot` (whole units): per stored word, the word
+    /// (counted from `first_slot`) of slot order it holds. Writers gather through it,
+    /// readers scatter.
+    pub fn slot_words(&self, first_slot: u64, n_words: usize) -> Vec<u32> {
+        let unit_words = 1usize << (self.unit_bits - 6);
+        let mut from = vec![0u32; n_words];
+        let mut perm = Vec::new();
+        for at in (0..n_words).step_by(unit_words) {
+            self.word_permutation(first_slot + 64 * at as u64, &mut perm);
+            for (w, &s) in perm.iter().enumerate() {
+                from[at + s as usize] = (at + w) as u32;
+            }
+        }
+        from
+    }
+
     /// The stored position of a slot.
     #[inline]
     pub fn stored(&self, slot: u64) -> u64 {
@@ -409,7 +425,9 @@ mod tests {
                     let unit = 1u64 << order.unit_bits;
                     for first in (0..n).step_by(unit as usize).take(64) {
                         order.word_permutation(first, &mut perm);
+                        let slot_word = order.slot_words(first, (unit / 64) as usize);
                         for w in 0..unit / 64 {
+                            assert_eq!(slot_word[perm[w as usize] as usize] as u64, w, "{name}: the inverse");
                             let s = order.stored(first + 64 * w);
                             assert_eq!(first + 64 * perm[w as usize] as u64, s, "{name}: word {w} of unit {first}");
                         }

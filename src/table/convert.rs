@@ -56,23 +56,8 @@ fn span_planes(src: &dyn PlaneSource, stm: Color, first_slot: u64, bits: u32) ->
     Ok(planes)
 }
 
-/// For the `n_words` words from `first_slot` (whole units of `order`): per stored word, the
-/// word of slot order it holds (`None`: the words in slot order).
-fn stored_words(order: Option<&StoredOrder>, first_slot: u64, n_words: usize) -> Option<Vec<u32>> {
-    let order = order?;
-    let unit_words = 1usize << (order.unit_bits - 6);
-    let mut from = vec![0u32; n_words];
-    let mut perm = Vec::new();
-    for at in (0..n_words).step_by(unit_words) {
-        order.word_permutation(first_slot + 64 * at as u64, &mut perm);
-        for (w, &s) in perm.iter().enumerate() {
-            from[at + s as usize] = (at + w) as u32;
-        }
-    }
-    Some(from)
-}
-
-/// The planes of stored words `words` of a span (`from`: [`stored_words`] of the span).
+/// The planes of stored words `words` of a span (`from`: [`StoredOrder::slot_words`] of the
+/// span).
 fn gather(planes: &[[u64; 6]], from: Option<&[u32]>, words: std::ops::Range<usize>) -> Vec<[u64; 6]> {
     match from {
         None => planes[words].to_vec(),
@@ -153,7 +138,7 @@ fn choose_orders(
             let planes =
                 [span_planes(src, Color::White, first_slot, unit)?, span_planes(src, Color::Black, first_slot, unit)?];
             for (c, order) in candidates.iter().enumerate() {
-                let from = stored_words(order.as_ref(), first_slot, planes[0].len());
+                let from = order.as_ref().map(|o| o.slot_words(first_slot, planes[0].len()));
                 for (k, part) in Part::BLOCKED.into_iter().enumerate() {
                     let chunk_bits = unit.min(part.block_bits());
                     let n_chunks = 1u64 << (unit - chunk_bits);
@@ -401,7 +386,7 @@ pub fn planes_to_compact(
         // The blocks of a section in a span (from `from` on), packed in its stored order.
         let blocks_of = |planes: &[[u64; 6]], first_slot: u64, part: Part, from: usize| {
             let bits = part.block_bits();
-            let order_from = stored_words(orders[part as usize].as_ref(), first_slot, planes.len());
+            let order_from = orders[part as usize].as_ref().map(|o| o.slot_words(first_slot, planes.len()));
             let first = (first_slot >> bits) as usize;
             let end = ((first_slot + 64 * planes.len() as u64).div_ceil(1 << bits)) as usize;
             (first.max(from)..end)

@@ -271,29 +271,26 @@ impl CompactTable {
         Ok(())
     }
 
-    /// Span `span` of an ordered block section, decoded and put back into slot order, a
-    /// unit at a time (whole 64-position words move: the orders put the white king fastest).
+    /// Span `span` of an ordered block section, decoded and put back into slot order a
+    /// block at a time (whole 64-position words move: the orders put the white king fastest).
     fn span_in_slot_order(&self, part: Part, span: usize) -> Result<Vec<u8>, FormatError> {
         let order = self.order(part).expect("an ordered section");
         let (block_bits, span_bits) = (part.block_bits(), self.span_bits(part));
         let first_slot = (span as u64) << span_bits;
+        let positions = (1u64 << span_bits).min(self.header.n_slots - first_slot);
         let first_block = (first_slot >> block_bits) as usize;
-        let end_block = (((span as u64 + 1) << span_bits) >> block_bits).min(self.n_blocks(part) as u64) as usize;
-        let mut stored = Vec::new();
+        let end_block = (first_slot + positions).div_ceil(1 << block_bits) as usize;
+        let slot_word = order.slot_words(first_slot, (positions / 64) as usize);
+        let word_bytes = part.raw_bytes(64);
+        let mut out = vec![0u8; part.raw_bytes(positions)];
         let mut block = Vec::new();
+        let mut stored_word = 0;
         for j in first_block..end_block {
             self.stored_block_into(part, j, &mut block)?;
-            stored.extend_from_slice(&block);
-        }
-        let word_bytes = part.raw_bytes(64);
-        let unit_bytes = part.raw_bytes(1 << order.unit_bits);
-        let mut out = vec![0u8; stored.len()];
-        let mut perm = Vec::new();
-        for (u, at) in (0..stored.len()).step_by(unit_bytes).enumerate() {
-            order.word_permutation(first_slot + ((u as u64) << order.unit_bits), &mut perm);
-            for (w, &s) in perm.iter().enumerate() {
-                let (to, from) = (at + word_bytes * w, at + word_bytes * s as usize);
-                out[to..to + word_bytes].copy_from_slice(&stored[from..from + word_bytes]);
+            for word in block.chunks_exact(word_bytes) {
+                let to = word_bytes * slot_word[stored_word] as usize;
+                out[to..to + word_bytes].copy_from_slice(word);
+                stored_word += 1;
             }
         }
         Ok(out)
