@@ -70,7 +70,8 @@ pub mod file {
     pub use crate::index::{Man, StoredOrder};
     /// The cache of decoded blocks that compact tables are read through.
     pub use crate::table::cache;
-    /// The compact format (version 3) that final tables are published in (Part I).
+    /// The compact format (version 4; version 3 still read) that final tables are published
+    /// in (Part I).
     pub use crate::table::compact;
     /// The uncompressed format (versions 1 and 2, Part II): runs being assembled, old tables.
     pub use crate::table::uncompressed::{Header, Section, SectionEntry, TableFile, VALUE_WORD_BYTES};

@@ -1,4 +1,5 @@
-//! The order a table may store its positions in, apart from the generator's (issue 28).
+//! The order a compact table stores a section's positions in (format 4, issue 28), apart
+//! from the generator's.
 //!
 //! Koistinen's layout interleaves the men's bits and codes squares so that symmetric images
 //! share an H digit: right for the passes, poor for compression, since neighbouring squares
@@ -7,11 +8,11 @@
 //! board order (a1, b1, ..., h8) and the men are nested in a chosen order; its btm classes
 //! 1.65 MB against 0.74 MB.
 //!
-//! A [`StoredOrder`] keeps the layout's top bits (the *unit*: with the black king's code, the
-//! H digit of the first piece, so that a unit is one contiguous range in both orders and a
-//! writer or reader permutes one unit at a time) and orders the positions inside a unit by
-//! mixed-radix digits, one per man, slowest first: a man's digit is the rank of its square,
-//! in board order, among the squares its fixed bits allow.
+//! A [`StoredOrder`] keeps the layout's top bits (the *unit*: without pawns the black king's
+//! code and the first piece's H digit, with pawns the slice; a unit is one contiguous range in
+//! both orders, so a writer or reader permutes one unit at a time) and orders the positions
+//! inside a unit by mixed-radix digits, one per man, slowest first: a man's digit is the rank
+//! of its square, in board order, among the squares its fixed bits allow.
 
 use super::{square_code, square_of_code, Layout};
 use crate::chess::Square;
