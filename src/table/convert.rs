@@ -177,7 +177,7 @@ fn choose_orders(
 /// wins of exactly 100 plies from cursed wins.
 fn block_values(planes: &[[u64; 6]], edge_exact: bool, part: Part) -> (Vec<u8>, Option<u8>) {
     let n_words = planes.len();
-    let stm = if part == Part::BtmWdl { Color::Black } else { Color::White };
+    let stm = side(part);
     let is = |p: &[u64; 6], c: u8| code_mask(p, c);
     if part == Part::WtmDtz {
         // Wins: every code but 0 (not won), 51, 52 (cursed) and 63 (illegal).
