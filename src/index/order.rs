@@ -107,6 +107,15 @@ pub struct StoredOrder {
     layout: Layout,
 }
 
+/// Two orders are equal when their records are: the same run, unit and digits.
+impl PartialEq for StoredOrder {
+    fn eq(&self, other: &StoredOrder) -> bool {
+        self.layout.material == other.layout.material && Self::record(Some(self)) == Self::record(Some(other))
+    }
+}
+
+impl Eq for StoredOrder {}
+
 /// A man of a layout, as [`StoredOrder::new`] names them: the white king, the layout's
 /// pieces in order, and (with pawns) the black king.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

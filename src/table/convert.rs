@@ -38,15 +38,6 @@ fn fill_plane(plane: u64, legal: u64, carry: bool) -> (u64, bool) {
     (ones, ones >> 63 == 1)
 }
 
-/// The side to move of a block section.
-fn side(part: Part) -> Color {
-    if part == Part::BtmWdl {
-        Color::Black
-    } else {
-        Color::White
-    }
-}
-
 /// The value planes of `2^bits` positions (fewer at the end of the table) from `first_slot`,
 /// in slot order.
 fn span_planes(src: &dyn PlaneSource, stm: Color, first_slot: u64, bits: u32) -> Result<Vec<[u64; 6]>, TableError> {
@@ -148,7 +139,7 @@ fn choose_orders(
                         let chunk = ((2 * j + 1) * n_chunks / (2 * pick)) as usize;
                         let words = 1usize << (chunk_bits - 6);
                         let block =
-                            gather(&planes[side(part) as usize], from.as_deref(), chunk * words..(chunk + 1) * words);
+                            gather(&planes[part.side() as usize], from.as_deref(), chunk * words..(chunk + 1) * words);
                         out[k][c] += pack(&block, part, 0)?.len();
                     }
                 }
@@ -177,7 +168,7 @@ fn choose_orders(
 /// wins of exactly 100 plies from cursed wins.
 fn block_values(planes: &[[u64; 6]], edge_exact: bool, part: Part) -> (Vec<u8>, Option<u8>) {
     let n_words = planes.len();
-    let stm = side(part);
+    let stm = part.side();
     let is = |p: &[u64; 6], c: u8| code_mask(p, c);
     if part == Part::WtmDtz {
         // Wins: every code but 0 (not won), 51, 52 (cursed) and 63 (illegal).
@@ -316,18 +307,16 @@ pub fn planes_to_compact(
     id_bytes.extend_from_slice(&VERSION_COMPACT.to_le_bytes());
     let mut writer = CompactWriter::open(partial, n_slots, xxh3_64(&id_bytes))?;
     let total: u64 = Part::BLOCKED.iter().map(|&p| n_blocks(p, n_slots) as u64).sum();
-    let pack = |planes: &[[u64; 6]], part: Part, i: usize| {
-        let (raw, constant) = block_values(planes, meta.edge_exact, part);
-        pack_block(&raw, constant, zstd_level)
-            .map_err(|e| TableError::Wrong(format!("compressing block {i} of {part:?} for {}: {e}", target.display())))
+    let pack_at = |level: i32| {
+        move |planes: &[[u64; 6]], part: Part, i: usize| {
+            let (raw, constant) = block_values(planes, meta.edge_exact, part);
+            pack_block(&raw, constant, level).map_err(|e| {
+                TableError::Wrong(format!("compressing block {i} of {part:?} for {}: {e}", target.display()))
+            })
+        }
     };
-    let trial_level = zstd_level.min(TRIAL_ZSTD_LEVEL);
-    let trial = |planes: &[[u64; 6]], part: Part, i: usize| {
-        let (raw, constant) = block_values(planes, meta.edge_exact, part);
-        pack_block(&raw, constant, trial_level)
-            .map_err(|e| TableError::Wrong(format!("compressing block {i} of {part:?} for {}: {e}", target.display())))
-    };
-    let orders = choose_orders(src, layout, &trial, threads)?;
+    let pack = pack_at(zstd_level);
+    let orders = choose_orders(src, layout, &pack_at(zstd_level.min(TRIAL_ZSTD_LEVEL)), threads)?;
     let span_of =
         |part: Part| orders[part as usize].as_ref().map_or(part.block_bits(), |o| o.unit_bits.max(part.block_bits()));
     // The wtm class blocks are written with the distance blocks over the same positions.
@@ -403,7 +392,7 @@ pub fn planes_to_compact(
             Order::Sequence { window: 2 * threads.max(1) },
             |k| Ok::<_, TableError>(((first_span + k) as u64) << span_bits),
             |_, first_slot| {
-                let planes = span_planes(src, side(at.part), first_slot, span_bits)?;
+                let planes = span_planes(src, at.part.side(), first_slot, span_bits)?;
                 let counted = (at.part == Part::BtmWdl && counting).then(|| {
                     let mut part = SummaryPart::new();
                     for (c, chunk) in planes.chunks(1 << (WDL_BLOCK_BITS - 6)).enumerate() {
@@ -439,6 +428,5 @@ pub fn planes_to_compact(
         Some(counted) => counted.summary(),
         None => btm_summary(src, &layout.material, threads)?,
     };
-    let records = std::array::from_fn(|k| StoredOrder::record(orders[k].as_ref()));
-    Ok(writer.finish(layout, meta, records, &summary, slices, target)?)
+    Ok(writer.finish(layout, meta, orders, &summary, slices, target)?)
 }

@@ -100,7 +100,7 @@ fn an_interrupted_compact_write_resumes_from_its_last_whole_block() {
     let summary = Summary { by_distance: [0; 101], longest_slot: None };
     let dir = tempfile::tempdir().unwrap();
     let finish = |w: CompactWriter, name: &str| {
-        let slot_order = [tbstream::file::StoredOrder::record(None); 3];
+        let slot_order = [None, None, None];
         let path = w.finish(&layout, meta.clone(), slot_order, &summary, &[], &dir.path().join(name)).unwrap();
         std::fs::read(path).unwrap()
     };

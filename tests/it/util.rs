@@ -171,7 +171,7 @@ pub fn rewrite_compact(
         slice_bytes(&layout, &last)
     });
     // The blocks are read and written in slot order (`block_into`), so the rewritten table is.
-    let slot_order = [tbstream::file::StoredOrder::record(None); 3];
+    let slot_order = [None, None, None];
     writer.finish(&layout, table.header.meta.clone(), slot_order, &table.summary(), &slices, path).unwrap();
 }
 

@@ -39,9 +39,8 @@ pub struct CompactHeader {
     pub meta: TableMeta,
     pub parts: [PartEntry; 5],
     pub slices: Option<SliceInfo>,
-    /// Per block section, its stored order's record ([`StoredOrder::record`]; version 3:
-    /// slot order).
-    pub orders: [[u8; ORDER_RECORD_BYTES]; 3],
+    /// Per block section, its stored order (`None`: slot order, as in every version 3 table).
+    pub orders: [Option<StoredOrder>; 3],
 }
 
 /// Where the block sections' order records lie in the header (version 4).
@@ -81,8 +80,9 @@ impl CompactHeader {
             h[170] = s.black_pawns;
             h[171] = s.n_levels;
         }
-        for (k, r) in self.orders.iter().enumerate() {
-            h[ORDERS_AT + ORDER_RECORD_BYTES * k..][..ORDER_RECORD_BYTES].copy_from_slice(r);
+        for (k, order) in self.orders.iter().enumerate() {
+            h[ORDERS_AT + ORDER_RECORD_BYTES * k..][..ORDER_RECORD_BYTES]
+                .copy_from_slice(&StoredOrder::record(order.as_ref()));
         }
         Le::write_u16(&mut h[240..242], self.meta.longest_cursed[0]);
         Le::write_u16(&mut h[242..244], self.meta.longest_cursed[1]);
@@ -165,15 +165,14 @@ impl CompactHeader {
             edge_exact: h[15] & 2 != 0,
             longest_cursed: [LittleEndian::read_u16(&h[240..242]), LittleEndian::read_u16(&h[242..244])],
         };
-        let orders: [[u8; ORDER_RECORD_BYTES]; 3] = std::array::from_fn(|k| {
-            if version == VERSION_COMPACT_SLOT_ORDER {
-                StoredOrder::record(None)
-            } else {
-                h[ORDERS_AT + ORDER_RECORD_BYTES * k..][..ORDER_RECORD_BYTES].try_into().expect("a record")
+        let mut orders = [None, None, None];
+        if version == VERSION_COMPACT {
+            for (k, part) in Part::BLOCKED.into_iter().enumerate() {
+                let record =
+                    h[ORDERS_AT + ORDER_RECORD_BYTES * k..][..ORDER_RECORD_BYTES].try_into().expect("a record");
+                orders[k] = StoredOrder::from_record(&layout, &record)
+                    .map_err(|why| bad(&format!("order of {part:?}: {why}")))?;
             }
-        });
-        for (part, r) in Part::BLOCKED.into_iter().zip(&orders) {
-            StoredOrder::from_record(&layout, r).map_err(|why| bad(&format!("order of {part:?}: {why}")))?;
         }
         Ok(CompactHeader { material, n_slots, meta, parts, slices, orders })
     }

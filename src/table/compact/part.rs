@@ -42,6 +42,16 @@ impl Part {
         }
     }
 
+    /// The side to move of a class section; white for the distance section (block sections
+    /// only).
+    pub fn side(self) -> Color {
+        if self == Part::BtmWdl {
+            Color::Black
+        } else {
+            Color::White
+        }
+    }
+
     /// Positions per block, as a power of two (block sections only).
     pub fn block_bits(self) -> u32 {
         if self == Part::WtmDtz {

@@ -37,8 +37,6 @@ pub struct CompactTable {
     checked: [Vec<AtomicU64>; 3],
     /// This open table's id in block caches.
     pub id: u32,
-    /// Per block section, its stored order (`None`: slot order).
-    orders: [Option<StoredOrder>; 3],
     /// The spans last put back into slot order, for readers that go through a table in
     /// slot order ([`CompactTable::block_into`]).
     spans: Mutex<VecDeque<(Part, usize, Arc<SpanCell>)>>,
@@ -88,12 +86,8 @@ impl CompactTable {
             (0..n.div_ceil(64)).map(|_| AtomicU64::new(0)).collect()
         });
         let id = NEXT_TABLE_ID.fetch_add(1, Ordering::Relaxed);
-        let layout = Layout::new(&header.material);
-        let orders = std::array::from_fn(|k| {
-            StoredOrder::from_record(&layout, &header.orders[k]).expect("an order the header's decoding checked")
-        });
         let spans = Mutex::new(VecDeque::new());
-        Ok(CompactTable { path: path.to_path_buf(), header, map, file, checked, id, orders, spans })
+        Ok(CompactTable { path: path.to_path_buf(), header, map, file, checked, id, spans })
     }
 
     /// Opens the table of run `material`, refusing a file that holds another run's table.
@@ -212,14 +206,14 @@ impl CompactTable {
 
     /// The stored order of a block section (`None`: slot order).
     pub fn order(&self, part: Part) -> Option<&StoredOrder> {
-        self.orders[part as usize].as_ref()
+        self.header.orders[part as usize].as_ref()
     }
 
     /// Where a slot's value lies in a block section: the slot, mapped through the section's
     /// stored order.
     #[inline]
     pub fn stored_slot(&self, part: Part, slot: u64) -> u64 {
-        self.orders[part as usize].as_ref().map_or(slot, |o| o.stored(slot))
+        self.order(part).map_or(slot, |o| o.stored(slot))
     }
 
     /// Positions of a span, as a power of two: the unit of the section's order or a block,

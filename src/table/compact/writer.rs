@@ -4,7 +4,7 @@
 use super::header::{CompactHeader, TableMeta};
 use super::part::{align8, n_blocks, Part, PartEntry, INDEX_ENTRY_BYTES};
 use super::summary::Summary;
-use crate::index::{Layout, ORDER_RECORD_BYTES};
+use crate::index::{Layout, StoredOrder};
 use crate::table::error::FormatError;
 use crate::table::header::SliceInfo;
 use crate::table::version::{HEADER_LEN, MAGIC};
@@ -153,7 +153,7 @@ impl CompactWriter {
         self,
         layout: &Layout,
         meta: TableMeta,
-        orders: [[u8; ORDER_RECORD_BYTES]; 3],
+        orders: [Option<StoredOrder>; 3],
         summary: &Summary,
         slices: &[u8],
         target: &Path,
