@@ -70,7 +70,7 @@ pub mod file {
     pub use crate::index::{Man, StoredOrder};
     /// The cache of decoded blocks that compact tables are read through.
     pub use crate::table::cache;
-    /// The compact format (version 4; version 3 still read) that final tables are published
+    /// The compact format (version 5; versions 3 and 4 still read) that final tables are published
     /// in (Part I).
     pub use crate::table::compact;
     /// The uncompressed format (versions 1 and 2, Part II): runs being assembled, old tables.

@@ -1,31 +1,38 @@
-//! An independent reader of tbstream's published table files (format version 4, the compact
-//! format, and the older version 3 it extends), written only from `docs/FORMAT.md` (without
-//! looking at `src/`), to show that the document is enough to use the files.
+//! An independent reader of tbstream's published table files (format version 5, the compact
+//! format, and the older versions 4 and 3 it extends), written only from `docs/FORMAT.md`
+//! (without looking at `src/`), to show that the document is enough to use the files.
 //!
-//! The reader validates the header (magic, version 3 or 4, the header checksum, every field,
-//! the three order records of version 4, the placement and lengths of the five sections, the
-//! file length), each section's checksum (the index of a block section, the whole of sections
-//! 3 and 4), the block indexes, the summary and, with pawns, section 4 (the slice keys against
-//! the document's enumeration of pawn configurations, the level records). It decodes a block
-//! (one constant byte, or one zstd frame of the documented size) only after checking its XXH3,
-//! reads classes from the two bit planes and white-to-move distance codes from section 1, each
-//! at the slot's stored position by its section's order ("Stored order (version 4)": the
-//! mixed-radix digits of the men's ranks inside each unit of `2^U` slots), derives
-//! black-to-move distances by the document's one-ply rule (legal moves from cozy-chess),
-//! computes the slot of a position by Part II's steps (with or without pawns) and probes FENs
-//! by Part I's "Probing a position (versions 3 and 4)", flipped board included.
+//! The reader validates the header (magic, version 3, 4 or 5, the header checksum, every
+//! field, the three order records of versions 4 and 5, the placement and lengths of the five
+//! sections, the file length), each section's checksum (the index of a block section, the
+//! whole of sections 3 and 4), the block indexes, the summary and, with pawns, section 4 (the
+//! slice keys against the document's enumeration of pawn configurations, the level records).
+//! It decodes a block (one constant byte, or one zstd frame of the documented size) only after
+//! checking its XXH3, reads classes from the two bit planes and white-to-move distance codes
+//! from section 1, each at the slot's stored position by its section's order ("Stored order
+//! (version 4)": the mixed-radix digits of the men's ranks inside each unit of `2^U` slots),
+//! in version 5 without pawns at the slot's kept twin ("Transposed twins (version 5)": the
+//! smaller of the slot and the slot of its men transposed, when the black king stands on the
+//! a1-h8 diagonal), derives black-to-move distances by the document's one-ply rule (legal
+//! moves from cozy-chess), computes the slot of a position by Part II's steps (with or without
+//! pawns) and probes FENs by Part I's "Probing a position (versions 3 to 5)", flipped board
+//! included.
 //!
 //! Its answers are compared with the library: pawnless tables through the `tbstream` binary
 //! (`gen`, then `probe` over stdin) on random legal positions and on every stored KQvK
 //! position, tables with pawns through `Tablebase::probe` on every KPvK position and on random
 //! legal positions of KPvKP, KPPvK, KQvKP and KRPvK (WDL, DTZ and the five-valued category);
-//! its classes and distance codes with `Run::class` and `Run::dtz_code` at every legal slot of
-//! the small tables, its slots with `Run::slot_of`, its legality with `Position::from_men`, its
-//! decoded blocks with `CompactTable::block`; its summaries and longest distances with a scan
-//! of every position by the document's rules. Its stored orders are checked to be permutations
-//! of each unit, to read the men's codes where the slot map puts them, and to give the
-//! document's `KQvK` example; tables rewritten as version 3 (every section in slot order, by
-//! the reader's orders) read the same in the reader and in `tbstream probe`.
+//! its classes and distance codes (through the kept twins) with `Run::class` and
+//! `Run::dtz_code` at every legal slot of the small tables, its slots with `Run::slot_of`, its
+//! legality with `Position::from_men`, its decoded blocks with `CompactTable::block`; its
+//! summaries and longest distances with a scan of every position by the document's rules. Its
+//! stored orders are checked to be permutations of each unit, to read the men's codes where
+//! the slot map puts them, and to give the document's `KQvK` example; its kept twins to be the
+//! smaller slot of each transposed pair, in one unit of every order, reading the library's
+//! answers for a position and for its transposed image; tables rewritten as version 3 (every
+//! section in slot order, by the reader's orders, each dropped twin given its kept twin's
+//! value) read the same in the reader and in `tbstream probe`, and decode to the library's
+//! slot-order blocks (`CompactTable::block_into`).
 
 #[path = "it/cleanup.rs"]
 mod cleanup;
@@ -153,6 +160,30 @@ fn square_codes() -> &'static [(u8, u8); 64] {
         }
         codes
     })
+}
+
+/// Diagram code `8H + L` -> square (the diagram is a bijection).
+fn square_of_code() -> &'static [u8; 64] {
+    static SQUARES: OnceLock<[u8; 64]> = OnceLock::new();
+    SQUARES.get_or_init(|| {
+        let mut squares = [255u8; 64];
+        for (q, &(h, l)) in square_codes().iter().enumerate() {
+            squares[(8 * h + l) as usize] = q as u8;
+        }
+        squares
+    })
+}
+
+/// "Transposed twins (version 5)": the transposition `t(sq) = 8 * file + rank`.
+fn transpose(sq: u8) -> u8 {
+    8 * (sq % 8) + sq / 8
+}
+
+/// Is the triangle square of black-king code `k` on the a1-h8 diagonal (a1, b2, c3, d4: the
+/// codes 0, 4, 7, 9 the document names)?
+fn on_diagonal_code(k: u64) -> bool {
+    let sq = TRIANGLE[k as usize];
+    sq % 8 == sq / 8
 }
 
 /// Step 1: the symmetry that brings `bk` into the triangle, as a square map.
@@ -602,12 +633,17 @@ struct DocTable {
     ranks: [u64; 128],
     /// The stored prefixes (`k < 10`) in increasing order: the prefix of each rank.
     prefixes: Vec<u64>,
-    /// Byte 8: 3 or 4.
+    /// Byte 8: 3, 4 or 5.
     version: u16,
     /// `T`: the index bits (Part II step 5 without pawns, version 2's step 3 with pawns).
     index_bits: u32,
     /// The stored order of each block section (sections 0, 1, 2).
     orders: Vec<StoredOrder>,
+    /// Where the index holds each man's code (`code_bit_positions`).
+    men_codes: Vec<(IndexMan, [u32; 6])>,
+    /// Version 5 without pawns: the dropped transposed twins are don't-cares, read at their
+    /// kept twins ("Transposed twins (version 5)").
+    twins_dropped: bool,
     /// With pawns only.
     pawns: Option<PawnLayout>,
     /// A scan of every position by the document's rules, made on first use (tests only).
@@ -665,7 +701,7 @@ impl DocTable {
                 "format version {version} is the uncompressed format (Part II), which `tbstream compact` converts"
             ));
         }
-        if version != 3 && version != 4 {
+        if !(3..=5).contains(&version) {
             return Err(format!("unsupported format version {version}"));
         }
         let header_len = le_u16(&bytes, 10);
@@ -740,7 +776,7 @@ impl DocTable {
             }
             (0, 0, 0, 10 * 64u64.pow(men as u32 - 1))
         };
-        // Version 4: the order records (version 3: none, bytes 172..199 are reserved, 0).
+        // Versions 4 and 5: the order records (version 3: none, bytes 172..199 are reserved, 0).
         let records_end = ORDER_RECORDS + 3 * ORDER_RECORD;
         let reserved_from = if version == 3 { ORDER_RECORDS } else { records_end };
         if bytes[reserved_from..240].iter().chain(&bytes[244..248]).any(|&b| b != 0) {
@@ -891,6 +927,8 @@ impl DocTable {
             version,
             index_bits,
             orders,
+            men_codes,
+            twins_dropped: version == 5 && !has_pawns,
             pawns: None,
             scan: OnceLock::new(),
         };
@@ -1030,8 +1068,53 @@ impl DocTable {
         self.prefixes[(slot >> low_bits) as usize] << low_bits | (slot & ((1u64 << low_bits) - 1))
     }
 
+    /// Without pawns, the position of `slot` (Part II's steps undone): the white king's
+    /// square, the black king's (the triangle square of its code `k`), and the squares of the
+    /// non-king pieces in piece order (the first `white.len()` white's), each read from the
+    /// index bits where `code_bit_positions` puts its code. Step 1 changes nothing in it.
+    fn position_of_slot(&self, slot: u64) -> (u8, u8, [u8; 4]) {
+        assert!(self.pawns.is_none(), "{}", self.signature);
+        let index = self.index_of_slot(slot);
+        let bk = TRIANGLE[prefix_king_code(index >> (self.index_bits - 7)) as usize];
+        let (mut wk, mut pieces) = (0, [0u8; 4]);
+        for &(man, positions) in &self.men_codes {
+            let code = (0..6).fold(0u8, |c, j| c | (((index >> positions[j]) & 1) as u8) << j);
+            match man {
+                IndexMan::WhiteKing => wk = code,
+                IndexMan::Piece(p) => pieces[p] = square_of_code()[code as usize],
+                IndexMan::BlackKing => unreachable!("no black-king code without pawns"),
+            }
+        }
+        (wk, bk, pieces)
+    }
+
+    /// "Transposed twins (version 5)": the image slot `s'` of `slot`, the slot of its black
+    /// king's same code and every other man transposed (`t(sq) = 8 * file + rank`), the
+    /// pieces in the same piece order (identical men not re-sorted).
+    fn image_slot(&self, slot: u64) -> u64 {
+        let (wk, bk, pieces) = self.position_of_slot(slot);
+        let n_white = self.white.len();
+        let image: Vec<u8> = pieces[..n_white + self.black.len()].iter().map(|&q| transpose(q)).collect();
+        self.slot(transpose(wk), bk, &image[..n_white], &image[n_white..])
+    }
+
+    /// `kept(s)`: the slot whose value the table holds for `slot`. In version 5 without pawns,
+    /// when the black king stands on the a1-h8 diagonal (codes 0, 4, 7, 9), the smaller of the
+    /// slot and its image slot ("Transposed twins (version 5)"); else the slot itself.
+    fn kept(&self, slot: u64) -> u64 {
+        if !self.twins_dropped {
+            return slot;
+        }
+        let index = self.index_of_slot(slot);
+        if !on_diagonal_code(prefix_king_code(index >> (self.index_bits - 7))) {
+            return slot;
+        }
+        slot.min(self.image_slot(slot))
+    }
+
     /// `stored(s)`: the stored position of `slot` in block section `section`, by the
-    /// section's order record ("Stored order (version 4)").
+    /// section's order record ("Stored order (version 4)"); the reads below take it of the
+    /// slot's kept twin (`kept`).
     fn stored(&self, section: usize, slot: u64) -> u64 {
         let order = &self.orders[section];
         if order.u == 0 {
@@ -1040,12 +1123,13 @@ impl DocTable {
         order.stored(slot, self.index_of_slot(slot))
     }
 
-    /// The class of `slot` for white (`wtm`) or black to move: at the slot's stored position
-    /// `p` in its section, bit `b` of the planes `L`, `H` of `p`'s word, `L + 2H`.
+    /// The class of `slot` for white (`wtm`) or black to move: at the stored position `p` of
+    /// the slot's kept twin in its section, bit `b` of the planes `L`, `H` of `p`'s word,
+    /// `L + 2H`.
     fn class(&self, wtm: bool, slot: u64) -> Result<u8, String> {
         assert!(slot < self.n_slots, "{}: slot {slot} of {}", self.signature, self.n_slots);
         let section = if wtm { WTM_CLASSES } else { BTM_CLASSES };
-        self.class_at(section, self.stored(section, slot))
+        self.class_at(section, self.stored(section, self.kept(slot)))
     }
 
     /// The class at stored position `p` of class section `section`.
@@ -1063,10 +1147,10 @@ impl DocTable {
     }
 
     /// Section 1's wtm value code of `slot` (meaningful where the wtm class is 1), at the
-    /// slot's stored position by section 1's order.
+    /// stored position of the slot's kept twin by section 1's order.
     fn dtz_code(&self, slot: u64) -> Result<u8, String> {
         assert!(slot < self.n_slots, "{}: slot {slot} of {}", self.signature, self.n_slots);
-        self.dtz_code_at(self.stored(WTM_CODES, slot))
+        self.dtz_code_at(self.stored(WTM_CODES, self.kept(slot)))
     }
 
     /// The wtm value code at stored position `p` of section 1.
@@ -1329,11 +1413,11 @@ impl Men {
         m
     }
 
-    /// Board transposed: every square's file and rank exchanged (a symmetry without pawns).
+    /// Board transposed: every square's file and rank exchanged (a symmetry without pawns),
+    /// each man keeping his place in the lists.
     fn transposed(&self) -> Men {
-        let t = |s: u8| (s % 8) * 8 + s / 8;
-        let f = |v: &[(Kind, u8)]| v.iter().map(|&(k, s)| (k, t(s))).collect::<Vec<_>>();
-        Men { wk: t(self.wk), bk: t(self.bk), white: f(&self.white), black: f(&self.black) }
+        let f = |v: &[(Kind, u8)]| v.iter().map(|&(k, s)| (k, transpose(s))).collect::<Vec<_>>();
+        Men { wk: transpose(self.wk), bk: transpose(self.bk), white: f(&self.white), black: f(&self.black) }
     }
 
     /// The position after the man on `from` goes to the empty square `to`.
@@ -1554,8 +1638,8 @@ impl DocTables {
         self.tables.get(run).ok_or_else(|| format!("no table {run}.tbs"))
     }
 
-    /// Part I, "Probing a position (versions 3 and 4)": `class` and `dtz_code` read each slot
-    /// at its stored position.
+    /// Part I, "Probing a position (versions 3 to 5)": `class` and `dtz_code` read each slot
+    /// at the stored position of its kept twin (the slot itself but in version 5 without pawns).
     fn probe(&self, fen: &str) -> Result<Answer, String> {
         let pos = parse_fen(fen)?;
         let men = &pos.men;
@@ -1901,7 +1985,11 @@ fn library_pawn_tables() -> &'static tbstream::Tablebase {
 /// The library's `Tablebase::probe` and `Tablebase::category` of each FEN over the tables
 /// with pawns.
 fn library_pawn_probe(fens: &[String]) -> Vec<Answer> {
-    let tb = library_pawn_tables();
+    tablebase_probe(library_pawn_tables(), fens)
+}
+
+/// `Tablebase::probe` and `Tablebase::category` of each FEN over `tb`.
+fn tablebase_probe(tb: &tbstream::Tablebase, fens: &[String]) -> Vec<Answer> {
     fens.iter()
         .map(|fen| {
             let pos = tbstream::Position::from_fen(fen).unwrap_or_else(|e| panic!("library rejects {fen}: {e}"));
@@ -1983,8 +2071,8 @@ fn symmetry(i: u8, sq: u8) -> u8 {
     r * 8 + f
 }
 
-/// The stored values of the legal position `men` at `slot`: the class and, where the wtm class
-/// is 1, the wtm distance code.
+/// The stored values of the legal position `men` at `slot` (read at its kept twin): the class
+/// and, where the wtm class is 1, the wtm distance code.
 fn values(t: &DocTable, wtm: bool, slot: u64) -> Result<(u8, Option<u8>), String> {
     let class = t.class(wtm, slot)?;
     Ok((class, if wtm && class == 1 { Some(t.dtz_code(slot)?) } else { None }))
@@ -2199,7 +2287,8 @@ fn slots_are_a_bijection_and_legality_is_the_documents() {
                     continue;
                 }
                 let value = values(t, wtm, slot)?;
-                // Step 1: with the black king on the a1-d4 diagonal, the transpose is stored too.
+                // Step 1: with the black king on the a1-d4 diagonal, the transpose is stored too
+                // (in version 5 both slots read their kept twin).
                 if men.bk % 8 == men.bk / 8 {
                     image_agrees(t, wtm, t.slot_of(&men.transposed())?, value, &fen, "its transpose")?;
                     transposes += 1;
@@ -2234,8 +2323,8 @@ fn library_agrees_on_legality(men: &Men, wtm: bool, bad: bool) -> Result<Option<
 }
 
 /// Compares the reader's class (both sides to move) and wtm distance code (where the wtm
-/// class is 1) with the library's at every legal slot of a table; returns how many legal
-/// slots of each side were compared.
+/// class is 1) with the library's at every legal slot of a table (a dropped twin read at its
+/// kept twin by both); returns how many legal slots of each side were compared.
 fn compare_values(t: &DocTable, lib: &tbstream::Run, run: &str) -> [u64; 2] {
     use tbstream::Color;
     let mut compared = [0u64; 2];
@@ -2279,8 +2368,8 @@ fn classes_and_codes_match_the_library_at_every_legal_slot() {
 }
 
 /// Every block of every table `gen` wrote, and of every table with pawns, decodes in the
-/// reader to the library's `CompactTable::block` (constant or bytes alike), and the library
-/// counts the same blocks.
+/// reader to the library's `CompactTable::block` (constant or bytes alike: the bytes as
+/// stored, dropped twins included), and the library counts the same blocks.
 #[test]
 fn decoded_blocks_match_the_library() {
     use tbstream::file::compact::{BlockData, CompactTable, Part};
@@ -2453,7 +2542,7 @@ fn damaged_files_are_rejected() {
             assert!(DocTable::parse(flipped(at, 0x01)).is_err(), "{run}: flipped header byte {at} accepted");
         }
         for (at, bit) in [
-            (8, 0x01),               // version 5
+            (8, 0x02),               // version 7
             (10, 0x01),              // header length
             (12, 0x02),              // layout
             (13, 0x01),              // men
@@ -2479,8 +2568,14 @@ fn damaged_files_are_rejected() {
             repair_checksums(&mut bad);
             assert!(DocTable::parse(bad).is_err(), "{run}: header byte {at} ^ {bit:#x} accepted");
         }
-        // The order records, with the checksums recomputed.
-        assert_eq!(t.version, 4, "{run}");
+        // The order records, with the checksums recomputed. (The same file labelled version 4
+        // is valid: its dropped twins are then read as stored, a don't-care.)
+        assert_eq!(t.version, 5, "{run}");
+        let mut with_version_4 = good.clone();
+        with_version_4[8..10].copy_from_slice(&4u16.to_le_bytes());
+        repair_checksums(&mut with_version_4);
+        let v4 = DocTable::parse(with_version_4).unwrap_or_else(|e| panic!("{run} labelled version 4: {e}"));
+        assert!(v4.version == 4 && !v4.twins_dropped && t.twins_dropped, "{run}");
         let mut with_version_3 = good.clone();
         with_version_3[8..10].copy_from_slice(&3u16.to_le_bytes());
         repair_checksums(&mut with_version_3);
@@ -2535,12 +2630,14 @@ fn damaged_block_is_reported_by_the_reader_and_by_tbstream_probe() {
     let s = &t.block_sections[WTM_CODES];
     let j = s.blocks.len() / 2;
     // A legal white-to-move position of class 1 (so that the probe reads its distance), with
-    // a legal move, whose slot is stored in block j of section 1 (by section 1's order).
+    // a legal move, whose slot's kept twin is stored in block j of section 1 (by section 1's
+    // order).
     let mut found = None;
     for_each_position(t, 1, |men| {
         if found.is_none() && !men.illegal_wtm() {
             let slot = t.slot_of(men)?;
-            let stored = t.stored(WTM_CODES, slot);
+            // The probe reads the slot's kept twin.
+            let stored = t.stored(WTM_CODES, t.kept(slot));
             if stored >> s.bits == j as u64 && t.class(true, slot)? == 1 && men.cozy(true)?.generate_moves(|_| true) {
                 found = Some(men.fen(true, 0));
             }
@@ -2921,7 +3018,7 @@ fn codes_sit_where_the_order_reads_them(t: &DocTable, slice_step: usize) -> u64 
     checked
 }
 
-/// Every table `gen` wrote is version 4; the generator orders sections of runs without pawns
+/// Every table `gen` wrote is version 5; the generator orders sections of runs without pawns
 /// and with them as the document says (without pawns `U = T - 7`: white's first piece a digit
 /// of radix 8, every other man with free bits one of radix 64; with pawns `U = min(T, 24)`:
 /// up to two pieces a whole slice, every digit of radix 64), so the reader's order path is
@@ -2934,7 +3031,8 @@ fn stored_orders_are_permutations_of_units() {
     let with_pawns: Vec<&DocTable> = pawn_doc_tables().tables.values().filter(|t| t.pawns.is_some()).collect();
     let mut ordered = Vec::new();
     for t in pawnless.iter().chain(&with_pawns) {
-        assert_eq!(t.version, 4, "{}: tables are published in version 4", t.signature);
+        assert_eq!(t.version, 5, "{}: tables are published in version 5", t.signature);
+        assert_eq!(t.twins_dropped, t.pawns.is_none(), "{}: twins are dropped without pawns", t.signature);
         for (k, o) in t.orders.iter().enumerate() {
             if o.u > 0 {
                 let digits: Vec<String> = o.digits.iter().map(|d| format!("{:?}/{}", d.man, d.bits)).collect();
@@ -2998,6 +3096,8 @@ fn kqvk_example_of_the_document() {
     let men = parse_fen("8/8/2Q5/8/8/2K5/8/3k4 w - - 0 1").unwrap().men;
     let slot = t.slot_of(&men).unwrap();
     assert_eq!(slot, 24338);
+    // Kd1 is off the a1-h8 diagonal: the slot is its own kept twin, read where it is stored.
+    assert_eq!(t.kept(slot), slot);
     let codes = square_codes();
     let h7: Vec<u8> = (0..64).filter(|&q| codes[q as usize].0 == 7).collect();
     assert_eq!(h7, [18, 21, 27, 28, 35, 36, 42, 45], "c3 f3 d4 e4 d5 e5 c6 f6");
@@ -3048,8 +3148,9 @@ fn kqvk_example_of_the_document() {
 }
 
 /// `t` rewritten as a version 3 file: every block section re-encoded in slot order (the value
-/// of slot `s` read at `stored(s)`, every block one zstd frame), bytes 172..199 zeroed,
-/// sections 3 and 4 copied, the section table and every checksum recomputed.
+/// of slot `s` read at `stored(kept(s))`, so that a dropped twin of version 5 holds its kept
+/// twin's value, as version 3 stores every slot; every block one zstd frame), bytes 172..199
+/// zeroed, sections 3 and 4 copied, the section table and every checksum recomputed.
 fn rewrite_as_version_3(t: &DocTable) -> Vec<u8> {
     let mut bytes = t.bytes[..HEADER_LEN].to_vec();
     bytes[8..10].copy_from_slice(&3u16.to_le_bytes());
@@ -3105,13 +3206,16 @@ fn rewrite_as_version_3(t: &DocTable) -> Vec<u8> {
 }
 
 /// Version 3 files still read: every pawnless table, and KPvK and KPvKP, rewritten as version 3
-/// by the reader's orders (every section in slot order) validate and read the same classes
-/// and codes at every slot; `tbstream probe` over the rewritten pawnless tables, and
-/// `Tablebase::probe` over the pawn folder with the two rewritten, answer exactly as over the
-/// version 4 files on every stored KQvK position, on random positions and on every KPvK and
-/// random KPvKP positions, so the reader's orders are the library's.
+/// by the reader's orders and kept twins (every section in slot order, every slot stored)
+/// validate, read the same classes and codes at every slot, and decode block by block to the
+/// library's slot-order bytes of the version 5 files (`CompactTable::block_into`, dropped twins
+/// filled); `tbstream probe` over the rewritten pawnless tables, and `Tablebase::probe` over
+/// the pawn folder with the two rewritten, answer exactly as over the version 5 files on every
+/// stored KQvK position, on random positions and on every KPvK and random KPvKP positions, so
+/// the reader's orders and kept twins are the library's.
 #[test]
 fn version_3_rewrites_read_the_same() {
+    use tbstream::file::compact::{CompactTable, Part};
     fn rewrite(from: &Path, runs: &[&str], tables: &DocTables) -> tempfile::TempDir {
         let dir = copy_tables(from);
         for run in runs {
@@ -3119,7 +3223,22 @@ fn version_3_rewrites_read_the_same() {
             let bytes = rewrite_as_version_3(t);
             let v3 = DocTable::parse(bytes.clone()).unwrap_or_else(|e| panic!("{run} as version 3: {e}"));
             assert_eq!(v3.version, 3);
-            assert!(v3.orders.iter().all(|o| o.u == 0));
+            assert!(v3.orders.iter().all(|o| o.u == 0) && !v3.twins_dropped);
+            let path = from.join(format!("{run}.tbs"));
+            let lib = CompactTable::open(&path).unwrap_or_else(|e| panic!("library: {}: {e}", path.display()));
+            for (section, part) in [(WTM_CLASSES, Part::WtmWdl), (WTM_CODES, Part::WtmDtz), (BTM_CLASSES, Part::BtmWdl)]
+            {
+                for i in 0..v3.block_sections[section].blocks.len() {
+                    let mut theirs = Vec::new();
+                    lib.block_into(part, i, &mut theirs).unwrap_or_else(|e| panic!("library: {run}: {e}"));
+                    match v3.block(section, i).unwrap_or_else(|e| panic!("{e}")) {
+                        Block::Bytes(ours) => {
+                            assert!(*ours == theirs, "{run}: section {section} block {i} in slot order")
+                        }
+                        Block::Constant(_) => panic!("{run}: the rewrite stores a constant block"),
+                    }
+                }
+            }
             let step = (t.n_slots / 300_000).max(1) as usize;
             for s in (0..t.n_slots).step_by(step) {
                 for wtm in [true, false] {
@@ -3150,7 +3269,7 @@ fn version_3_rewrites_read_the_same() {
     }
     let (ok, stdout, stderr) = run_probe(dir.path(), &fens);
     assert!(ok, "tbstream probe over version 3 tables failed:\n{stderr}");
-    let v4: Vec<String> = library_probe(&fens)
+    let v5: Vec<String> = library_probe(&fens)
         .iter()
         .zip(&fens)
         .map(|(a, fen)| format!("{fen}\t{}\t{}\t{}", a.wdl, a.dtz, a.category))
@@ -3162,9 +3281,9 @@ fn version_3_rewrites_read_the_same() {
             format!("{}\t{}\t{}\t{}", f[0], f[1], f[2], f[4])
         })
         .collect();
-    assert_eq!(v3.len(), v4.len());
+    assert_eq!(v3.len(), v5.len());
     let differ: Vec<String> =
-        v3.iter().zip(&v4).filter(|(a, b)| a != b).map(|(a, b)| format!("v3 {a} / v4 {b}")).collect();
+        v3.iter().zip(&v5).filter(|(a, b)| a != b).map(|(a, b)| format!("v3 {a} / v5 {b}")).collect();
     assert!(
         differ.is_empty(),
         "{} of {} answers differ, e.g.:\n{}",
@@ -3187,15 +3306,130 @@ fn version_3_rewrites_read_the_same() {
             }
         }
     }
-    let theirs: Vec<Answer> = fens
-        .iter()
-        .map(|fen| {
-            let pos = tbstream::Position::from_fen(fen).unwrap_or_else(|e| panic!("library rejects {fen}: {e}"));
-            let p = tb.probe(&pos).unwrap_or_else(|e| panic!("library probe of {fen}: {e}"));
-            let c = tb.category(&pos).unwrap_or_else(|e| panic!("library category of {fen}: {e}"));
-            Answer::new(p.wdl as i32, p.dtz, c.map_or("unknown", |c| c.name()))
-        })
-        .collect();
-    assert_eq!(theirs, library_pawn_probe(&fens), "the library over version 3 and version 4 pawn tables");
+    let theirs = tablebase_probe(&tb, &fens);
+    assert_eq!(theirs, library_pawn_probe(&fens), "the library over version 3 and version 5 pawn tables");
     compare(&DocTables::open(dir.path()), &fens, &theirs);
+}
+
+// =======================================================================================
+// Tests of the transposed twins (version 5)
+// =======================================================================================
+
+/// "Transposed twins (version 5)", on every position of KQvK, KRRvK (identical men, never
+/// re-sorted), KQvKR and KRvKN whose black king stands on the a1-h8 diagonal (the triangle
+/// codes 0, 4, 7, 9; the diagram gives every image of a square its H digit): the reader's `kept(s)` (from the men it decodes from the slot) is the
+/// smaller of the slot and the slot of the position transposed (computed from the men), and is
+/// its own kept twin; the two twins share the index's prefix and so lie in one unit of every
+/// stored order with `U <= T - 7` (at stored positions of that unit); within a storage word
+/// every position is dropped, or none, or (the other men their own images) exactly those with
+/// the white king above the diagonal, and the twin of lane `wk` is lane `t(wk)` of one image
+/// word; the reader's class and distance code at the slot and at its twin equal the library's
+/// (`Run::class`, `Run::dtz_code`) at both; and the reader's probe of the position and of its
+/// transposed image equal the library's (`Tablebase::probe`, `Tablebase::category`) and each
+/// other: every one of KQvK, every 29th of the others. Off the diagonal every slot is kept.
+/// Some slots are in fact dropped.
+#[test]
+fn transposed_twins_are_kept_at_the_smaller_slot() {
+    use tbstream::Color;
+    let diagonal: Vec<u64> = (0..10).filter(|&k| on_diagonal_code(k)).collect();
+    assert_eq!(diagonal, [0, 4, 7, 9], "the document's codes of a1, b2, c3, d4");
+    // "The diagram of Part II gives a square and its images one H digit."
+    let codes = square_codes();
+    for q in 0..64u8 {
+        for i in 0..8 {
+            assert_eq!(codes[symmetry(i, q) as usize].0, codes[q as usize].0, "square {q}, symmetry {i}");
+        }
+    }
+    let tables = doc_tables();
+    let mut fens = Vec::new();
+    for (run, probe_step) in [("KQvK", 1), ("KRRvK", 29), ("KQvKR", 29), ("KRvKN", 29)] {
+        let t = tables.table(run).unwrap();
+        assert!(t.version == 5 && t.twins_dropped, "{run}: version {}", t.version);
+        let lib = library_run(library_tables(), run);
+        let prefix_bits = t.index_bits - 7;
+        let words = (t.n_slots / 64) as usize;
+        // Per storage word: its dropped lanes, its twin word, whether the other men are their
+        // own images.
+        let mut dropped_lanes = vec![0u64; words];
+        let mut twin_word = vec![u64::MAX; words];
+        let mut self_image = vec![false; words];
+        let (mut on_diagonal, mut dropped, mut legal) = (0u64, 0u64, 0u64);
+        for_each_position(t, 1, |men| {
+            let slot = t.slot_of(men)?;
+            let kept = t.kept(slot);
+            if men.bk % 8 != men.bk / 8 {
+                return if kept == slot { Ok(()) } else { Err(format!("slot {slot} off the diagonal kept at {kept}")) };
+            }
+            on_diagonal += 1;
+            let at = || format!("{} (slot {slot})", men.fen(true, 0));
+            // (a) The smaller of the two slots, its own kept twin, and the twin's too.
+            let image = t.slot_of(&men.transposed())?;
+            if kept != slot.min(image) || t.kept(kept) != kept || t.kept(image) != kept {
+                return Err(format!("{}: image slot {image}, kept {kept}", at()));
+            }
+            dropped += (kept != slot) as u64;
+            // (b) One prefix, so one unit of every order with U <= T - 7.
+            if slot >> prefix_bits != image >> prefix_bits {
+                return Err(format!("{}: the image slot {image} has another prefix", at()));
+            }
+            for (k, o) in t.orders.iter().enumerate().filter(|(_, o)| o.u > 0 && o.u <= prefix_bits) {
+                if slot >> o.u != image >> o.u || t.stored(k, slot) >> o.u != t.stored(k, image) >> o.u {
+                    return Err(format!("{}: section {k}: the image slot {image} in another unit", at()));
+                }
+            }
+            // Storage words: the twin of lane wk is lane t(wk) of the image word.
+            let (w, lane) = ((slot / 64) as usize, slot % 64);
+            if lane != men.wk as u64 || image % 64 != transpose(men.wk) as u64 {
+                return Err(format!("{}: the image slot {image} is not lane t(wk) of a word", at()));
+            }
+            let before = std::mem::replace(&mut twin_word[w], image / 64);
+            if before != u64::MAX && before != image / 64 {
+                return Err(format!("{}: the word's images lie in two words", at()));
+            }
+            dropped_lanes[w] |= ((kept != slot) as u64) << lane;
+            self_image[w] = men.white.iter().chain(&men.black).all(|&(_, q)| transpose(q) == q);
+            // (c) The library's values at the slot and at its twin.
+            for (wtm, color) in [(true, Color::White), (false, Color::Black)] {
+                if if wtm { men.illegal_wtm() } else { men.illegal_btm() } {
+                    continue;
+                }
+                legal += 1;
+                let ours = [values(t, wtm, slot)?, values(t, wtm, image)?];
+                let mut theirs = Vec::with_capacity(2);
+                for s in [slot, image] {
+                    let class = lib.class(color, s).map(|c| c.bits()).map_err(|e| format!("{}: library: {e}", at()))?;
+                    let code = if wtm && class == 1 {
+                        Some(lib.dtz_code(s).map_err(|e| format!("{}: library: {e}", at()))?)
+                    } else {
+                        None
+                    };
+                    theirs.push((class, code));
+                }
+                if ours[..] != theirs[..] {
+                    return Err(format!("{} wtm {wtm}: reader {ours:?}, library {theirs:?} (image {image})", at()));
+                }
+                if legal % probe_step == 0 {
+                    fens.push(men.fen(wtm, 0));
+                    fens.push(men.transposed().fen(wtm, 0));
+                }
+            }
+            Ok(())
+        })
+        .unwrap_or_else(|e| panic!("{run}: {e}"));
+        // Words: all dropped, none, or (their own image) the white king above the diagonal.
+        let above: u64 = (0..64u8).filter(|&q| q / 8 > q % 8).fold(0, |m, q| m | 1 << q);
+        for w in (0..words).filter(|&w| twin_word[w] != u64::MAX) {
+            let ok = if self_image[w] { dropped_lanes[w] == above } else { [0, !0].contains(&dropped_lanes[w]) };
+            assert!(ok, "{run}: word {w} (self image {}) drops lanes {:016x}", self_image[w], dropped_lanes[w]);
+        }
+        eprintln!("{run}: {on_diagonal} positions on the diagonal, {dropped} dropped, {legal} legal compared");
+        assert!(dropped > 0 && dropped < on_diagonal, "{run}: {dropped} of {on_diagonal} dropped");
+        assert!(self_image.iter().any(|&s| s), "{run}: no word is its own image");
+    }
+    let theirs = tablebase_probe(library_tables(), &fens);
+    compare(tables, &fens, &theirs);
+    for (pair, answers) in fens.chunks(2).zip(theirs.chunks(2)) {
+        assert_eq!(answers[0], answers[1], "{} and its transposed image {}", pair[0], pair[1]);
+    }
+    eprintln!("{} probes", fens.len());
 }

@@ -13,6 +13,7 @@ mod chunks;
 mod illegal;
 mod order;
 pub mod slices;
+mod twins;
 
 pub(crate) use chunks::extract_mask;
 pub use chunks::{Block, ChunkKey, ChunkScheme};

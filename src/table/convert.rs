@@ -47,6 +47,22 @@ fn span_planes(src: &dyn PlaneSource, stm: Color, first_slot: u64, bits: u32) ->
     Ok(planes)
 }
 
+/// Marks the dropped transposed twins of a span's planes (slot order, from `first_slot`) as
+/// don't-cares: they take the illegal code 63 (every plane set), which the blocks fill as
+/// they fill illegal positions (format 5).
+fn drop_twins(layout: &Layout, first_slot: u64, planes: &mut [[u64; 6]]) {
+    if layout.has_pawns() {
+        return;
+    }
+    for (w, p) in (first_slot / 64..).zip(planes.iter_mut()) {
+        if let Some(twin) = layout.transposed_twin(w) {
+            for plane in p.iter_mut() {
+                *plane |= twin.dropped;
+            }
+        }
+    }
+}
+
 /// The planes of stored words `words` of a span (`from`: [`StoredOrder::slot_words`] of the
 /// span).
 fn gather(planes: &[[u64; 6]], from: Option<&[u32]>, words: std::ops::Range<usize>) -> Vec<[u64; 6]> {
@@ -126,8 +142,11 @@ fn choose_orders(
         |k| Ok::<_, TableError>(units[k] << unit),
         |_, first_slot| {
             let mut out = [vec![0usize; candidates.len()], vec![0; candidates.len()], vec![0; candidates.len()]];
-            let planes =
+            let mut planes =
                 [span_planes(src, Color::White, first_slot, unit)?, span_planes(src, Color::Black, first_slot, unit)?];
+            for side in &mut planes {
+                drop_twins(layout, first_slot, side);
+            }
             for (c, order) in candidates.iter().enumerate() {
                 let from = order.as_ref().map(|o| o.slot_words(first_slot, planes[0].len()));
                 for (k, part) in Part::BLOCKED.into_iter().enumerate() {
@@ -392,7 +411,7 @@ pub fn planes_to_compact(
             Order::Sequence { window: 2 * threads.max(1) },
             |k| Ok::<_, TableError>(((first_span + k) as u64) << span_bits),
             |_, first_slot| {
-                let planes = span_planes(src, at.part.side(), first_slot, span_bits)?;
+                let mut planes = span_planes(src, at.part.side(), first_slot, span_bits)?;
                 let counted = (at.part == Part::BtmWdl && counting).then(|| {
                     let mut part = SummaryPart::new();
                     for (c, chunk) in planes.chunks(1 << (WDL_BLOCK_BITS - 6)).enumerate() {
@@ -401,6 +420,8 @@ pub fn planes_to_compact(
                     }
                     part
                 });
+                // After the summary's count, which reads every slot's value.
+                drop_twins(layout, first_slot, &mut planes);
                 let dtz = if spilling { blocks_of(&planes, first_slot, Part::WtmDtz, 0)? } else { Vec::new() };
                 Ok((blocks_of(&planes, first_slot, at.part, at.block)?, counted, dtz))
             },

@@ -3,7 +3,9 @@
 
 use super::compact::Part;
 use super::uncompressed::Section;
-use super::version::{HEADER_LEN, VERSION_COMPACT, VERSION_UNCOMPRESSED, VERSION_UNCOMPRESSED_PAWNS};
+use super::version::{
+    HEADER_LEN, VERSION_COMPACT, VERSION_COMPACT_SLOT_ORDER, VERSION_UNCOMPRESSED, VERSION_UNCOMPRESSED_PAWNS,
+};
 use crate::chess::Material;
 use crate::pipeline::WorkerPanicked;
 use crate::work::StorageError;
@@ -14,7 +16,7 @@ use std::path::PathBuf;
 pub enum FormatError {
     #[error("{0}: not a tbstream table (bad magic)")]
     BadMagic(PathBuf),
-    #[error("{0}: format version {1} is not supported (this build reads version {VERSION_COMPACT}, and converts versions {VERSION_UNCOMPRESSED} and {VERSION_UNCOMPRESSED_PAWNS} with `tbstream compact`)")]
+    #[error("{0}: format version {1} is not supported (this build reads versions {VERSION_COMPACT_SLOT_ORDER} to {VERSION_COMPACT}, and converts versions {VERSION_UNCOMPRESSED} and {VERSION_UNCOMPRESSED_PAWNS} with `tbstream compact`)")]
     Version(PathBuf, u16),
     #[error("{path}: this table is in the uncompressed format of version {version}, which this build no longer reads; convert the folder with `tbstream compact {}` (no need to regenerate)", path.parent().map_or(".".into(), |p| p.display().to_string()))]
     OldFormat { path: PathBuf, version: u16 },

@@ -9,9 +9,12 @@ use std::path::{Path, PathBuf};
 pub const MAGIC: [u8; 8] = *b"TBSTREAM";
 /// Bytes of the header of every version (its last eight the header's checksum).
 pub const HEADER_LEN: usize = 256;
-/// Format version of the compact tables the generator publishes (Part I): version 3 with a
-/// stored order per block section.
-pub const VERSION_COMPACT: u16 = 4;
+/// Format version of the compact tables the generator publishes (Part I): version 4 whose
+/// transposed twins of the larger slot are don't-cares (`index::TwinWord`).
+pub const VERSION_COMPACT: u16 = 5;
+/// Format version of the compact tables with a stored order per block section and every
+/// slot's value stored (Part I): still read.
+pub const VERSION_COMPACT_ORDERS: u16 = 4;
 /// Format version of the compact tables published before stored orders (Part I; every
 /// section in slot order): still read.
 pub const VERSION_COMPACT_SLOT_ORDER: u16 = 3;

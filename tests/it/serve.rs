@@ -49,8 +49,9 @@ impl Server {
         let start = Instant::now();
         loop {
             let text = server.log_text();
-            if let Some(rest) = text.split("listening on http://").nth(1) {
-                server.addr = rest.split_whitespace().next().unwrap().to_string();
+            // The line whole (the log may be read while it is being written).
+            if let Some((addr, _)) = text.split("listening on http://").nth(1).and_then(|rest| rest.split_once('\n')) {
+                server.addr = addr.split_whitespace().next().expect("an address").to_string();
                 return server;
             }
             if let Some(status) = server.child.try_wait().unwrap() {

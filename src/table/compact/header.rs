@@ -9,7 +9,8 @@ use crate::index::{Layout, StoredOrder, ORDER_RECORD_BYTES};
 use crate::table::error::FormatError;
 use crate::table::header::{check_header_sum, header_signature, header_version, SliceInfo};
 use crate::table::version::{
-    HEADER_LEN, MAGIC, VERSION_COMPACT, VERSION_COMPACT_SLOT_ORDER, VERSION_UNCOMPRESSED, VERSION_UNCOMPRESSED_PAWNS,
+    HEADER_LEN, MAGIC, VERSION_COMPACT, VERSION_COMPACT_ORDERS, VERSION_COMPACT_SLOT_ORDER, VERSION_UNCOMPRESSED,
+    VERSION_UNCOMPRESSED_PAWNS,
 };
 use byteorder::{ByteOrder, LittleEndian};
 use std::path::Path;
@@ -41,6 +42,9 @@ pub struct CompactHeader {
     pub slices: Option<SliceInfo>,
     /// Per block section, its stored order (`None`: slot order, as in every version 3 table).
     pub orders: [Option<StoredOrder>; 3],
+    /// The larger slot of each pair of transposed twins is a don't-care (version 5, runs
+    /// without pawns): readers go to the smaller (`Layout::kept_slot`).
+    pub twins_dropped: bool,
 }
 
 /// Where the block sections' order records lie in the header (version 4).
@@ -98,7 +102,7 @@ impl CompactHeader {
         if version == VERSION_UNCOMPRESSED || version == VERSION_UNCOMPRESSED_PAWNS {
             return Err(FormatError::OldFormat { path: path.to_path_buf(), version });
         }
-        if version != VERSION_COMPACT && version != VERSION_COMPACT_SLOT_ORDER {
+        if ![VERSION_COMPACT, VERSION_COMPACT_ORDERS, VERSION_COMPACT_SLOT_ORDER].contains(&version) {
             return Err(FormatError::Version(path.to_path_buf(), version));
         }
         check_header_sum(path, h)?;
@@ -166,7 +170,7 @@ impl CompactHeader {
             longest_cursed: [LittleEndian::read_u16(&h[240..242]), LittleEndian::read_u16(&h[242..244])],
         };
         let mut orders = [None, None, None];
-        if version == VERSION_COMPACT {
+        if version != VERSION_COMPACT_SLOT_ORDER {
             for (k, part) in Part::BLOCKED.into_iter().enumerate() {
                 let record =
                     h[ORDERS_AT + ORDER_RECORD_BYTES * k..][..ORDER_RECORD_BYTES].try_into().expect("a record");
@@ -174,6 +178,7 @@ impl CompactHeader {
                     .map_err(|why| bad(&format!("order of {part:?}: {why}")))?;
             }
         }
-        Ok(CompactHeader { material, n_slots, meta, parts, slices, orders })
+        let twins_dropped = version == VERSION_COMPACT && !material.has_pawns();
+        Ok(CompactHeader { material, n_slots, meta, parts, slices, orders, twins_dropped })
     }
 }

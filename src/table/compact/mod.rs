@@ -1,8 +1,11 @@
-//! The compact table file that tables are published in (format version 4, `docs/FORMAT.md`,
+//! The compact table file that tables are published in (format version 5, `docs/FORMAT.md`,
 //! Part I): per side to move a win/draw/loss class, per white-to-move position a distance
 //! code, each section stored in an order of its own (`index::StoredOrder`: neighbouring
 //! squares near each other) and cut into blocks that are compressed on their own (zstd)
-//! behind a checksummed block index; version 3 (every section in slot order) is still read. Opening a table checks its header and indexes only; a block's
+//! behind a checksummed block index; without pawns the larger slot of each pair of transposed
+//! twins is not stored (`index::Layout::kept_slot`). Versions 3 (every section in slot order)
+//! and 4 (every twin stored) are still read. Opening a table checks its header and indexes
+//! only; a block's
 //! checksum is checked the first time it is decoded, so that a probe on a cold cache reads a
 //! few kilobytes, never the table.
 //!

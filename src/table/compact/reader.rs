@@ -7,7 +7,8 @@ use super::header::CompactHeader;
 use super::part::{block_positions, n_blocks, Part, PartEntry, DTZ_BLOCK_BITS, INDEX_ENTRY_BYTES, WDL_BLOCK_BITS};
 use super::slices::{decode_keys, decode_levels, LevelEntry};
 use super::summary::Summary;
-use crate::chess::{Color, Material};
+use crate::chess::square::transpose;
+use crate::chess::{Color, Material, Symmetry};
 use crate::index::{illegal_word, Layout, StoredOrder};
 use crate::table::cache::BlockCache;
 use crate::table::error::FormatError;
@@ -31,6 +32,8 @@ static NEXT_TABLE_ID: AtomicU32 = AtomicU32::new(1);
 pub struct CompactTable {
     pub path: PathBuf,
     pub header: CompactHeader,
+    /// The run's layout: where a dropped twin's kept value lies.
+    layout: Layout,
     map: Mmap,
     file: File,
     /// Per block section, one bit per block: its checksum was checked.
@@ -87,7 +90,8 @@ impl CompactTable {
         });
         let id = NEXT_TABLE_ID.fetch_add(1, Ordering::Relaxed);
         let spans = Mutex::new(VecDeque::new());
-        Ok(CompactTable { path: path.to_path_buf(), header, map, file, checked, id, spans })
+        let layout = Layout::new(&header.material);
+        Ok(CompactTable { path: path.to_path_buf(), header, layout, map, file, checked, id, spans })
     }
 
     /// Opens the table of run `material`, refusing a file that holds another run's table.
@@ -209,25 +213,36 @@ impl CompactTable {
         self.header.orders[part as usize].as_ref()
     }
 
-    /// Where a slot's value lies in a block section: the slot, mapped through the section's
-    /// stored order.
+    /// Where a slot's value lies in a block section: the slot (its kept twin if it is a
+    /// dropped one), mapped through the section's stored order.
     #[inline]
     pub fn stored_slot(&self, part: Part, slot: u64) -> u64 {
+        let slot = if self.header.twins_dropped { self.layout.kept_slot(slot) } else { slot };
         self.order(part).map_or(slot, |o| o.stored(slot))
     }
 
+    /// Whether readers in slot order go through spans: the section has a stored order, or
+    /// dropped twins to fill from their kept twins.
+    fn by_spans(&self, part: Part) -> bool {
+        self.order(part).is_some() || self.header.twins_dropped
+    }
+
     /// Positions of a span, as a power of two: the unit of the section's order or a block,
-    /// whichever is larger (a span is whole blocks and whole units).
+    /// whichever is larger, and with dropped twins at least the layout's largest unit, which
+    /// holds both twins of each pair (a span is whole blocks and whole units).
     fn span_bits(&self, part: Part) -> u32 {
-        self.order(part).map_or(part.block_bits(), |o| o.unit_bits.max(part.block_bits()))
+        let unit = self.order(part).map_or(0, |o| o.unit_bits);
+        let twins = if self.header.twins_dropped { StoredOrder::max_unit_bits(&self.layout) } else { 0 };
+        unit.max(twins).max(part.block_bits())
     }
 
     /// The decoded bytes of block `i` of a block section as if it were stored in slot order
     /// (constant blocks expanded), into `out`: for readers that go through a table in slot
-    /// order. With a stored order, the span of the block is decoded and put back into slot
-    /// order once, and kept while its neighbours are read.
+    /// order, every dropped twin holding its kept twin's value. With a stored order or dropped
+    /// twins, the span of the block is decoded, put back into slot order and its twins filled
+    /// once, and kept while its neighbours are read.
     pub fn block_into(&self, part: Part, i: usize, out: &mut Vec<u8>) -> Result<(), FormatError> {
-        if self.order(part).is_none() {
+        if !self.by_spans(part) {
             return self.stored_block_into(part, i, out);
         }
         let (block_bits, span_bits) = (part.block_bits(), self.span_bits(part));
@@ -265,16 +280,17 @@ impl CompactTable {
         Ok(())
     }
 
-    /// Span `span` of an ordered block section, decoded and put back into slot order a
-    /// block at a time (whole 64-position words move: the orders put the white king fastest).
+    /// Span `span` of a block section, decoded and put back into slot order a block at a
+    /// time (whole 64-position words move: the orders put the white king fastest), then its
+    /// dropped twins filled from their kept twins.
     fn span_in_slot_order(&self, part: Part, span: usize) -> Result<Vec<u8>, FormatError> {
-        let order = self.order(part).expect("an ordered section");
         let (block_bits, span_bits) = (part.block_bits(), self.span_bits(part));
         let first_slot = (span as u64) << span_bits;
         let positions = (1u64 << span_bits).min(self.header.n_slots - first_slot);
+        let n_words = (positions / 64) as usize;
         let first_block = (first_slot >> block_bits) as usize;
         let end_block = (first_slot + positions).div_ceil(1 << block_bits) as usize;
-        let slot_word = order.slot_words(first_slot, (positions / 64) as usize);
+        let slot_word = self.order(part).map(|o| o.slot_words(first_slot, n_words));
         let word_bytes = part.raw_bytes(64);
         let mut out = vec![0u8; part.raw_bytes(positions)];
         let mut block = Vec::new();
@@ -282,10 +298,13 @@ impl CompactTable {
         for j in first_block..end_block {
             self.stored_block_into(part, j, &mut block)?;
             for word in block.chunks_exact(word_bytes) {
-                let to = word_bytes * slot_word[stored_word] as usize;
+                let to = word_bytes * slot_word.as_ref().map_or(stored_word, |s| s[stored_word] as usize);
                 out[to..to + word_bytes].copy_from_slice(word);
                 stored_word += 1;
             }
+        }
+        if self.header.twins_dropped {
+            fill_twins(&self.layout, part, first_slot / 64, &mut out);
         }
         Ok(out)
     }
@@ -439,5 +458,49 @@ impl CompactTable {
         }
         let block = self.cached_block(Part::WtmDtz, i, cache)?;
         Ok(block[(slot & ((1 << DTZ_BLOCK_BITS) - 1)) as usize])
+    }
+}
+
+/// Per lane (white-king square), its transposed square.
+const TRANSPOSED_LANE: [u8; 64] = {
+    let mut t = [0u8; 64];
+    let mut sq = 0;
+    while sq < 64 {
+        t[sq as usize] = Symmetry::TRANSPOSE.apply(sq);
+        sq += 1;
+    }
+    t
+};
+
+/// Gives every dropped transposed twin of `words` (a section's decoded bytes in slot order,
+/// whole units from storage word `first_word`) its kept twin's value. Kept twins are never
+/// dropped ones, so the words are filled in place.
+fn fill_twins(layout: &Layout, part: Part, first_word: u64, words: &mut [u8]) {
+    let word_bytes = part.raw_bytes(64);
+    for w in 0..words.len() / word_bytes {
+        let Some(twin) = layout.transposed_twin(first_word + w as u64) else { continue };
+        if twin.dropped == 0 {
+            continue;
+        }
+        let (at, from) = (w * word_bytes, (twin.word - first_word) as usize * word_bytes);
+        if part == Part::WtmDtz {
+            if twin.dropped == !0 {
+                // The common case (half the words of a diagonal span), without a test per lane.
+                for (lane, &t) in TRANSPOSED_LANE.iter().enumerate() {
+                    words[at + lane] = words[from + t as usize];
+                }
+                continue;
+            }
+            for lane in (0..64).filter(|l| twin.dropped >> l & 1 != 0) {
+                words[at + lane] = words[from + TRANSPOSED_LANE[lane] as usize];
+            }
+            continue;
+        }
+        for plane in 0..2 {
+            let (at, from) = (at + 8 * plane, from + 8 * plane);
+            let image = transpose(LittleEndian::read_u64(&words[from..from + 8]));
+            let own = LittleEndian::read_u64(&words[at..at + 8]);
+            LittleEndian::write_u64(&mut words[at..at + 8], own & !twin.dropped | image & twin.dropped);
+        }
     }
 }

@@ -188,6 +188,7 @@ impl CompactWriter {
             parts,
             slices: SliceInfo::of(layout),
             orders,
+            twins_dropped: !layout.material.has_pawns(),
         };
         self.write_at(0, &header.encode())?;
         use std::os::unix::fs::PermissionsExt;

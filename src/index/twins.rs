@@ -1,0 +1,116 @@
+//! Transposed twins: without pawns, a position whose black king stands on the a1-h8
+//! diagonal is stored twice, as itself and as its image in that diagonal (the triangle
+//! holds both). Format 5 keeps the value of the smaller slot of each pair and leaves the
+//! larger a don't-care (issue 28): readers go to the kept twin.
+//!
+//! The twins lie in one unit of the stored orders: the transposition keeps the black
+//! king's code and every man's H digit (symmetric images share it), which are the index's
+//! top bits; only the L digits and the white king move. So a reader that puts a unit back
+//! into slot order finds both twins in it.
+
+use super::{extract, Layout};
+use crate::chess::square::on_diagonal;
+use crate::chess::{Square, Symmetry, MAX_PIECES};
+
+/// A storage word (64 positions, one per white-king square) whose black king stands on the
+/// diagonal: where its positions' transposed twins lie, and which of them are don't-cares.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TwinWord {
+    /// The storage word of the twins: lane `l`'s twin is its lane `transpose(l)`.
+    pub word: u64,
+    /// Lanes whose twin is the smaller slot: don't-cares in a format 5 table.
+    pub dropped: u64,
+}
+
+/// Lanes whose white king stands above the a1-h8 diagonal (rank greater than file): the
+/// larger slot of each pair a word shares with its own transposed image.
+const ABOVE_DIAGONAL: u64 = 0x7f3f_1f0f_0703_0100;
+
+impl Layout {
+    /// The transposed twins of storage word `word`, or `None` when it has none (black king
+    /// off the diagonal, or a run with pawns).
+    #[inline]
+    pub fn transposed_twin(&self, word: u64) -> Option<TwinWord> {
+        if self.slices.is_some() {
+            return None;
+        }
+        let index = self.index_of_slot(word * 64);
+        // The black king first: most words (and probes) stop here.
+        if !on_diagonal(self.bk_square(extract(index, &self.bk_bits) as u8)) {
+            return None;
+        }
+        let n = self.pieces.len();
+        let mut squares = [0 as Square; MAX_PIECES];
+        let (code, _) = self.decode_into(index, &mut squares[..n]);
+        let twin = squares[..n]
+            .iter()
+            .enumerate()
+            .fold(self.bk_contrib(code), |i, (k, &sq)| i | self.piece_contrib(k, Symmetry::TRANSPOSE.apply(sq)));
+        // Both indexes have their white-king bits clear: the other men decide, and when they
+        // are their own image, the white king does.
+        let dropped = match twin.cmp(&index) {
+            std::cmp::Ordering::Less => !0,
+            std::cmp::Ordering::Equal => ABOVE_DIAGONAL,
+            std::cmp::Ordering::Greater => 0,
+        };
+        let word = self.slot(twin).expect("the twin of a stored position is stored") / 64;
+        Some(TwinWord { word, dropped })
+    }
+
+    /// The slot whose value a format 5 table keeps for `slot`: its transposed twin when that
+    /// is smaller, else itself.
+    #[inline]
+    pub fn kept_slot(&self, slot: u64) -> u64 {
+        match self.transposed_twin(slot / 64) {
+            Some(t) if t.dropped >> (slot % 64) & 1 != 0 => {
+                t.word * 64 + Symmetry::TRANSPOSE.apply((slot % 64) as Square) as u64
+            }
+            _ => slot,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::chess::square::transpose;
+    use crate::chess::Material;
+
+    #[test]
+    fn above_diagonal_lanes_are_the_larger_of_their_pair() {
+        for l in 0..64u8 {
+            let t = Symmetry::TRANSPOSE.apply(l);
+            assert_eq!(ABOVE_DIAGONAL >> l & 1 == 1, t < l, "lane {l}");
+        }
+        assert_eq!(transpose(1 << 1), 1 << 8);
+    }
+
+    /// Every slot's kept twin is the smaller of the two slots of its position's pair,
+    /// kept twins are their own kept slot, and every word's twin word holds the images.
+    #[test]
+    fn kept_slots_are_the_smaller_images() {
+        for name in ["KQvK", "KBNvK", "KRvKB", "KNNvK"] {
+            let m: Material = name.parse().unwrap();
+            let layout = Layout::new(&m);
+            let mut dropped = 0u64;
+            for slot in (0..layout.n_slots).step_by(7) {
+                let (code, sq, wk) = layout.decode(layout.index_of_slot(slot));
+                let bk = layout.bk_square(code);
+                let kept = layout.kept_slot(slot);
+                assert_eq!(layout.kept_slot(kept), kept, "{name} slot {slot}");
+                if !on_diagonal(bk) {
+                    assert_eq!(kept, slot);
+                    continue;
+                }
+                let t: Vec<Square> = sq.iter().map(|&s| Symmetry::TRANSPOSE.apply(s)).collect();
+                let image = layout.slot(layout.index(code, &t, Symmetry::TRANSPOSE.apply(wk))).unwrap();
+                assert_eq!(kept, slot.min(image), "{name} slot {slot}");
+                let tw = layout.transposed_twin(slot / 64).unwrap();
+                assert_eq!(tw.word, image / 64);
+                assert_eq!(tw.word / (1 << (layout.total_bits - 13)), slot / 64 / (1 << (layout.total_bits - 13)));
+                dropped += (kept != slot) as u64;
+            }
+            assert!(dropped > 0, "{name}: some slots are dropped");
+        }
+    }
+}
