@@ -113,10 +113,14 @@ type PackBlock<'a> = dyn Fn(&[[u64; 6]], Part, usize) -> Result<Vec<u8>, TableEr
 /// Measured against trials of whole units at the tables' level 8 (docs/BENCHMARKS.md):
 /// KQRvKR 0.4% larger (5,590,904 bytes for 5,567,392: one section's order differs), KRvKQR
 /// the same, KBBvKN 0.3% larger, in a third of the time; 2 class blocks per unit also chose
-/// KBBvKN's btm classes wrongly (1.7% larger).
+/// KBBvKN's btm classes wrongly (1.7% larger). Units of many class blocks (6 men: 512) give
+/// one in [`SAMPLED_CLASS_SHARE`] at least: KQRvKQR's wtm classes 0.90x of the order 8 blocks
+/// chose; the same share of its distance blocks chose an order 1.07x larger than 8 blocks did
+/// (the trial's zstd 3 is not the tables' level 8), so distances keep 8.
 const SAMPLED_UNITS: u64 = 8;
 const SAMPLED_CLASS_BLOCKS: u64 = 8;
 const SAMPLED_DISTANCE_BLOCKS: u64 = 8;
+const SAMPLED_CLASS_SHARE: u64 = 16;
 const TRIAL_ZSTD_LEVEL: i32 = 3;
 
 /// Chooses each block section's stored order among [`candidate_orders`] by trial
@@ -152,7 +156,10 @@ fn choose_orders(
                 for (k, part) in Part::BLOCKED.into_iter().enumerate() {
                     let chunk_bits = unit.min(part.block_bits());
                     let n_chunks = 1u64 << (unit - chunk_bits);
-                    let per_unit = if part == Part::WtmDtz { SAMPLED_DISTANCE_BLOCKS } else { SAMPLED_CLASS_BLOCKS };
+                    let per_unit = match part {
+                        Part::WtmDtz => SAMPLED_DISTANCE_BLOCKS,
+                        _ => SAMPLED_CLASS_BLOCKS.max(n_chunks / SAMPLED_CLASS_SHARE),
+                    };
                     let pick = per_unit.min(n_chunks);
                     for j in 0..pick {
                         let chunk = ((2 * j + 1) * n_chunks / (2 * pick)) as usize;
