@@ -51,9 +51,6 @@ fn span_planes(src: &dyn PlaneSource, stm: Color, first_slot: u64, bits: u32) ->
 /// don't-cares: they take the illegal code 63 (every plane set), which the blocks fill as
 /// they fill illegal positions (format 5).
 fn drop_twins(layout: &Layout, first_slot: u64, planes: &mut [[u64; 6]]) {
-    if layout.has_pawns() {
-        return;
-    }
     for (w, p) in (first_slot / 64..).zip(planes.iter_mut()) {
         if let Some(twin) = layout.transposed_twin(w) {
             for plane in p.iter_mut() {

@@ -461,17 +461,6 @@ impl CompactTable {
     }
 }
 
-/// Per lane (white-king square), its transposed square.
-const TRANSPOSED_LANE: [u8; 64] = {
-    let mut t = [0u8; 64];
-    let mut sq = 0;
-    while sq < 64 {
-        t[sq as usize] = Symmetry::TRANSPOSE.apply(sq);
-        sq += 1;
-    }
-    t
-};
-
 /// Gives every dropped transposed twin of `words` (a section's decoded bytes in slot order,
 /// whole units from storage word `first_word`) its kept twin's value. Kept twins are never
 /// dropped ones, so the words are filled in place.
@@ -484,15 +473,8 @@ fn fill_twins(layout: &Layout, part: Part, first_word: u64, words: &mut [u8]) {
         }
         let (at, from) = (w * word_bytes, (twin.word - first_word) as usize * word_bytes);
         if part == Part::WtmDtz {
-            if twin.dropped == !0 {
-                // The common case (half the words of a diagonal span), without a test per lane.
-                for (lane, &t) in TRANSPOSED_LANE.iter().enumerate() {
-                    words[at + lane] = words[from + t as usize];
-                }
-                continue;
-            }
-            for lane in (0..64).filter(|l| twin.dropped >> l & 1 != 0) {
-                words[at + lane] = words[from + TRANSPOSED_LANE[lane] as usize];
+            for lane in (0..64u8).filter(|l| twin.dropped >> l & 1 != 0) {
+                words[at + lane as usize] = words[from + Symmetry::TRANSPOSE.apply(lane) as usize];
             }
             continue;
         }
