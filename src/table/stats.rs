@@ -194,6 +194,21 @@ struct WordMen {
 }
 
 impl WordMen {
+    /// The lanes (white-king squares) whose positions count: none when identical men stand
+    /// out of order, else those not stored again at a smaller slot (the transposed image,
+    /// the mirror image).
+    fn counted_lanes(&self) -> u64 {
+        if !self.canonical_order {
+            return 0;
+        }
+        let kept = |image: u64, map: fn(Square) -> Square| {
+            (0..64u8).filter(|&wk| image | map(wk) as u64 >= self.base | wk as u64).fold(0u64, |m, wk| m | 1 << wk)
+        };
+        let transposed = self.transposed_base.map_or(!0, |t| kept(t, |wk| Symmetry::TRANSPOSE.apply(wk)));
+        let mirrored = self.mirror_base.map_or(!0, |m| kept(m, |wk| wk ^ 7));
+        transposed & mirrored
+    }
+
     /// The men of the word's position with the white king on `wk`.
     #[inline]
     fn at(&self, wk: Square) -> Men {
@@ -265,24 +280,19 @@ impl<'a> RunScanner<'a> {
 
     fn scan_words(&self, stm: Color, first: u64, codes: &[[u8; 64]], acc: &mut RunSide) {
         for (word, codes) in (first..).zip(codes) {
-            if self.distances_only && codes.iter().all(|&c| code_to_distance(stm, c).is_none()) {
+            if self.distances_only {
+                self.count_distances(stm, word, codes, acc);
                 continue;
             }
             let men = self.word_men(word);
+            let counted = men.counted_lanes();
             for wk in 0..64u8 {
                 let code = codes[wk as usize];
                 if code == CODE_ILLEGAL {
                     acc.illegal += 1;
                     continue;
                 }
-                if !men.canonical_order {
-                    continue;
-                }
-                let index = men.base | wk as u64;
-                if men.transposed_base.is_some_and(|t| (t | Symmetry::TRANSPOSE.apply(wk) as u64) < index) {
-                    continue;
-                }
-                if men.mirror_base.is_some_and(|m| (m | (wk ^ 7) as u64) < index) {
+                if counted >> wk & 1 == 0 {
                     continue;
                 }
                 acc.legal += 1;
@@ -306,6 +316,27 @@ impl<'a> RunScanner<'a> {
                         }
                     }
                 }
+            }
+        }
+    }
+
+    /// A summary's part of one word: the distances of its counted won positions and the
+    /// longest (the other counts stay 0).
+    #[inline]
+    fn count_distances(&self, stm: Color, word: u64, codes: &[u8; 64], acc: &mut RunSide) {
+        let with_distance =
+            codes.iter().enumerate().fold(0u64, |m, (wk, &c)| m | (code_to_distance(stm, c).is_some() as u64) << wk);
+        if with_distance == 0 {
+            return;
+        }
+        let mut lanes = with_distance & self.word_men(word).counted_lanes();
+        while lanes != 0 {
+            let wk = lanes.trailing_zeros() as u64;
+            lanes &= lanes - 1;
+            let d = code_to_distance(stm, codes[wk as usize]).expect("a distance lane");
+            acc.by_distance[d as usize] += 1;
+            if acc.longest.is_none_or(|(l, _)| d > l) {
+                acc.longest = Some((d, word * 64 + wk));
             }
         }
     }

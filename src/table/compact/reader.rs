@@ -343,8 +343,8 @@ impl CompactTable {
             for w in 0..per_block.min(n_words - first) {
                 let [lo, hi] = planes_at(&data, w as usize);
                 let won = if eventual { lo | hi } else { lo & !hi };
-                let (ill_w, ill_b) = illegal_word(&layout, first + w);
-                let word = if stm == Color::White { won | ill_w } else { won & !ill_b };
+                let illegal = illegal_word(&layout, first + w, stm);
+                let word = if stm == Color::White { won | illegal } else { won & !illegal };
                 each(word).doing(|| format!("storing the bitbase of {}", self.path.display()))?;
             }
         }
@@ -399,14 +399,7 @@ impl CompactTable {
         let dtz_first = first % (1 << (DTZ_BLOCK_BITS - 6));
         out.clear();
         for w in 0..n {
-            let illegal = layout.map_or(0, |layout| {
-                let (ill_w, ill_b) = illegal_word(layout, (first + w) as u64);
-                if stm == Color::White {
-                    ill_w
-                } else {
-                    ill_b
-                }
-            });
+            let illegal = layout.map_or(0, |layout| illegal_word(layout, (first + w) as u64, stm));
             let [lo, hi] = planes_at(&classes, first % per_wdl + w);
             out.push(std::array::from_fn(|b| {
                 if illegal >> b & 1 != 0 {

@@ -40,8 +40,7 @@ impl<'a> Sampled<'a> {
 
     /// The slot's class, or `None` for an illegal position (not stored).
     pub(super) fn class(&self, stm: Color, slot: u64) -> Option<Class> {
-        let (ill_w, ill_b) = illegal_word(&self.layout, slot >> 6);
-        let illegal = if stm == Color::White { ill_w } else { ill_b };
+        let illegal = illegal_word(&self.layout, slot >> 6, stm);
         if illegal >> (slot & 63) & 1 != 0 {
             return None;
         }

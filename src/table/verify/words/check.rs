@@ -42,7 +42,7 @@ pub(super) fn check_btm_block(
             (block.slot_word + i, wtm.chunking.scheme.global_index(key, ((block.local_word + i) as u64) << 6));
         let c = ctx.config(index, word);
         let (codes, mates, stalemates) = ctx.derive_btm(&c, wtm);
-        let (_, reader_illegal) = illegal_word(ctx.layout, word as u64);
+        let reader_illegal = illegal_word(ctx.layout, word as u64, Color::Black);
         let [lo, hi] = planes_at(stored, i);
         // The classes the derived codes give are the stored planes: lo the wins, hi the cursed.
         let Classes { illegal, won, cursed } = count_word(Color::Black, &codes, &mut b.rep);
