@@ -290,6 +290,11 @@ impl Layout {
         squares.windows(2).enumerate().all(|(k, w)| !self.same_as_next(k) || w[0] < w[1])
     }
 
+    /// Whether two of the men are identical (same colour and role).
+    pub fn has_identical_men(&self) -> bool {
+        (0..self.pieces.len()).any(|k| self.same_as_next(k))
+    }
+
     /// Whether the run has pawns (and slices).
     pub fn has_pawns(&self) -> bool {
         self.slices.is_some()

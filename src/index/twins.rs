@@ -27,6 +27,13 @@ pub struct TwinWord {
 const ABOVE_DIAGONAL: u64 = 0x7f3f_1f0f_0703_0100;
 
 impl Layout {
+    /// Whether the black king of storage word `word` stands on the a1-h8 diagonal (without
+    /// pawns: the word's positions have transposed twins).
+    #[inline]
+    pub fn bk_on_diagonal(&self, word: u64) -> bool {
+        on_diagonal(self.bk_square(extract(self.index_of_slot(word * 64), &self.bk_bits) as u8))
+    }
+
     /// The transposed twins of storage word `word`, or `None` when it has none (black king
     /// off the diagonal, or a run with pawns).
     #[inline]

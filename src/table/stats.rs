@@ -10,7 +10,7 @@ use super::codes::{CodeSource, PlaneSource, BATCH_WORDS};
 use super::compact::{CompactTable, Summary};
 use super::error::TableError;
 use super::men::Men;
-use super::values::{code_to_distance, is_beyond_rule, CODE_ILLEGAL, CODE_LOST_UNMEASURED, MAX_DISTANCE};
+use super::values::{code_to_distance, is_beyond_rule, BTM_MAX_CODE, CODE_ILLEGAL, CODE_LOST_UNMEASURED, MAX_DISTANCE};
 use super::version::table_path;
 use crate::chess::square::on_diagonal;
 use crate::chess::{Color, Material, Position, Square, Symmetry, MAX_PIECES};
@@ -223,15 +223,16 @@ struct RunScanner<'a> {
     layout: Layout,
     source: CodeSource<'a>,
     count_stalemates: bool,
-    /// Only the won positions' distances are wanted (a summary): words without any are
-    /// skipped, the other counts are not kept.
-    distances_only: bool,
+    /// Without pawns and identical men, a word whose black king is off the diagonal has every
+    /// position counted.
+    plain_words: bool,
 }
 
 impl<'a> RunScanner<'a> {
     fn new(material: &Material, source: CodeSource<'a>, count_stalemates: bool) -> RunScanner<'a> {
         let layout = Layout::new(material);
-        RunScanner { layout, source, count_stalemates, distances_only: false }
+        let plain_words = !layout.has_pawns() && !layout.has_identical_men();
+        RunScanner { layout, source, count_stalemates, plain_words }
     }
 
     /// Index of men given as squares, identical men put in increasing square order.
@@ -280,10 +281,6 @@ impl<'a> RunScanner<'a> {
 
     fn scan_words(&self, stm: Color, first: u64, codes: &[[u8; 64]], acc: &mut RunSide) {
         for (word, codes) in (first..).zip(codes) {
-            if self.distances_only {
-                self.count_distances(stm, word, codes, acc);
-                continue;
-            }
             let men = self.word_men(word);
             let counted = men.counted_lanes();
             for wk in 0..64u8 {
@@ -320,24 +317,50 @@ impl<'a> RunScanner<'a> {
         }
     }
 
-    /// A summary's part of one word: the distances of its counted won positions and the
-    /// longest (the other counts stay 0).
+    /// The lanes of storage word `word` whose positions count ([`WordMen::counted_lanes`]),
+    /// without decoding the word when every one counts.
     #[inline]
-    fn count_distances(&self, stm: Color, word: u64, codes: &[u8; 64], acc: &mut RunSide) {
-        let with_distance =
-            codes.iter().enumerate().fold(0u64, |m, (wk, &c)| m | (code_to_distance(stm, c).is_some() as u64) << wk);
-        if with_distance == 0 {
-            return;
+    fn counted_lanes(&self, word: u64) -> u64 {
+        if self.plain_words && !self.layout.bk_on_diagonal(word) {
+            return !0;
         }
-        let mut lanes = with_distance & self.word_men(word).counted_lanes();
-        while lanes != 0 {
-            let wk = lanes.trailing_zeros() as u64;
-            lanes &= lanes - 1;
-            let d = code_to_distance(stm, codes[wk as usize]).expect("a distance lane");
-            acc.by_distance[d as usize] += 1;
-            if acc.longest.is_none_or(|(l, _)| d > l) {
-                acc.longest = Some((d, word * 64 + wk));
+        self.word_men(word).counted_lanes()
+    }
+
+    /// A summary's part (black's distances and the longest; the other counts stay 0) of
+    /// black's codes of words `first..`. Black's distance codes (1 to [`BTM_MAX_CODE`]) grow
+    /// with the distance: they are counted by code and the longest found by the largest.
+    fn count_btm_distances(&self, first: u64, codes: &[[u8; 64]], acc: &mut RunSide) {
+        let distance_code = |c: u8| if (1..=BTM_MAX_CODE).contains(&c) { c } else { 0 };
+        let mut by_code = [0u64; 64];
+        let mut longest = acc.longest.map_or(0, |(d, _)| d / 2 + 1);
+        for (word, codes) in (first..).zip(codes) {
+            let counted = self.counted_lanes(word);
+            let most = if counted == !0 {
+                for &c in codes {
+                    by_code[c as usize] += 1;
+                }
+                codes.iter().map(|&c| distance_code(c)).max().unwrap_or(0)
+            } else {
+                let mut most = 0;
+                let mut lanes = counted;
+                while lanes != 0 {
+                    let c = codes[lanes.trailing_zeros() as usize];
+                    lanes &= lanes - 1;
+                    by_code[c as usize] += 1;
+                    most = most.max(distance_code(c));
+                }
+                most
+            };
+            if most > longest {
+                longest = most;
+                let wk =
+                    (0..64).find(|&wk| counted >> wk & 1 != 0 && codes[wk] == most).expect("the largest code's lane");
+                acc.longest = Some((2 * (most - 1), word * 64 + wk as u64));
             }
+        }
+        for c in 1..=BTM_MAX_CODE {
+            acc.by_distance[2 * (c as usize - 1)] += by_code[c as usize];
         }
     }
 
@@ -437,15 +460,13 @@ impl SummaryPart {
 
 impl<'a> SummaryCounter<'a> {
     pub(crate) fn new(src: &'a dyn PlaneSource, material: &Material) -> SummaryCounter<'a> {
-        let mut scanner = RunScanner::new(material, CodeSource::Plain(src), false);
-        scanner.distances_only = true;
-        SummaryCounter(scanner)
+        SummaryCounter(RunScanner::new(material, CodeSource::Plain(src), false))
     }
 
     /// The part of black's codes of words `first..` (64 a word).
     pub(crate) fn count(&self, first: u64, codes: &[[u8; 64]]) -> SummaryPart {
         let mut part = SummaryPart::new();
-        self.0.scan_words(Color::Black, first, codes, &mut part.0);
+        self.0.count_btm_distances(first, codes, &mut part.0);
         part
     }
 }
