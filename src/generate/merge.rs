@@ -16,7 +16,7 @@ use crate::table::values::{step_code, CODE_EXACT_100, CODE_ILLEGAL};
 use crate::table::{PlaneSource, TableError};
 use crate::work::bits::BitFile;
 use crate::work::deltalog::PassStreams;
-use crate::work::gap::decode;
+use crate::work::gap::decode_words;
 use crate::work::manifest::PassDone;
 use anyhow::Context;
 use byteorder::{ByteOrder, LittleEndian};
@@ -210,10 +210,15 @@ fn values_of_group(
                 continue;
             }
             bytes_read += stream.len() as u64;
-            // A word's new positions, ORed into its planes once the stream moves past it
-            // (the cost follows the positions, not the block's size).
-            let mut put = |w: usize, f: u64| {
-                let word = b * block_words + w;
+            // A word's new positions are ORed into its planes at once (the cost follows the
+            // positions, not the block's size).
+            let mut outside = false;
+            decode_words(&stream, |w, f| {
+                if w as usize >= block_words {
+                    outside = true;
+                    return;
+                }
+                let word = b * block_words + w as usize;
                 let exact = match edge {
                     Some(e) if step.edge => f & e[word],
                     _ => 0,
@@ -222,29 +227,14 @@ fn values_of_group(
                 if exact != 0 {
                     or_code(&mut planes[word], CODE_EXACT_100, exact);
                 }
-            };
-            let mut current: Option<(usize, u64)> = None;
-            for pos in decode(&stream) {
-                let pos = pos.with_context(|| format!("{} block {}", step.streams.path.display(), first + b))?;
-                let (w, bit) = ((pos / 64) as usize, 1u64 << (pos % 64));
-                anyhow::ensure!(
-                    w < block_words,
-                    "{} block {}: position outside its block",
-                    step.streams.path.display(),
-                    first + b
-                );
-                match &mut current {
-                    Some((at, bits)) if *at == w => *bits |= bit,
-                    _ => {
-                        if let Some((at, bits)) = current.replace((w, bit)) {
-                            put(at, bits);
-                        }
-                    }
-                }
-            }
-            if let Some((at, bits)) = current {
-                put(at, bits);
-            }
+            })
+            .with_context(|| format!("{} block {}", step.streams.path.display(), first + b))?;
+            anyhow::ensure!(
+                !outside,
+                "{} block {}: position outside its block",
+                step.streams.path.display(),
+                first + b
+            );
         }
     }
     for (word, &ill) in illegal.iter().enumerate() {

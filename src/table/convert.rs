@@ -207,17 +207,16 @@ fn block_values(planes: &[[u64; 6]], edge_exact: bool, part: Part) -> (Vec<u8>, 
         let mut out = Vec::with_capacity(n_words * 64);
         for (p, &w) in planes.iter().zip(&wins) {
             let mut codes = codes_of_planes(p);
-            if w == !0 {
-                last = codes[63];
-            } else {
-                for (b, c) in codes.iter_mut().enumerate() {
-                    if w >> b & 1 == 1 {
-                        last = *c;
-                    } else {
-                        *c = last;
-                    }
-                }
+            // Each run of don't-cares takes the win before it.
+            let mut holes = !w;
+            while holes != 0 {
+                let start = holes.trailing_zeros() as usize;
+                let end = start + (holes >> start).trailing_ones() as usize;
+                let fill = if start == 0 { last } else { codes[start - 1] };
+                codes[start..end].fill(fill);
+                holes = if end == 64 { 0 } else { holes & !0u64 << end };
             }
+            last = codes[63];
             out.extend_from_slice(&codes);
         }
         let constant = out.iter().all(|&c| c == out[0]).then(|| out[0]);

@@ -332,13 +332,15 @@ impl<'a> RunScanner<'a> {
     /// with the distance: they are counted by code and the longest found by the largest.
     fn count_btm_distances(&self, first: u64, codes: &[[u8; 64]], acc: &mut RunSide) {
         let distance_code = |c: u8| if (1..=BTM_MAX_CODE).contains(&c) { c } else { 0 };
-        let mut by_code = [0u64; 64];
+        // Four histograms, a lane's by its number mod 4: runs of one code do not wait on one
+        // counter.
+        let mut by_code = [[0u64; 64]; 4];
         let mut longest = acc.longest.map_or(0, |(d, _)| d / 2 + 1);
         for (word, codes) in (first..).zip(codes) {
             let counted = self.counted_lanes(word);
             let most = if counted == !0 {
-                for &c in codes {
-                    by_code[c as usize] += 1;
+                for (lane, &c) in codes.iter().enumerate() {
+                    by_code[lane % 4][c as usize] += 1;
                 }
                 codes.iter().map(|&c| distance_code(c)).max().unwrap_or(0)
             } else {
@@ -347,7 +349,7 @@ impl<'a> RunScanner<'a> {
                 while lanes != 0 {
                     let c = codes[lanes.trailing_zeros() as usize];
                     lanes &= lanes - 1;
-                    by_code[c as usize] += 1;
+                    by_code[0][c as usize] += 1;
                     most = most.max(distance_code(c));
                 }
                 most
@@ -360,7 +362,7 @@ impl<'a> RunScanner<'a> {
             }
         }
         for c in 1..=BTM_MAX_CODE {
-            acc.by_distance[2 * (c as usize - 1)] += by_code[c as usize];
+            acc.by_distance[2 * (c as usize - 1)] += by_code.iter().map(|h| h[c as usize]).sum::<u64>();
         }
     }
 
