@@ -206,6 +206,10 @@ fn block_values(planes: &[[u64; 6]], edge_exact: bool, part: Part) -> (Vec<u8>, 
             .map_or(0, |(p, &w)| codes_of_planes(p)[w.trailing_zeros() as usize]);
         let mut out = Vec::with_capacity(n_words * 64);
         for (p, &w) in planes.iter().zip(&wins) {
+            if w == 0 {
+                out.extend_from_slice(&[last; 64]);
+                continue;
+            }
             let mut codes = codes_of_planes(p);
             // Each run of don't-cares takes the win before it.
             let mut holes = !w;
@@ -417,10 +421,7 @@ pub fn planes_to_compact(
                 let mut planes = span_planes(src, at.part.side(), first_slot, span_bits)?;
                 let counted = (at.part == Part::BtmWdl && counting).then(|| {
                     let mut part = SummaryPart::new();
-                    for (c, chunk) in planes.chunks(1 << (WDL_BLOCK_BITS - 6)).enumerate() {
-                        let codes: Vec<[u8; 64]> = chunk.iter().map(codes_of_planes).collect();
-                        part.add(&counter.count(first_slot / 64 + (c << (WDL_BLOCK_BITS - 6)) as u64, &codes));
-                    }
+                    part.add(&counter.count(first_slot / 64, &planes));
                     part
                 });
                 // After the summary's count, which reads every slot's value.

@@ -10,7 +10,10 @@ use super::codes::{CodeSource, PlaneSource, BATCH_WORDS};
 use super::compact::{CompactTable, Summary};
 use super::error::TableError;
 use super::men::Men;
-use super::values::{code_to_distance, is_beyond_rule, BTM_MAX_CODE, CODE_ILLEGAL, CODE_LOST_UNMEASURED, MAX_DISTANCE};
+use super::uncompressed::{at_most_mask, code_mask, codes_of_planes};
+use super::values::{
+    code_to_distance, is_beyond_rule, BTM_MAX_CODE, CODE_ILLEGAL, CODE_LOST_UNMEASURED, CODE_NONE, MAX_DISTANCE,
+};
 use super::version::table_path;
 use crate::chess::square::on_diagonal;
 use crate::chess::{Color, Material, Position, Square, Symmetry, MAX_PIECES};
@@ -328,15 +331,16 @@ impl<'a> RunScanner<'a> {
     }
 
     /// A summary's part (black's distances and the longest; the other counts stay 0) of
-    /// black's codes of words `first..`. Black's distance codes (1 to [`BTM_MAX_CODE`]) grow
-    /// with the distance: they are counted by code and the longest found by the largest.
-    fn count_btm_distances(&self, first: u64, codes: &[[u8; 64]], acc: &mut RunSide) {
+    /// black's codes of `words` (storage word, its codes), in increasing order. Black's
+    /// distance codes (1 to [`BTM_MAX_CODE`]) grow with the distance: they are counted by code
+    /// and the longest found by the largest.
+    fn count_btm_distances(&self, words: impl Iterator<Item = (u64, [u8; 64])>, acc: &mut RunSide) {
         let distance_code = |c: u8| if (1..=BTM_MAX_CODE).contains(&c) { c } else { 0 };
         // Four histograms, a lane's by its number mod 4: runs of one code do not wait on one
         // counter.
         let mut by_code = [[0u64; 64]; 4];
         let mut longest = acc.longest.map_or(0, |(d, _)| d / 2 + 1);
-        for (word, codes) in (first..).zip(codes) {
+        for (word, codes) in words {
             let counted = self.counted_lanes(word);
             let most = if counted == !0 {
                 for (lane, &c) in codes.iter().enumerate() {
@@ -366,8 +370,14 @@ impl<'a> RunScanner<'a> {
         }
     }
 
-    /// Scans one side to move with `threads` workers.
-    fn scan(&self, stm: Color, threads: usize) -> Result<RunSide, TableError> {
+    /// Scans one side to move with `threads` workers, counting each batch of words with
+    /// `count` (`scan_words`, or a summary's `count_btm_distances`).
+    fn scan(
+        &self,
+        stm: Color,
+        threads: usize,
+        count: fn(&Self, Color, u64, &[[u8; 64]], &mut RunSide),
+    ) -> Result<RunSide, TableError> {
         let n_words = (self.source.n_slots() / 64) as usize;
         let batches = n_words.div_ceil(BATCH_WORDS);
         let mut total = RunSide::new();
@@ -380,7 +390,7 @@ impl<'a> RunScanner<'a> {
                 let mut acc = RunSide::new();
                 let mut codes = Vec::with_capacity(BATCH_WORDS);
                 self.source.read(stm, start, BATCH_WORDS.min(n_words - start), &mut codes)?;
-                self.scan_words(stm, start as u64, &codes, &mut acc);
+                count(self, stm, start as u64, &codes, &mut acc);
                 Ok(acc)
             },
             |_, acc| {
@@ -431,7 +441,10 @@ pub fn signature_stats(dir: &Path, material: &Material, threads: usize) -> Resul
 /// of black's distances): the histogram of distances and a longest loss.
 pub(crate) fn btm_summary(src: &dyn PlaneSource, material: &Material, threads: usize) -> Result<Summary, TableError> {
     let counter = SummaryCounter::new(src, material);
-    Ok(SummaryPart(counter.0.scan(Color::Black, threads)?).summary())
+    let count: fn(&RunScanner, Color, u64, &[[u8; 64]], &mut RunSide) = |s, _, first, codes, acc| {
+        s.count_btm_distances((first..).zip(codes.iter().copied()), acc);
+    };
+    Ok(SummaryPart(counter.0.scan(Color::Black, threads, count)?).summary())
 }
 
 /// Counts the black-to-move summary of a run from black's codes a caller decodes anyway (the
@@ -465,10 +478,13 @@ impl<'a> SummaryCounter<'a> {
         SummaryCounter(RunScanner::new(material, CodeSource::Plain(src), false))
     }
 
-    /// The part of black's codes of words `first..` (64 a word).
-    pub(crate) fn count(&self, first: u64, codes: &[[u8; 64]]) -> SummaryPart {
+    /// The part of black's values of words `first..` (their six bit planes); the codes of
+    /// words without a distance are never spread.
+    pub(crate) fn count(&self, first: u64, planes: &[[u64; 6]]) -> SummaryPart {
         let mut part = SummaryPart::new();
-        self.0.count_btm_distances(first, codes, &mut part.0);
+        let with_distance = |p: &[u64; 6]| at_most_mask(p, BTM_MAX_CODE) & !code_mask(p, CODE_NONE) != 0;
+        let words = (first..).zip(planes).filter(|(_, p)| with_distance(p)).map(|(w, p)| (w, codes_of_planes(p)));
+        self.0.count_btm_distances(words, &mut part.0);
         part
     }
 }
@@ -489,7 +505,10 @@ fn scan_run(
         .map_err(|cause| TableError::Opening { material: run.clone(), cause: Box::new(cause) })?;
     let layout = Layout::new(run);
     let scanner = RunScanner::new(run, CodeSource::Compact(&table, &layout), count_stalemates);
-    let mut sides = [scanner.scan(Color::White, threads)?, scanner.scan(Color::Black, threads)?];
+    let mut sides = [
+        scanner.scan(Color::White, threads, RunScanner::scan_words)?,
+        scanner.scan(Color::Black, threads, RunScanner::scan_words)?,
+    ];
     // Black's distances are not stored: the summary holds their histogram.
     let summary = table.summary();
     let btm = &mut sides[1];

@@ -18,5 +18,5 @@ mod sections;
 pub use file::TableFile;
 pub use header::Header;
 pub use partial::PartialTable;
-pub use planes::{beyond_rule_mask, code_mask, codes_of_planes, planes_of_codes};
+pub use planes::{at_most_mask, beyond_rule_mask, code_mask, codes_of_planes, planes_of_codes};
 pub use sections::{slice_section, LevelRecord, Section, SectionEntry, LEVEL_RECORD_BYTES, VALUE_WORD_BYTES};

@@ -37,6 +37,22 @@ pub fn planes_of_codes(codes: &[u8; 64]) -> [u64; 6] {
     std::array::from_fn(|j| codes.iter().enumerate().fold(0u64, |p, (b, &c)| p | (((c >> j) & 1) as u64) << b))
 }
 
+/// The positions of a word of values (its six bit planes) whose code is at most `code`: a
+/// comparison bit plane by bit plane, the highest first.
+#[inline]
+pub fn at_most_mask(planes: &[u64; 6], code: u8) -> u64 {
+    let (mut below, mut equal) = (0u64, !0u64);
+    for j in (0..6).rev() {
+        if code >> j & 1 == 1 {
+            below |= equal & !planes[j];
+            equal &= planes[j];
+        } else {
+            equal &= !planes[j];
+        }
+    }
+    below | equal
+}
+
 /// The positions of a word of values (its six bit planes) that hold `code`.
 #[inline]
 pub fn code_mask(planes: &[u64; 6], code: u8) -> u64 {
@@ -67,6 +83,8 @@ mod tests {
         for code in 0..64 {
             let want = codes.iter().enumerate().fold(0u64, |m, (b, &c)| m | ((c == code) as u64) << b);
             assert_eq!(code_mask(&planes, code), want);
+            let at_most = codes.iter().enumerate().fold(0u64, |m, (b, &c)| m | ((c <= code) as u64) << b);
+            assert_eq!(at_most_mask(&planes, code), at_most, "code {code}");
         }
     }
 
