@@ -66,6 +66,30 @@ impl Layout {
 
     /// The slot whose value a format 5 table keeps for `slot`: its transposed twin when that
     /// is smaller, else itself.
+    /// Each storage word of `first..first + n` that has transposed twins, as its offset from
+    /// `first` and its [`TwinWord`]. The black king's code is among the top 7 bits of the
+    /// index, so whole units of `2^(total_bits - 7)` slots are skipped at once when it
+    /// stands off the diagonal.
+    pub fn for_each_twin(&self, first: u64, n: usize, mut each: impl FnMut(usize, TwinWord)) {
+        if self.slices.is_some() {
+            return;
+        }
+        let unit_words = 1u64 << self.total_bits.saturating_sub(13);
+        let end = first + n as u64;
+        let mut w = first;
+        while w < end {
+            let stop = ((w / unit_words + 1) * unit_words).min(end);
+            if self.bk_on_diagonal(w) {
+                for word in w..stop {
+                    if let Some(twin) = self.transposed_twin(word) {
+                        each((word - first) as usize, twin);
+                    }
+                }
+            }
+            w = stop;
+        }
+    }
+
     #[inline]
     pub fn kept_slot(&self, slot: u64) -> u64 {
         match self.transposed_twin(slot / 64) {
@@ -118,6 +142,24 @@ mod tests {
                 dropped += (kept != slot) as u64;
             }
             assert!(dropped > 0, "{name}: some slots are dropped");
+        }
+    }
+
+    #[test]
+    fn units_skipped_off_the_diagonal_have_no_twins() {
+        for name in ["KQvK", "KBNvK", "KRvKB", "KQRvK"] {
+            let layout = Layout::new(&name.parse::<Material>().unwrap());
+            let n_words = layout.n_slots / 64;
+            let mut seen = Vec::new();
+            // From an odd first word, in pieces that end inside units.
+            let (a, b) = (n_words / 3 + 1, n_words / 3 + 78);
+            for (first, n) in [(1u64, (a - 1) as usize), (a, (b - a) as usize), (b, (n_words - b) as usize)] {
+                layout.for_each_twin(first, n, |at, twin| seen.push((first + at as u64, twin)));
+            }
+            let want: Vec<(u64, TwinWord)> =
+                (1..n_words).filter_map(|w| layout.transposed_twin(w).map(|t| (w, t))).collect();
+            assert!(!want.is_empty(), "{name}");
+            assert_eq!(seen, want, "{name}");
         }
     }
 }

@@ -51,13 +51,11 @@ fn span_planes(src: &dyn PlaneSource, stm: Color, first_slot: u64, bits: u32) ->
 /// don't-cares: they take the illegal code 63 (every plane set), which the blocks fill as
 /// they fill illegal positions (format 5).
 fn drop_twins(layout: &Layout, first_slot: u64, planes: &mut [[u64; 6]]) {
-    for (w, p) in (first_slot / 64..).zip(planes.iter_mut()) {
-        if let Some(twin) = layout.transposed_twin(w) {
-            for plane in p.iter_mut() {
-                *plane |= twin.dropped;
-            }
+    layout.for_each_twin(first_slot / 64, planes.len(), |at, twin| {
+        for plane in planes[at].iter_mut() {
+            *plane |= twin.dropped;
         }
-    }
+    });
 }
 
 /// The planes of stored words `words` of a span (`from`: [`StoredOrder::slot_words`] of the

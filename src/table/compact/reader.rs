@@ -459,17 +459,16 @@ impl CompactTable {
 /// dropped ones, so the words are filled in place.
 fn fill_twins(layout: &Layout, part: Part, first_word: u64, words: &mut [u8]) {
     let word_bytes = part.raw_bytes(64);
-    for w in 0..words.len() / word_bytes {
-        let Some(twin) = layout.transposed_twin(first_word + w as u64) else { continue };
+    layout.for_each_twin(first_word, words.len() / word_bytes, |w, twin| {
         if twin.dropped == 0 {
-            continue;
+            return;
         }
         let (at, from) = (w * word_bytes, (twin.word - first_word) as usize * word_bytes);
         if part == Part::WtmDtz {
             for lane in (0..64u8).filter(|l| twin.dropped >> l & 1 != 0) {
                 words[at + lane as usize] = words[from + Symmetry::TRANSPOSE.apply(lane) as usize];
             }
-            continue;
+            return;
         }
         for plane in 0..2 {
             let (at, from) = (at + 8 * plane, from + 8 * plane);
@@ -477,5 +476,5 @@ fn fill_twins(layout: &Layout, part: Part, first_word: u64, words: &mut [u8]) {
             let own = LittleEndian::read_u64(&words[at..at + 8]);
             LittleEndian::write_u64(&mut words[at..at + 8], own & !twin.dropped | image & twin.dropped);
         }
-    }
+    });
 }
