@@ -61,7 +61,13 @@ impl CompactTable {
         let file = File::open(path).doing(|| format!("opening {}", path.display()))?;
         // SAFETY: tables are published by rename and never modified in place afterwards.
         let map = unsafe { Mmap::map(&file) }.doing(|| format!("mapping {}", path.display()))?;
-        let header = CompactHeader::decode(path, &map[..map.len().min(HEADER_LEN)], map.len() as u64)?;
+        // Probes read a few small blocks: a fault should read the pages it needs, not the
+        // device's read-ahead around them (8 MiB on some machines); the header and the
+        // indexes are asked for as wholes below.
+        let _ = map.advise(memmap2::Advice::Random);
+        let header_len = map.len().min(HEADER_LEN);
+        let _ = map.advise_range(memmap2::Advice::WillNeed, 0, header_len);
+        let header = CompactHeader::decode(path, &map[..header_len], map.len() as u64)?;
         let covered = |part: Part, e: &PartEntry| {
             if part.is_blocked() {
                 INDEX_ENTRY_BYTES * n_blocks(part, header.n_slots) as u64
@@ -74,10 +80,6 @@ impl CompactTable {
         for (part, e) in Part::ALL.into_iter().zip(&header.parts) {
             let _ = map.advise_range(memmap2::Advice::WillNeed, e.offset as usize, covered(part, e) as usize);
         }
-        // Blocks are read where probes fall: a fault should read the block's pages, not the
-        // 128 KiB around them.
-        let data = header.parts[0].offset + covered(Part::WtmWdl, &header.parts[0]);
-        let _ = map.advise_range(memmap2::Advice::Random, data as usize, map.len() - data as usize);
         for (part, e) in Part::ALL.into_iter().zip(&header.parts) {
             let bytes = &map[e.offset as usize..(e.offset + covered(part, e)) as usize];
             if xxh3_64(bytes) != e.checksum {
