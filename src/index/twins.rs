@@ -66,6 +66,26 @@ impl Layout {
 
     /// The slot whose value a format 5 table keeps for `slot`: its transposed twin when that
     /// is smaller, else itself.
+    /// The index of the kept twin ([`Layout::kept_slot`]) of a position given by plain
+    /// squares, without decoding: [`Layout::canonical_index`], and with the black king
+    /// brought onto the diagonal the smaller of it and its transposed image's index (every
+    /// man transposed, identical men not re-sorted). The probes' way to a slot: in tables
+    /// before format 5 both twins hold the value, so the kept one serves them too.
+    #[inline]
+    pub fn kept_canonical_index(&self, bk: Square, pieces: &[Square], wk: Square) -> u64 {
+        let (index, sym) = self.canonical_index(bk, pieces, wk);
+        if self.slices.is_some() || !on_diagonal(sym.apply(bk)) {
+            return index;
+        }
+        let image = |sq: Square| Symmetry::TRANSPOSE.apply(sym.apply(sq));
+        let code = extract(index, &self.bk_bits) as u8;
+        let twin = pieces
+            .iter()
+            .enumerate()
+            .fold(self.bk_contrib(code) | image(wk) as u64, |i, (k, &sq)| i | self.piece_contrib(k, image(sq)));
+        index.min(twin)
+    }
+
     /// Each storage word of `first..first + n` that has transposed twins, as its offset from
     /// `first` and its [`TwinWord`]. The black king's code is among the top 7 bits of the
     /// index, so whole units of `2^(total_bits - 7)` slots are skipped at once when it
@@ -142,6 +162,28 @@ mod tests {
                 dropped += (kept != slot) as u64;
             }
             assert!(dropped > 0, "{name}: some slots are dropped");
+        }
+    }
+
+    #[test]
+    fn probes_find_the_kept_twin_without_decoding() {
+        for name in ["KQvK", "KBNvK", "KRvKB", "KNNvK", "KQRvK"] {
+            let layout = Layout::new(&name.parse::<Material>().unwrap());
+            let mut on_diagonal_seen = 0;
+            for slot in (0..layout.n_slots).step_by(11) {
+                let (code, sq, wk) = layout.decode(layout.index_of_slot(slot));
+                let bk = layout.bk_square(code);
+                // The position in each of the board's eight orientations.
+                for sym in Symmetry::all() {
+                    let pieces: Vec<Square> = sq.iter().map(|&s| sym.apply(s)).collect();
+                    let kept = layout.kept_canonical_index(sym.apply(bk), &pieces, sym.apply(wk));
+                    let (index, _) = layout.canonical_index(sym.apply(bk), &pieces, sym.apply(wk));
+                    let want = layout.kept_slot(layout.slot(index).unwrap());
+                    assert_eq!(layout.slot(kept), Some(want), "{name} slot {slot} {sym:?}");
+                }
+                on_diagonal_seen += on_diagonal(bk) as u32;
+            }
+            assert!(on_diagonal_seen > 0, "{name}");
         }
     }
 

@@ -215,14 +215,6 @@ impl CompactTable {
         self.header.orders[part as usize].as_ref()
     }
 
-    /// Where a slot's value lies in a block section: the slot (its kept twin if it is a
-    /// dropped one), mapped through the section's stored order.
-    #[inline]
-    pub fn stored_slot(&self, part: Part, slot: u64) -> u64 {
-        let slot = if self.header.twins_dropped { self.layout.kept_slot(slot) } else { slot };
-        self.order(part).map_or(slot, |o| o.stored(slot))
-    }
-
     /// Whether readers in slot order go through spans: the section has a stored order, or
     /// dropped twins to fill from their kept twins.
     fn by_spans(&self, part: Part) -> bool {
@@ -433,8 +425,25 @@ impl CompactTable {
     /// The class of a slot, through `cache` (constant blocks need none).
     #[inline]
     pub fn class(&self, stm: Color, slot: u64, cache: &BlockCache) -> Result<Class, FormatError> {
+        self.class_of_kept(stm, self.kept(slot), cache)
+    }
+
+    /// The slot that holds a slot's value: its kept twin in a format 5 table.
+    #[inline]
+    fn kept(&self, slot: u64) -> u64 {
+        if self.header.twins_dropped {
+            self.layout.kept_slot(slot)
+        } else {
+            slot
+        }
+    }
+
+    /// [`CompactTable::class`] of a slot known to be kept (probes find it from the men:
+    /// [`Layout::kept_canonical_index`]).
+    #[inline]
+    pub fn class_of_kept(&self, stm: Color, slot: u64, cache: &BlockCache) -> Result<Class, FormatError> {
         let part = Part::wdl(stm);
-        let slot = self.stored_slot(part, slot);
+        let slot = self.order(part).map_or(slot, |o| o.stored(slot));
         let i = (slot >> WDL_BLOCK_BITS) as usize;
         if let Some(v) = self.constant(part, i)? {
             return Ok(Class::from_bits(v));
@@ -446,7 +455,13 @@ impl CompactTable {
     /// The wtm distance code of a slot (meaningful where its class is a win), through `cache`.
     #[inline]
     pub fn dtz_code(&self, slot: u64, cache: &BlockCache) -> Result<u8, FormatError> {
-        let slot = self.stored_slot(Part::WtmDtz, slot);
+        self.dtz_code_of_kept(self.kept(slot), cache)
+    }
+
+    /// [`CompactTable::dtz_code`] of a slot known to be kept.
+    #[inline]
+    pub fn dtz_code_of_kept(&self, slot: u64, cache: &BlockCache) -> Result<u8, FormatError> {
+        let slot = self.order(Part::WtmDtz).map_or(slot, |o| o.stored(slot));
         let i = (slot >> DTZ_BLOCK_BITS) as usize;
         if let Some(v) = self.constant(Part::WtmDtz, i)? {
             return Ok(v);

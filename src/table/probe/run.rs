@@ -18,20 +18,20 @@ pub struct Run {
 }
 
 impl Run {
-    /// The class of a slot: for white to move, whether white wins ([`Class::Win`]), wins
+    /// The class of a slot from [`Run::slot`]: for white to move, whether white wins ([`Class::Win`]), wins
     /// only without the 50-move rule ([`Class::Cursed`]); for black to move, whether black
     /// loses, loses only without the rule; [`Class::NotWon`] otherwise. Meaningless for
     /// illegal positions.
     #[inline]
     pub fn class(&self, stm: Color, slot: u64) -> Result<Class, TableError> {
-        Ok(self.file.class(stm, slot, &self.cache)?)
+        Ok(self.file.class_of_kept(stm, slot, &self.cache)?)
     }
 
-    /// The white-to-move distance code of a slot (`docs/FORMAT.md`), meaningful where white
+    /// The white-to-move distance code of a slot from [`Run::slot`] (`docs/FORMAT.md`), meaningful where white
     /// wins ([`Class::Win`]).
     #[inline]
     pub fn dtz_code(&self, slot: u64) -> Result<u8, TableError> {
-        Ok(self.file.dtz_code(slot, &self.cache)?)
+        Ok(self.file.dtz_code_of_kept(slot, &self.cache)?)
     }
 
     /// The storage slot of a legal position of this run (white's men are the run's white).
@@ -40,7 +40,8 @@ impl Run {
     }
 
     /// Storage slot of `men`; with `swap`, of their colour swap flipped top to bottom (black's
-    /// men become this run's white).
+    /// men become this run's white). Of a position stored twice (transposed twins), the kept
+    /// slot, which [`Run::class`] and [`Run::dtz_code`] read as it is.
     #[inline]
     pub(super) fn slot(&self, men: &Men, swap: bool) -> u64 {
         let (w, b, flip) = if swap { (Color::Black, Color::White, 56) } else { (Color::White, Color::Black, 0) };
@@ -54,7 +55,7 @@ impl Run {
         }
         let (bk, wk) = (men.king(b) ^ flip, men.king(w) ^ flip);
         if men.pawns.n == 0 {
-            let (idx, _) = self.layout.canonical_index(bk, &squares[..k], wk);
+            let idx = self.layout.kept_canonical_index(bk, &squares[..k], wk);
             return self.layout.slot(idx).expect("canonical index is not a hole");
         }
         let pawns = if swap { men.pawns.swapped() } else { men.pawns };
