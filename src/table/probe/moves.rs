@@ -115,7 +115,7 @@ impl Tablebase {
             }
             let child = pos.play(mv);
             let men = Men::gather(&child, child.turn == Color::Black);
-            if run.class(Color::Black, run.slot(&men, true))? != Class::Win {
+            if run.kept_class(Color::Black, run.slot(&men, true))? != Class::Win {
                 continue;
             }
             if self.loser_distance(&child, &men, run, Some(target))? == Some(target) {

@@ -18,19 +18,31 @@ pub struct Run {
 }
 
 impl Run {
-    /// The class of a slot from [`Run::slot`]: for white to move, whether white wins ([`Class::Win`]), wins
+    /// The class of a slot: for white to move, whether white wins ([`Class::Win`]), wins
     /// only without the 50-move rule ([`Class::Cursed`]); for black to move, whether black
     /// loses, loses only without the rule; [`Class::NotWon`] otherwise. Meaningless for
     /// illegal positions.
     #[inline]
     pub fn class(&self, stm: Color, slot: u64) -> Result<Class, TableError> {
-        Ok(self.file.class_of_kept(stm, slot, &self.cache)?)
+        Ok(self.file.class(stm, slot, &self.cache)?)
     }
 
-    /// The white-to-move distance code of a slot from [`Run::slot`] (`docs/FORMAT.md`), meaningful where white
+    /// The white-to-move distance code of a slot (`docs/FORMAT.md`), meaningful where white
     /// wins ([`Class::Win`]).
     #[inline]
     pub fn dtz_code(&self, slot: u64) -> Result<u8, TableError> {
+        Ok(self.file.dtz_code(slot, &self.cache)?)
+    }
+
+    /// [`Run::class`] of a slot from [`Run::slot`] (a kept twin: read as it is).
+    #[inline]
+    pub(super) fn kept_class(&self, stm: Color, slot: u64) -> Result<Class, TableError> {
+        Ok(self.file.class_of_kept(stm, slot, &self.cache)?)
+    }
+
+    /// [`Run::dtz_code`] of a slot from [`Run::slot`].
+    #[inline]
+    pub(super) fn kept_dtz_code(&self, slot: u64) -> Result<u8, TableError> {
         Ok(self.file.dtz_code_of_kept(slot, &self.cache)?)
     }
 
@@ -41,7 +53,7 @@ impl Run {
 
     /// Storage slot of `men`; with `swap`, of their colour swap flipped top to bottom (black's
     /// men become this run's white). Of a position stored twice (transposed twins), the kept
-    /// slot, which [`Run::class`] and [`Run::dtz_code`] read as it is.
+    /// slot, which [`Run::kept_class`] and [`Run::kept_dtz_code`] read as it is.
     #[inline]
     pub(super) fn slot(&self, men: &Men, swap: bool) -> u64 {
         let (w, b, flip) = if swap { (Color::Black, Color::White, 56) } else { (Color::White, Color::Black, 0) };
@@ -67,10 +79,11 @@ impl Run {
     }
 }
 
-/// The stored distance of a slot white wins in `run` ([`Class::Win`]): its distance code read.
+/// The stored distance of a slot from [`Run::slot`] white wins in `run` ([`Class::Win`]): its
+/// distance code read.
 #[inline]
 pub(super) fn win_distance(run: &Run, slot: u64) -> Result<u8, TableError> {
-    let code = run.dtz_code(slot)?;
+    let code = run.kept_dtz_code(slot)?;
     code_to_distance(Color::White, code).filter(|&d| d > 0).ok_or_else(|| {
         TableError::Wrong(format!(
             "{}: slot {slot} is won but holds distance code {code} (table damaged)",

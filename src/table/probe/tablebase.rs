@@ -154,7 +154,7 @@ impl Tablebase {
             &men,
             |run, stm, slot| {
                 let meta = &run.file.header.meta;
-                Ok((run.class(stm, slot)?, meta.five_valued, meta.edge_exact))
+                Ok((run.kept_class(stm, slot)?, meta.five_valued, meta.edge_exact))
             },
             |(class, ..)| class != Class::NotWon,
         )?;
@@ -200,7 +200,7 @@ impl Tablebase {
     fn probe_stored(&self, pos: &Position, men: &Men) -> Result<Probe, TableError> {
         let g50 = RULE_PLIES as i32 - pos.halfmove.min(RULE_PLIES as u32 + 1) as i32;
         let (white, black) =
-            self.read_runs(men, |run, stm, slot| Ok((run.class(stm, slot)?, slot)), |(c, _)| c == Class::Win)?;
+            self.read_runs(men, |run, stm, slot| Ok((run.kept_class(stm, slot)?, slot)), |(c, _)| c == Class::Win)?;
         let [w, b] = men.piece_sets();
         if let Some((Class::Win, slot)) = white {
             let run = self.run_at(w * PIECE_SETS + b)?;
@@ -235,7 +235,7 @@ impl Tablebase {
         let mut after = |child: &Men, mv: &dyn Fn() -> String| {
             // The winner (black of `child`) is the run's white, to move.
             let slot = run.slot(child, true);
-            match run.dtz_code(slot) {
+            match run.kept_dtz_code(slot) {
                 Ok(c @ 1..=WTM_MAX_CODE) => worst = worst.max(c),
                 Ok(c) => {
                     failed = Some(TableError::Wrong(format!(
@@ -353,7 +353,7 @@ impl Tablebase {
         // A fresh clock: a win (at most 100 plies) is class 1 of the winner's run, with either
         // side to move.
         let (white, black) =
-            self.read_runs(&men, |run, stm, slot| Ok(run.class(stm, slot)? == Class::Win), |won| won)?;
+            self.read_runs(&men, |run, stm, slot| Ok(run.kept_class(stm, slot)? == Class::Win), |won| won)?;
         Ok(if white == Some(true) {
             Wdl::Win
         } else if black == Some(true) {
