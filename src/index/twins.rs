@@ -8,7 +8,7 @@
 //! top bits; only the L digits and the white king move. So a reader that puts a unit back
 //! into slot order finds both twins in it.
 
-use super::{extract, Layout};
+use super::{extract, Layout, StoredOrder};
 use crate::chess::square::on_diagonal;
 use crate::chess::{Square, Symmetry, MAX_PIECES};
 
@@ -31,7 +31,19 @@ impl Layout {
     /// pawns: the word's positions have transposed twins).
     #[inline]
     pub fn bk_on_diagonal(&self, word: u64) -> bool {
-        on_diagonal(self.bk_square(extract(self.index_of_slot(word * 64), &self.bk_bits) as u8))
+        self.bk_on_diagonal_at(self.index_of_slot(word * 64))
+    }
+
+    #[inline]
+    fn bk_on_diagonal_at(&self, index: u64) -> bool {
+        on_diagonal(self.bk_square(extract(index, &self.bk_bits) as u8))
+    }
+
+    /// The index of black-king code `code` with the pieces on `pieces` (the layout's order)
+    /// each moved by `image`: a twin's index, the white king's bits left to the caller.
+    #[inline]
+    fn image_index(&self, code: u8, pieces: &[Square], image: impl Fn(Square) -> Square) -> u64 {
+        pieces.iter().enumerate().fold(self.bk_contrib(code), |i, (k, &sq)| i | self.piece_contrib(k, image(sq)))
     }
 
     /// The transposed twins of storage word `word`, or `None` when it has none (black king
@@ -43,16 +55,17 @@ impl Layout {
         }
         let index = self.index_of_slot(word * 64);
         // The black king first: most words (and probes) stop here.
-        if !on_diagonal(self.bk_square(extract(index, &self.bk_bits) as u8)) {
-            return None;
-        }
+        self.bk_on_diagonal_at(index).then(|| self.twin_of_diagonal(index))
+    }
+
+    /// [`Layout::transposed_twin`] of the word at `index`, whose black king stands on the
+    /// diagonal.
+    #[inline]
+    fn twin_of_diagonal(&self, index: u64) -> TwinWord {
         let n = self.pieces.len();
         let mut squares = [0 as Square; MAX_PIECES];
         let (code, _) = self.decode_into(index, &mut squares[..n]);
-        let twin = squares[..n]
-            .iter()
-            .enumerate()
-            .fold(self.bk_contrib(code), |i, (k, &sq)| i | self.piece_contrib(k, Symmetry::TRANSPOSE.apply(sq)));
+        let twin = self.image_index(code, &squares[..n], |sq| Symmetry::TRANSPOSE.apply(sq));
         // Both indexes have their white-king bits clear: the other men decide, and when they
         // are their own image, the white king does.
         let dropped = match twin.cmp(&index) {
@@ -61,11 +74,9 @@ impl Layout {
             std::cmp::Ordering::Greater => 0,
         };
         let word = self.slot(twin).expect("the twin of a stored position is stored") / 64;
-        Some(TwinWord { word, dropped })
+        TwinWord { word, dropped }
     }
 
-    /// The slot whose value a format 5 table keeps for `slot`: its transposed twin when that
-    /// is smaller, else itself.
     /// The index of the kept twin ([`Layout::kept_slot`]) of a position given by plain
     /// squares, without decoding: [`Layout::canonical_index`], and with the black king
     /// brought onto the diagonal the smaller of it and its transposed image's index (every
@@ -78,38 +89,34 @@ impl Layout {
             return index;
         }
         let image = |sq: Square| Symmetry::TRANSPOSE.apply(sym.apply(sq));
-        let code = extract(index, &self.bk_bits) as u8;
-        let twin = pieces
-            .iter()
-            .enumerate()
-            .fold(self.bk_contrib(code) | image(wk) as u64, |i, (k, &sq)| i | self.piece_contrib(k, image(sq)));
+        let twin = self.image_index(extract(index, &self.bk_bits) as u8, pieces, image) | image(wk) as u64;
         index.min(twin)
     }
 
     /// Each storage word of `first..first + n` that has transposed twins, as its offset from
-    /// `first` and its [`TwinWord`]. The black king's code is among the top 7 bits of the
-    /// index, so whole units of `2^(total_bits - 7)` slots are skipped at once when it
-    /// stands off the diagonal.
+    /// `first` and its [`TwinWord`]. The black king's code is constant over a unit of
+    /// [`StoredOrder::max_unit_bits`] (the index's top bits hold it), so whole units are
+    /// skipped at once when it stands off the diagonal.
     pub fn for_each_twin(&self, first: u64, n: usize, mut each: impl FnMut(usize, TwinWord)) {
         if self.slices.is_some() {
             return;
         }
-        let unit_words = 1u64 << self.total_bits.saturating_sub(13);
+        let unit_words = 1u64 << (StoredOrder::max_unit_bits(self) - 6);
         let end = first + n as u64;
         let mut w = first;
         while w < end {
             let stop = ((w / unit_words + 1) * unit_words).min(end);
             if self.bk_on_diagonal(w) {
                 for word in w..stop {
-                    if let Some(twin) = self.transposed_twin(word) {
-                        each((word - first) as usize, twin);
-                    }
+                    each((word - first) as usize, self.twin_of_diagonal(self.index_of_slot(word * 64)));
                 }
             }
             w = stop;
         }
     }
 
+    /// The slot whose value a format 5 table keeps for `slot`: its transposed twin when that
+    /// is smaller, else itself.
     #[inline]
     pub fn kept_slot(&self, slot: u64) -> u64 {
         match self.transposed_twin(slot / 64) {

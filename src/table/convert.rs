@@ -417,11 +417,7 @@ pub fn planes_to_compact(
             |k| Ok::<_, TableError>(((first_span + k) as u64) << span_bits),
             |_, first_slot| {
                 let mut planes = span_planes(src, at.part.side(), first_slot, span_bits)?;
-                let counted = (at.part == Part::BtmWdl && counting).then(|| {
-                    let mut part = SummaryPart::new();
-                    part.add(&counter.count(first_slot / 64, &planes));
-                    part
-                });
+                let counted = (at.part == Part::BtmWdl && counting).then(|| counter.count(first_slot / 64, &planes));
                 // After the summary's count, which reads every slot's value.
                 drop_twins(layout, first_slot, &mut planes);
                 let dtz = if spilling { blocks_of(&planes, first_slot, Part::WtmDtz, 0)? } else { Vec::new() };
