@@ -897,7 +897,7 @@ fn table_case_run(case: TableCase) -> Result<(), TestCaseError> {
                 });
                 check!(loaded.is_err() || n == words, "bitbase of {n} words, not {words}");
             }
-            let cache = BlockCache::new(1 << 20);
+            let cache = BlockCache::new(1 << 20).unwrap();
             let mut codes = Vec::new();
             for &(white, raw) in &case.reads {
                 let stm = if white { Color::White } else { Color::Black };

@@ -2,7 +2,7 @@
 //! block's checksum the first time it is decoded; classes, distance codes, the generator's
 //! bitbases and the uncompressed format's value codes read from it.
 
-use super::codec::{class_at, decompress, expand_constant, planes_at, BlockData};
+use super::codec::{decompress, expand_constant, planes_at, BlockData};
 use super::header::CompactHeader;
 use super::part::{block_positions, n_blocks, Part, PartEntry, DTZ_BLOCK_BITS, INDEX_ENTRY_BYTES, WDL_BLOCK_BITS};
 use super::slices::{decode_keys, decode_levels, LevelEntry};
@@ -10,7 +10,7 @@ use super::summary::Summary;
 use crate::chess::square::transpose;
 use crate::chess::{Color, Material, Symmetry};
 use crate::index::{illegal_word, Layout, StoredOrder};
-use crate::table::cache::BlockCache;
+use crate::table::cache::{block_key, BlockCache, BlockRef, Cached};
 use crate::table::error::FormatError;
 use crate::table::values::{Class, CODE_CURSED, CODE_EDGE, CODE_ILLEGAL, CODE_LOST_UNMEASURED, CODE_NONE};
 use crate::table::version::HEADER_LEN;
@@ -38,6 +38,8 @@ pub struct CompactTable {
     file: File,
     /// Per block section, one bit per block: its checksum was checked.
     checked: [Vec<AtomicU64>; 3],
+    /// Per block section, each block's reference in block caches (constant value or buffer).
+    refs: [Box<[BlockRef]>; 3],
     /// This open table's id in block caches.
     pub id: u32,
     /// The spans last put back into slot order, for readers that go through a table in
@@ -90,10 +92,13 @@ impl CompactTable {
             let n = n_blocks(Part::BLOCKED[i], header.n_slots);
             (0..n.div_ceil(64)).map(|_| AtomicU64::new(0)).collect()
         });
+        let refs = std::array::from_fn(|i| {
+            (0..n_blocks(Part::BLOCKED[i], header.n_slots)).map(|_| BlockRef::new(0)).collect()
+        });
         let id = NEXT_TABLE_ID.fetch_add(1, Ordering::Relaxed);
         let spans = Mutex::new(VecDeque::new());
         let layout = Layout::new(&header.material);
-        Ok(CompactTable { path: path.to_path_buf(), header, layout, map, file, checked, id, spans })
+        Ok(CompactTable { path: path.to_path_buf(), header, layout, map, file, checked, refs, id, spans })
     }
 
     /// Opens the table of run `material`, refusing a file that holds another run's table.
@@ -165,17 +170,6 @@ impl CompactTable {
         }
         word.fetch_or(bit, Ordering::Relaxed);
         Ok(())
-    }
-
-    /// The value of a constant block (stored as one byte), or `None`.
-    #[inline]
-    pub fn constant(&self, part: Part, i: usize) -> Result<Option<u8>, FormatError> {
-        let packed = self.packed(part, i)?;
-        if packed.len() != 1 {
-            return Ok(None);
-        }
-        self.check(part, i, packed)?;
-        Ok(Some(packed[0]))
     }
 
     /// Decodes block `i` of a block section.
@@ -411,15 +405,17 @@ impl CompactTable {
         Ok(())
     }
 
-    /// Block `i` of a section, decoded, through `cache` (it must not be a constant block).
+    /// Words `first..first + N` of block `i` of a section (8 bytes each, little-endian), or
+    /// the value of a constant block, through `cache`.
     #[inline]
-    pub fn cached_block(&self, part: Part, i: usize, cache: &BlockCache) -> Result<Arc<[u8]>, FormatError> {
-        cache.get(self.id, part, i, || match self.block(part, i)? {
-            BlockData::Bytes(b) => Ok(Arc::from(b)),
-            BlockData::Constant(_) => {
-                Err(FormatError::Writer(self.path.clone(), "a constant block asked of the cache"))
-            }
-        })
+    pub fn cached_block<const N: usize>(
+        &self,
+        part: Part,
+        i: usize,
+        first: usize,
+        cache: &BlockCache,
+    ) -> Result<Cached<N>, FormatError> {
+        cache.words(block_key(self.id, part, i), &self.refs[part as usize][i], first, || self.block(part, i))
     }
 
     /// The class of a slot, through `cache` (constant blocks need none).
@@ -444,12 +440,11 @@ impl CompactTable {
     pub fn class_of_kept(&self, stm: Color, slot: u64, cache: &BlockCache) -> Result<Class, FormatError> {
         let part = Part::wdl(stm);
         let slot = self.order(part).map_or(slot, |o| o.stored(slot));
-        let i = (slot >> WDL_BLOCK_BITS) as usize;
-        if let Some(v) = self.constant(part, i)? {
-            return Ok(Class::from_bits(v));
-        }
-        let block = self.cached_block(part, i, cache)?;
-        Ok(class_at(&block, slot & ((1 << WDL_BLOCK_BITS) - 1)))
+        let (i, p) = ((slot >> WDL_BLOCK_BITS) as usize, slot & ((1 << WDL_BLOCK_BITS) - 1));
+        Ok(match self.cached_block::<2>(part, i, 2 * (p >> 6) as usize, cache)? {
+            Cached::Constant(v) => Class::from_bits(v),
+            Cached::Words([lo, hi]) => Class::of_planes(lo, hi, p & 63),
+        })
     }
 
     /// The wtm distance code of a slot (meaningful where its class is a win), through `cache`.
@@ -462,12 +457,11 @@ impl CompactTable {
     #[inline]
     pub fn dtz_code_of_kept(&self, slot: u64, cache: &BlockCache) -> Result<u8, FormatError> {
         let slot = self.order(Part::WtmDtz).map_or(slot, |o| o.stored(slot));
-        let i = (slot >> DTZ_BLOCK_BITS) as usize;
-        if let Some(v) = self.constant(Part::WtmDtz, i)? {
-            return Ok(v);
-        }
-        let block = self.cached_block(Part::WtmDtz, i, cache)?;
-        Ok(block[(slot & ((1 << DTZ_BLOCK_BITS) - 1)) as usize])
+        let (i, p) = ((slot >> DTZ_BLOCK_BITS) as usize, slot & ((1 << DTZ_BLOCK_BITS) - 1));
+        Ok(match self.cached_block::<1>(Part::WtmDtz, i, (p >> 3) as usize, cache)? {
+            Cached::Constant(v) => v,
+            Cached::Words([w]) => (w >> (8 * (p & 7))) as u8,
+        })
     }
 }
 

@@ -60,7 +60,7 @@ impl Tablebase {
             dir: dir.to_path_buf(),
             runs: (0..PIECE_SETS * PIECE_SETS).map(|_| OnceLock::new()).collect(),
             opening: Mutex::new(()),
-            cache: Arc::new(BlockCache::new(cache_bytes)),
+            cache: Arc::new(BlockCache::new(cache_bytes)?),
         })
     }
 
@@ -347,13 +347,15 @@ impl Tablebase {
             return self.probe(pos).map(|p| Wdl::from_sign(p.wdl));
         }
         let men = Men::gather(pos, pos.turn == Color::Black);
-        if let Some(end) = game_over(&men, pos) {
-            return Ok(end);
-        }
         // A fresh clock: a win (at most 100 plies) is class 1 of the winner's run, with either
-        // side to move.
-        let (white, black) =
-            self.read_runs(&men, |run, stm, slot| Ok(run.kept_class(stm, slot)? == Class::Win), |won| won)?;
+        // side to move. The tables hold mates (lost) and stalemates (not won by either side)
+        // too, so the moves are looked at only when a table cannot be read: a mate or a
+        // stalemate needs none.
+        let read = self.read_runs(&men, |run, stm, slot| Ok(run.kept_class(stm, slot)? == Class::Win), |won| won);
+        let (white, black) = match read {
+            Ok(found) => found,
+            Err(e) => return game_over(&men, pos).ok_or(e),
+        };
         Ok(if white == Some(true) {
             Wdl::Win
         } else if black == Some(true) {

@@ -121,7 +121,7 @@ pub fn sample_run(
         needed: needed.cloned(),
         cause: Box::new(e),
     };
-    let cache = BlockCache::new(cache);
+    let cache = BlockCache::new(cache)?;
     let table = open_compact(tables_dir, run).map_err(|e| verifying(None, e))?;
     // The successor runs: every capture's (and with pawns every promotion's).
     let mut sub_tables = Vec::new();
