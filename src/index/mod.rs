@@ -19,6 +19,7 @@ pub(crate) use chunks::extract_mask;
 pub use chunks::{Block, ChunkKey, ChunkScheme};
 pub use illegal::illegal_word;
 pub use order::{Man, StoredOrder, ORDER_RECORD_BYTES};
+pub use twins::StoredMen;
 
 use crate::chess::square::TRIANGLE;
 use crate::chess::{Color, Material, Role, Square, Symmetry};

@@ -22,6 +22,15 @@ pub struct TwinWord {
     pub dropped: u64,
 }
 
+/// The men of a stored position on the squares its index holds them on: the pieces in the
+/// layout's order (the first ones used), the kings.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StoredMen {
+    pub pieces: [Square; MAX_PIECES],
+    pub wk: Square,
+    pub bk: Square,
+}
+
 /// Lanes whose white king stands above the a1-h8 diagonal (rank greater than file): the
 /// larger slot of each pair a word shares with its own transposed image.
 const ABOVE_DIAGONAL: u64 = 0x7f3f_1f0f_0703_0100;
@@ -84,13 +93,30 @@ impl Layout {
     /// before format 5 both twins hold the value, so the kept one serves them too.
     #[inline]
     pub fn kept_canonical_index(&self, bk: Square, pieces: &[Square], wk: Square) -> u64 {
+        self.kept_canonical_men(bk, pieces, wk).0
+    }
+
+    /// [`Layout::kept_canonical_index`], and the men on the squares that index holds them
+    /// on (a stored order reads them: [`StoredOrder::stored_of_men`]). Without pawns.
+    #[inline]
+    pub fn kept_canonical_men(&self, bk: Square, pieces: &[Square], wk: Square) -> (u64, StoredMen) {
         let (index, sym) = self.canonical_index(bk, pieces, wk);
-        if self.slices.is_some() || !on_diagonal(sym.apply(bk)) {
-            return index;
+        let mut men = StoredMen { pieces: [0; MAX_PIECES], wk: sym.apply(wk), bk: sym.apply(bk) };
+        let n = pieces.len();
+        for (to, &sq) in men.pieces.iter_mut().zip(pieces) {
+            *to = sym.apply(sq);
         }
-        let image = |sq: Square| Symmetry::TRANSPOSE.apply(sym.apply(sq));
-        let twin = self.image_index(extract(index, &self.bk_bits) as u8, pieces, image) | image(wk) as u64;
-        index.min(twin)
+        if self.slices.is_some() || !on_diagonal(men.bk) {
+            return (index, men);
+        }
+        let image = |sq: Square| Symmetry::TRANSPOSE.apply(sq);
+        let twin =
+            self.image_index(extract(index, &self.bk_bits) as u8, &men.pieces[..n], image) | image(men.wk) as u64;
+        if twin < index {
+            men.pieces[..n].iter_mut().for_each(|sq| *sq = image(*sq));
+            men.wk = image(men.wk);
+        }
+        (index.min(twin), men)
     }
 
     /// Each storage word of `first..first + n` that has transposed twins, as its offset from
@@ -187,6 +213,11 @@ mod tests {
                     let (index, _) = layout.canonical_index(sym.apply(bk), &pieces, sym.apply(wk));
                     let want = layout.kept_slot(layout.slot(index).unwrap());
                     assert_eq!(layout.slot(kept), Some(want), "{name} slot {slot} {sym:?}");
+                    // The men on the squares the kept index holds them on.
+                    let (_, men) = layout.kept_canonical_men(sym.apply(bk), &pieces, sym.apply(wk));
+                    let (kept_code, kept_sq, kept_wk) = layout.decode(kept);
+                    let got = (&men.pieces[..kept_sq.len()], men.wk, men.bk);
+                    assert_eq!(got, (&kept_sq[..], kept_wk, layout.bk_square(kept_code)), "{name} slot {slot} {sym:?}");
                 }
                 on_diagonal_seen += on_diagonal(bk) as u32;
             }

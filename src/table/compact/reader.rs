@@ -9,7 +9,7 @@ use super::slices::{decode_keys, decode_levels, LevelEntry};
 use super::summary::Summary;
 use crate::chess::square::transpose;
 use crate::chess::{Color, Material, Symmetry};
-use crate::index::{illegal_word, Layout, StoredOrder};
+use crate::index::{illegal_word, Layout, StoredMen, StoredOrder};
 use crate::table::cache::{block_key, BlockCache, BlockRef, Cached};
 use crate::table::error::FormatError;
 use crate::table::values::{Class, CODE_CURSED, CODE_EDGE, CODE_ILLEGAL, CODE_LOST_UNMEASURED, CODE_NONE};
@@ -421,7 +421,7 @@ impl CompactTable {
     /// The class of a slot, through `cache` (constant blocks need none).
     #[inline]
     pub fn class(&self, stm: Color, slot: u64, cache: &BlockCache) -> Result<Class, FormatError> {
-        self.class_of_kept(stm, self.kept(slot), cache)
+        self.class_of_kept(stm, self.kept(slot), None, cache)
     }
 
     /// The slot that holds a slot's value: its kept twin in a format 5 table.
@@ -434,12 +434,29 @@ impl CompactTable {
         }
     }
 
-    /// [`CompactTable::class`] of a slot known to be kept (probes find it from the men:
-    /// [`Layout::kept_canonical_index`]).
+    /// Where a slot lies in a section's stored order; `men` are its men as the slot holds
+    /// them, if the caller has them (a probe: the order need not decode the slot).
     #[inline]
-    pub fn class_of_kept(&self, stm: Color, slot: u64, cache: &BlockCache) -> Result<Class, FormatError> {
+    fn stored(&self, part: Part, slot: u64, men: Option<&StoredMen>) -> u64 {
+        match (self.order(part), men) {
+            (None, _) => slot,
+            (Some(o), Some(m)) => o.stored_of_men(slot, &m.pieces, m.wk, m.bk),
+            (Some(o), None) => o.stored(slot),
+        }
+    }
+
+    /// [`CompactTable::class`] of a slot known to be kept (probes find it from the men:
+    /// [`Layout::kept_canonical_men`]), whose men are `men` if given.
+    #[inline]
+    pub fn class_of_kept(
+        &self,
+        stm: Color,
+        slot: u64,
+        men: Option<&StoredMen>,
+        cache: &BlockCache,
+    ) -> Result<Class, FormatError> {
         let part = Part::wdl(stm);
-        let slot = self.order(part).map_or(slot, |o| o.stored(slot));
+        let slot = self.stored(part, slot, men);
         let (i, p) = ((slot >> WDL_BLOCK_BITS) as usize, slot & ((1 << WDL_BLOCK_BITS) - 1));
         Ok(match self.cached_block::<2>(part, i, 2 * (p >> 6) as usize, cache)? {
             Cached::Constant(v) => Class::from_bits(v),
@@ -450,13 +467,13 @@ impl CompactTable {
     /// The wtm distance code of a slot (meaningful where its class is a win), through `cache`.
     #[inline]
     pub fn dtz_code(&self, slot: u64, cache: &BlockCache) -> Result<u8, FormatError> {
-        self.dtz_code_of_kept(self.kept(slot), cache)
+        self.dtz_code_of_kept(self.kept(slot), None, cache)
     }
 
-    /// [`CompactTable::dtz_code`] of a slot known to be kept.
+    /// [`CompactTable::dtz_code`] of a slot known to be kept, whose men are `men` if given.
     #[inline]
-    pub fn dtz_code_of_kept(&self, slot: u64, cache: &BlockCache) -> Result<u8, FormatError> {
-        let slot = self.order(Part::WtmDtz).map_or(slot, |o| o.stored(slot));
+    pub fn dtz_code_of_kept(&self, slot: u64, men: Option<&StoredMen>, cache: &BlockCache) -> Result<u8, FormatError> {
+        let slot = self.stored(Part::WtmDtz, slot, men);
         let (i, p) = ((slot >> DTZ_BLOCK_BITS) as usize, slot & ((1 << DTZ_BLOCK_BITS) - 1));
         Ok(match self.cached_block::<1>(Part::WtmDtz, i, (p >> 3) as usize, cache)? {
             Cached::Constant(v) => v,

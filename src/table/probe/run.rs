@@ -2,7 +2,7 @@
 //! a position's men, in the run's own colours or in the colour swap.
 
 use crate::chess::{Color, Position, Square, MAX_PIECES};
-use crate::index::Layout;
+use crate::index::{Layout, StoredMen};
 use crate::table::cache::BlockCache;
 use crate::table::compact::CompactTable;
 use crate::table::men::Men;
@@ -34,28 +34,28 @@ impl Run {
         Ok(self.file.dtz_code(slot, &self.cache)?)
     }
 
-    /// [`Run::class`] of a slot from [`Run::slot`] (a kept twin: read as it is).
+    /// [`Run::class`] of a position found by [`Run::slot`] (a kept twin: read as it is).
     #[inline]
-    pub(super) fn kept_class(&self, stm: Color, slot: u64) -> Result<Class, TableError> {
-        Ok(self.file.class_of_kept(stm, slot, &self.cache)?)
+    pub(super) fn kept_class(&self, stm: Color, at: Located) -> Result<Class, TableError> {
+        Ok(self.file.class_of_kept(stm, at.slot, at.men.as_ref(), &self.cache)?)
     }
 
-    /// [`Run::dtz_code`] of a slot from [`Run::slot`].
+    /// [`Run::dtz_code`] of a position found by [`Run::slot`].
     #[inline]
-    pub(super) fn kept_dtz_code(&self, slot: u64) -> Result<u8, TableError> {
-        Ok(self.file.dtz_code_of_kept(slot, &self.cache)?)
+    pub(super) fn kept_dtz_code(&self, at: Located) -> Result<u8, TableError> {
+        Ok(self.file.dtz_code_of_kept(at.slot, at.men.as_ref(), &self.cache)?)
     }
 
     /// The storage slot of a legal position of this run (white's men are the run's white).
     pub fn slot_of(&self, pos: &Position) -> u64 {
-        self.slot(&Men::gather(pos, false), false)
+        self.slot(&Men::gather(pos, false), false).slot
     }
 
-    /// Storage slot of `men`; with `swap`, of their colour swap flipped top to bottom (black's
-    /// men become this run's white). Of a position stored twice (transposed twins), the kept
-    /// slot, which [`Run::kept_class`] and [`Run::kept_dtz_code`] read as it is.
+    /// Where `men` lie in this run; with `swap`, their colour swap flipped top to bottom
+    /// (black's men become this run's white). Of a position stored twice (transposed twins),
+    /// the kept slot, which [`Run::kept_class`] and [`Run::kept_dtz_code`] read as it is.
     #[inline]
-    pub(super) fn slot(&self, men: &Men, swap: bool) -> u64 {
+    pub(super) fn slot(&self, men: &Men, swap: bool) -> Located {
         let (w, b, flip) = if swap { (Color::Black, Color::White, 56) } else { (Color::White, Color::Black, 0) };
         let mut squares = [0 as Square; MAX_PIECES];
         let mut k = 0;
@@ -67,23 +67,32 @@ impl Run {
         }
         let (bk, wk) = (men.king(b) ^ flip, men.king(w) ^ flip);
         if men.pawns.n == 0 {
-            let idx = self.layout.kept_canonical_index(bk, &squares[..k], wk);
-            return self.layout.slot(idx).expect("canonical index is not a hole");
+            let (idx, stored) = self.layout.kept_canonical_men(bk, &squares[..k], wk);
+            let slot = self.layout.slot(idx).expect("canonical index is not a hole");
+            return Located { slot, men: Some(stored) };
         }
         let pawns = if swap { men.pawns.swapped() } else { men.pawns };
         let (slot, _) = self
             .layout
             .canonical_slot(bk, &squares[..k], wk, &pawns)
             .expect("the pawns of a legal position form a stored configuration");
-        slot
+        Located { slot, men: None }
     }
 }
 
-/// The stored distance of a slot from [`Run::slot`] white wins in `run` ([`Class::Win`]): its
-/// distance code read.
+/// Where a position lies in a run: its kept slot and, without pawns, its men as that slot
+/// holds them (the stored orders read them instead of decoding the slot).
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Located {
+    pub slot: u64,
+    men: Option<StoredMen>,
+}
+
+/// The stored distance of a position found by [`Run::slot`] that white wins in `run`
+/// ([`Class::Win`]): its distance code read.
 #[inline]
-pub(super) fn win_distance(run: &Run, slot: u64) -> Result<u8, TableError> {
-    let code = run.kept_dtz_code(slot)?;
+pub(super) fn win_distance(run: &Run, at: Located) -> Result<u8, TableError> {
+    let (slot, code) = (at.slot, run.kept_dtz_code(at)?);
     code_to_distance(Color::White, code).filter(|&d| d > 0).ok_or_else(|| {
         TableError::Wrong(format!(
             "{}: slot {slot} is won but holds distance code {code} (table damaged)",

@@ -2,7 +2,7 @@
 //! locking, and the probes of a position (win/draw/loss, distance, five-valued category).
 
 use super::result::{Category, Probe, Wdl};
-use super::run::{win_distance, Run};
+use super::run::{win_distance, Located, Run};
 use crate::chess::{Color, Material, Position, RULE_PLIES};
 use crate::index::Layout;
 use crate::table::cache::{BlockCache, DEFAULT_CACHE_BYTES};
@@ -303,7 +303,7 @@ impl Tablebase {
     fn read_runs<T: Copy>(
         &self,
         men: &Men,
-        read: impl Fn(&Run, Color, u64) -> Result<T, TableError>,
+        read: impl Fn(&Run, Color, Located) -> Result<T, TableError>,
         decides: impl Fn(T) -> bool,
     ) -> Result<(Option<T>, Option<T>), TableError> {
         let [w, b] = men.piece_sets();
