@@ -152,9 +152,9 @@ impl Tablebase {
         }
         let (white, black) = self.read_runs(
             &men,
-            |run, stm, slot| {
+            |run, stm, at| {
                 let meta = &run.file.header.meta;
-                Ok((run.kept_class(stm, slot)?, meta.five_valued, meta.edge_exact))
+                Ok((run.kept_class(stm, at)?, meta.five_valued, meta.edge_exact))
             },
             |(class, ..)| class != Class::NotWon,
         )?;
@@ -200,11 +200,11 @@ impl Tablebase {
     fn probe_stored(&self, pos: &Position, men: &Men) -> Result<Probe, TableError> {
         let g50 = RULE_PLIES as i32 - pos.halfmove.min(RULE_PLIES as u32 + 1) as i32;
         let (white, black) =
-            self.read_runs(men, |run, stm, slot| Ok((run.kept_class(stm, slot)?, slot)), |(c, _)| c == Class::Win)?;
+            self.read_runs(men, |run, stm, at| Ok((run.kept_class(stm, at)?, at)), |(c, _)| c == Class::Win)?;
         let [w, b] = men.piece_sets();
-        if let Some((Class::Win, slot)) = white {
+        if let Some((Class::Win, at)) = white {
             let run = self.run_at(w * PIECE_SETS + b)?;
-            let d = win_distance(run, slot)?;
+            let d = win_distance(run, at)?;
             return Ok(if d as i32 <= g50 { Probe { wdl: 1, dtz: d as i32 } } else { Probe { wdl: 0, dtz: 0 } });
         }
         if let Some((Class::Win, _)) = black {
@@ -234,8 +234,8 @@ impl Tablebase {
         let mut failed = None;
         let mut after = |child: &Men, mv: &dyn Fn() -> String| {
             // The winner (black of `child`) is the run's white, to move.
-            let slot = run.slot(child, true);
-            match run.kept_dtz_code(slot) {
+            let at = run.slot(child, true);
+            match run.kept_dtz_code(at) {
                 Ok(c @ 1..=WTM_MAX_CODE) => worst = worst.max(c),
                 Ok(c) => {
                     failed = Some(TableError::Wrong(format!(
@@ -351,7 +351,7 @@ impl Tablebase {
         // side to move. The tables hold mates (lost) and stalemates (not won by either side)
         // too, so the moves are looked at only when a table cannot be read: a mate or a
         // stalemate needs none.
-        let read = self.read_runs(&men, |run, stm, slot| Ok(run.kept_class(stm, slot)? == Class::Win), |won| won);
+        let read = self.read_runs(&men, |run, stm, at| Ok(run.kept_class(stm, at)? == Class::Win), |won| won);
         let (white, black) = match read {
             Ok(found) => found,
             Err(e) => return game_over(&men, pos).ok_or(e),
