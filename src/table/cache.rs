@@ -74,12 +74,12 @@ pub struct BlockCache {
 }
 
 impl BlockCache {
-    /// A cache of at most `capacity` bytes of decoded blocks (64 KiB each, at least 16): the
-    /// address space is reserved here, memory taken as blocks arrive.
+    /// A cache of at most `capacity` bytes of decoded blocks (64 KiB each; under 64 KiB, none
+    /// is kept): the address space is reserved here, memory taken as blocks arrive.
     pub fn new(capacity: u64) -> Result<BlockCache, FormatError> {
-        let n = (capacity / BLOCK_BYTES as u64).max(16) as usize;
+        let n = (capacity / BLOCK_BYTES as u64) as usize;
         let pool = MmapOptions::new()
-            .len(n * BLOCK_BYTES)
+            .len((n * BLOCK_BYTES).max(1))
             .no_reserve_swap()
             .map_anon()
             .doing(|| format!("reserving {} bytes of address space for the block cache", n * BLOCK_BYTES))?;
@@ -217,7 +217,7 @@ mod tests {
 
     #[test]
     fn hits_misses_constants_and_recycling() {
-        let cache = BlockCache::new(0).unwrap(); // 16 buffers
+        let cache = BlockCache::new(16 * BLOCK_BYTES as u64).unwrap();
         let refs: Vec<BlockRef> = (0..40).map(|_| BlockRef::new(0)).collect();
         let mut decoded = 0;
         for round in 0..3 {
@@ -251,8 +251,19 @@ mod tests {
     }
 
     #[test]
+    fn a_cache_under_one_block_keeps_none() {
+        let cache = BlockCache::new(BLOCK_BYTES as u64 - 1).unwrap();
+        let r = BlockRef::new(0);
+        for _ in 0..3 {
+            let got = cache.words::<1>(block_key(1, Part::WtmDtz, 3), &r, 0, || Ok(BlockData::Bytes(block_of(3))));
+            assert_eq!(got.unwrap(), Cached::Words([3 * 1_000_003]));
+        }
+        assert_eq!(cache.weight(), 0);
+    }
+
+    #[test]
     fn a_buffer_taken_over_is_a_miss() {
-        let cache = BlockCache::new(0).unwrap();
+        let cache = BlockCache::new(16 * BLOCK_BYTES as u64).unwrap();
         let (a, b) = (BlockRef::new(0), BlockRef::new(0));
         let (ka, kb) = (block_key(1, Part::WtmWdl, 0), block_key(2, Part::WtmWdl, 0));
         cache.words::<1>(ka, &a, 0, || Ok(BlockData::Bytes(block_of(1)))).unwrap();
@@ -264,7 +275,7 @@ mod tests {
 
     #[test]
     fn threads_read_their_own_blocks_while_buffers_recycle() {
-        let cache = BlockCache::new(0).unwrap();
+        let cache = BlockCache::new(16 * BLOCK_BYTES as u64).unwrap();
         let refs: Vec<BlockRef> = (0..64).map(|_| BlockRef::new(0)).collect();
         std::thread::scope(|s| {
             for t in 0..4u64 {
