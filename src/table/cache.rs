@@ -128,7 +128,7 @@ impl BlockCache {
                 return Ok(Cached::Words(words));
             }
         }
-        self.miss(key, block, first, decode)
+        Ok(self.miss(key, block, first, decode()?))
     }
 
     /// The words from buffer `b` if it still holds `key` (read under its sequence lock).
@@ -150,38 +150,34 @@ impl BlockCache {
         Some(words)
     }
 
+    /// The words of a block just decoded, which is kept in a buffer (or, constant, in its
+    /// reference) for the next reads.
     #[cold]
-    fn miss<const N: usize>(
-        &self,
-        key: u64,
-        block: &BlockRef,
-        first: usize,
-        decode: impl FnOnce() -> Result<BlockData, FormatError>,
-    ) -> Result<Cached<N>, FormatError> {
-        let bytes = match decode()? {
+    fn miss<const N: usize>(&self, key: u64, block: &BlockRef, first: usize, decoded: BlockData) -> Cached<N> {
+        let bytes = match decoded {
             BlockData::Constant(v) => {
                 block.store(CONSTANT | v as u32, Ordering::Release);
-                return Ok(Cached::Constant(v));
+                return Cached::Constant(v);
             }
             BlockData::Bytes(bytes) => bytes,
         };
         let word = |k: usize| LittleEndian::read_u64(&bytes[8 * k..8 * k + 8]);
         let words = std::array::from_fn(|k| word(first + k));
-        // No buffer free (every one being filled, by more threads than the pool has
-        // buffers): the words are read from the decoded bytes, not kept.
-        let Some(b) = self.claim() else { return Ok(Cached::Words(words)) };
+        // No buffer to keep it in (a budget under one block, or every buffer being filled
+        // by other threads): the words are read from the decoded bytes.
+        let Some(b) = self.claim() else { return Cached::Words(words) };
         let data = self.words_of(b);
         for (to, from) in data.iter().zip(bytes.chunks_exact(8)) {
             to.store(LittleEndian::read_u64(from), Ordering::Relaxed);
         }
         self.headers[b].owner.store(key, Ordering::Release);
         block.store(b as u32 + 1, Ordering::Release);
-        Ok(Cached::Words(words))
+        Cached::Words(words)
     }
 
     /// A buffer to fill, its owner set to [`BUSY`]: an unused one while there is one, else
-    /// the first one the clock hand finds unread since it last passed (`None` if every buffer
-    /// is being filled).
+    /// the first one the clock hand finds unread since it last passed (`None` if the pool has
+    /// none, or every buffer is being filled).
     fn claim(&self) -> Option<usize> {
         let mut clock = self.clock.lock().unwrap_or_else(|e| e.into_inner());
         let (allocated, hand) = &mut *clock;
