@@ -9,7 +9,7 @@ use tbstream::file::code_to_distance;
 use tbstream::men_in_layout_order;
 use tbstream::Piece;
 use tbstream::Role;
-use tbstream::{Color, Material, Position, Probe, Tablebase, Wdl};
+use tbstream::{Category, Color, Material, Position, Probe, Tablebase, Wdl};
 
 /// KQvKR and its sub-endgames (KQvK, KRvK, KRvKQ).
 fn tables() -> &'static Path {
@@ -236,6 +236,8 @@ fn missing_tables_are_errors_but_mates_and_bare_kings_need_none() {
     let stalemate = Position::from_fen("k7/8/1QK5/8/8/8/8/8 b - - 0 1").unwrap();
     assert_eq!(tb.probe(&stalemate).unwrap(), Probe { wdl: 0, dtz: 0 });
     assert_eq!(tb.probe_wdl(&stalemate).unwrap(), Wdl::Draw);
+    assert_eq!(tb.category(&mated).unwrap(), Some(Category::Loss));
+    assert_eq!(tb.category(&stalemate).unwrap(), Some(Category::Draw));
     let bare = Position::from_fen("8/8/8/8/8/2k5/8/K7 w - - 0 1").unwrap();
     assert_eq!(tb.probe_wdl(&bare).unwrap(), Wdl::Draw);
     assert_eq!(tb.line(&bare, 100).unwrap(), vec![]);

@@ -147,17 +147,21 @@ impl Tablebase {
     /// (header flags, `docs/FORMAT.md`).
     pub fn category(&self, pos: &Position) -> Result<Option<Category>, TableError> {
         let men = Men::gather(pos, pos.turn == Color::Black);
-        if let Some(end) = game_over(&men, pos) {
-            return Ok(Some(if end == Wdl::Loss { Category::Loss } else { Category::Draw }));
-        }
-        let (white, black) = self.read_runs(
+        // Mates and stalemates are stored (see `probe_wdl`): the moves are looked at only
+        // when a table cannot be read, or cannot tell a draw.
+        let ended = || game_over(&men, pos).map(|end| if end == Wdl::Loss { Category::Loss } else { Category::Draw });
+        let read = self.read_runs(
             &men,
             |run, stm, at| {
                 let meta = &run.file.header.meta;
                 Ok((run.kept_class(stm, at)?, meta.five_valued, meta.edge_exact))
             },
             |(class, ..)| class != Class::NotWon,
-        )?;
+        );
+        let (white, black) = match read {
+            Ok(found) => found,
+            Err(e) => return ended().map(Some).ok_or(e),
+        };
         let complete = white.is_none_or(|w| w.1) && black.is_none_or(|b| b.1);
         if white.is_some_and(|w| w.0 == Class::Edge && !w.2) {
             // A win of exactly 100 plies or a cursed win of 101: not told apart in this table.
@@ -171,7 +175,7 @@ impl Tablebase {
             _ => Category::Draw,
         };
         if !complete && stored == Category::Draw {
-            return Ok(None);
+            return Ok(ended());
         }
         if pos.ep.is_none() {
             return Ok(Some(stored));
