@@ -41,6 +41,21 @@ const CONSTANT: u32 = 1 << 31;
 /// The owner of a buffer being filled; 0 is a buffer that holds nothing.
 const BUSY: u64 = u64::MAX;
 
+/// A zeroed buffer of `len` bytes read at random (`what` names it in errors), on huge pages
+/// where the kernel has them: a page-table walk per read would otherwise cost as much as the
+/// read. Address space only until written (swap not reserved). The block cache's pool and the
+/// verifier's windows and loaded codes.
+pub fn random_access_buffer(len: usize, what: &str) -> Result<MmapMut, FormatError> {
+    let buffer = MmapOptions::new()
+        .len(len.max(1))
+        .no_reserve_swap()
+        .map_anon()
+        .doing(|| format!("reserving {len} bytes of memory for {what}"))?;
+    // Only advice: without huge pages the readers are slower, not wrong.
+    let _ = buffer.advise(Advice::HugePage);
+    Ok(buffer)
+}
+
 /// A block's identity in the pool: the open table's id, the section, the block.
 pub fn block_key(table_id: u32, part: Part, i: usize) -> u64 {
     assert!(i < 1 << 28, "block {i} beyond the cache's keys");
@@ -78,13 +93,7 @@ impl BlockCache {
     /// is kept): the address space is reserved here, memory taken as blocks arrive.
     pub fn new(capacity: u64) -> Result<BlockCache, FormatError> {
         let n = (capacity / BLOCK_BYTES as u64) as usize;
-        let pool = MmapOptions::new()
-            .len((n * BLOCK_BYTES).max(1))
-            .no_reserve_swap()
-            .map_anon()
-            .doing(|| format!("reserving {} bytes of address space for the block cache", n * BLOCK_BYTES))?;
-        // Only advice: without huge pages probes are slower, not wrong.
-        let _ = pool.advise(Advice::HugePage);
+        let pool = random_access_buffer(n * BLOCK_BYTES, "the block cache")?;
         let headers = (0..n).map(|_| Header { owner: AtomicU64::new(0), referenced: AtomicBool::new(false) }).collect();
         Ok(BlockCache { pool, headers, clock: Mutex::new((0, 0)), capacity })
     }

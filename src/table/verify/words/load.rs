@@ -4,10 +4,10 @@
 //! and, with pawns, the classes of the slices a pawn move reaches.
 
 use super::lanes::{code_of_class, lanes_of_classes, Lanes};
-use super::window::random_access_buffer;
 use crate::chess::{Color, Material, Role};
 use crate::index::Layout;
 use crate::pipeline::{self, Order};
+use crate::table::cache::random_access_buffer;
 use crate::table::codes::CodeSource;
 use crate::table::compact::{planes_at, CompactTable, Part, WDL_BLOCK_BITS, WDL_WORD_BYTES};
 use crate::table::error::TableError;
@@ -62,7 +62,7 @@ pub(super) fn load_classes(
     threads: usize,
 ) -> Result<MmapMut, TableError> {
     let per = 1usize << (WDL_BLOCK_BITS - 6);
-    let mut out = random_access_buffer(WDL_WORD_BYTES * words.len())?;
+    let mut out = random_access_buffer(WDL_WORD_BYTES * words.len(), "a run's classes")?;
     let blocks = words.start / per..words.end.div_ceil(per);
     let decode = |i: usize, _| {
         let mut planes = Vec::new();
@@ -86,7 +86,7 @@ pub(super) fn load_classes(
 /// Loads the codes of one side of a compact table, a byte per slot (`CodeSource`'s codes:
 /// black's losses as 62), with `threads` workers.
 fn load_codes(table: &CompactTable, layout: &Layout, stm: Color, threads: usize) -> Result<MmapMut, TableError> {
-    let mut out = random_access_buffer(layout.n_slots as usize)?;
+    let mut out = random_access_buffer(layout.n_slots as usize, "a run's codes")?;
     let per = 1usize << WDL_BLOCK_BITS;
     let source = CodeSource::Compact(table, layout);
     fill_blocks(&mut out, per, threads, |i, len| {

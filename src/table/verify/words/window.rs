@@ -7,9 +7,9 @@
 use super::lanes::Lanes;
 use crate::chess::{Color, Square};
 use crate::index::{Block, ChunkKey, ChunkScheme, Layout};
-use crate::table::error::{FormatError, TableError};
-use crate::work::IoContext;
-use memmap2::{Advice, MmapMut};
+use crate::table::cache::random_access_buffer;
+use crate::table::error::TableError;
+use memmap2::MmapMut;
 
 /// How one side's checks cut a run, with each man's share of a chunk-local index.
 pub(super) struct Chunking {
@@ -59,17 +59,6 @@ impl Chunking {
     }
 }
 
-/// A zeroed buffer of `len` bytes read at random (a successor's word), on huge pages where
-/// the kernel has them: a page-table walk per read would otherwise cost as much as the read.
-pub(super) fn random_access_buffer(len: usize) -> Result<MmapMut, TableError> {
-    let buffer = MmapMut::map_anon(len.max(1))
-        .doing(|| format!("allocating {len} bytes for the verifier"))
-        .map_err(FormatError::from)?;
-    // Only advice: without huge pages the check is slower, not wrong.
-    let _ = buffer.advise(Advice::HugePage);
-    Ok(buffer)
-}
-
 /// One chunk's codes, a byte per position in the chunk's local order.
 pub(super) struct Window<'a> {
     pub(super) chunking: &'a Chunking,
@@ -79,7 +68,7 @@ pub(super) struct Window<'a> {
 impl<'a> Window<'a> {
     /// An empty window for the chunks of `chunking` (filled chunk by chunk).
     pub(super) fn new(chunking: &'a Chunking) -> Result<Window<'a>, TableError> {
-        Ok(Window { chunking, codes: random_access_buffer(chunking.window_bytes())? })
+        Ok(Window { chunking, codes: random_access_buffer(chunking.window_bytes(), "the verifier's window")? })
     }
 
     /// The 64 codes of the local word `w`.
