@@ -19,7 +19,7 @@ use super::compact::{BlockData, Part};
 use super::error::FormatError;
 use crate::work::IoContext;
 use byteorder::{ByteOrder, LittleEndian};
-use memmap2::{Advice, MmapMut, MmapOptions};
+use memmap2::{Advice, MmapMut};
 use std::sync::atomic::{fence, AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::Mutex;
 
@@ -43,14 +43,10 @@ const BUSY: u64 = u64::MAX;
 
 /// A zeroed buffer of `len` bytes read at random (`what` names it in errors), on huge pages
 /// where the kernel has them: a page-table walk per read would otherwise cost as much as the
-/// read. Address space only until written (swap not reserved). The block cache's pool and the
-/// verifier's windows and loaded codes.
+/// read. Pages are taken as they are written. The block cache's pool and the verifier's
+/// windows and loaded codes.
 pub fn random_access_buffer(len: usize, what: &str) -> Result<MmapMut, FormatError> {
-    let buffer = MmapOptions::new()
-        .len(len.max(1))
-        .no_reserve_swap()
-        .map_anon()
-        .doing(|| format!("reserving {len} bytes of memory for {what}"))?;
+    let buffer = MmapMut::map_anon(len.max(1)).doing(|| format!("reserving {len} bytes of memory for {what}"))?;
     // Only advice: without huge pages the readers are slower, not wrong.
     let _ = buffer.advise(Advice::HugePage);
     Ok(buffer)
