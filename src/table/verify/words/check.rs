@@ -35,6 +35,49 @@ pub(super) fn check_btm_block(
     wtm: &Window,
     stored: &[u8],
 ) -> Result<(BtmBatch, Vec<u8>), TableError> {
+    #[cfg(target_arch = "x86_64")]
+    if wide_lanes() {
+        // SAFETY: the processor has the features `check_btm_block_wide` is compiled for.
+        return unsafe { check_btm_block_wide(ctx, key, block, wtm, stored) };
+    }
+    check_btm_block_body(ctx, key, block, wtm, stored)
+}
+
+/// [`check_btm_block`] compiled for AVX2 (a word's 64 byte lanes in two registers).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,bmi1,bmi2,lzcnt,popcnt")]
+fn check_btm_block_wide(
+    ctx: &Run,
+    key: ChunkKey,
+    block: &Block,
+    wtm: &Window,
+    stored: &[u8],
+) -> Result<(BtmBatch, Vec<u8>), TableError> {
+    check_btm_block_body(ctx, key, block, wtm, stored)
+}
+
+/// Whether the processor runs the checks compiled for AVX2 (detected once): the folds of
+/// byte lanes take about a third less time than with the baseline's SSE2 (`verify KQRvKR`).
+#[cfg(target_arch = "x86_64")]
+fn wide_lanes() -> bool {
+    static WIDE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *WIDE.get_or_init(|| {
+        std::arch::is_x86_feature_detected!("avx2")
+            && std::arch::is_x86_feature_detected!("bmi1")
+            && std::arch::is_x86_feature_detected!("bmi2")
+            && std::arch::is_x86_feature_detected!("lzcnt")
+            && std::arch::is_x86_feature_detected!("popcnt")
+    })
+}
+
+#[inline(always)]
+fn check_btm_block_body(
+    ctx: &Run,
+    key: ChunkKey,
+    block: &Block,
+    wtm: &Window,
+    stored: &[u8],
+) -> Result<(BtmBatch, Vec<u8>), TableError> {
     let mut b = BtmBatch { by_distance: vec![0; SUMMARY_DISTANCES], ..Default::default() };
     let mut out = Vec::with_capacity(64 * block.words);
     for i in 0..block.words {
@@ -78,6 +121,7 @@ struct Classes {
 
 /// Counts a word's codes of side to move `stm` by class into `rep`, with the longest
 /// distance of its wins; returns the lanes of each class.
+#[inline(always)]
 fn count_word(stm: Color, codes: &Lanes, rep: &mut SideReport) -> Classes {
     let illegal = lanes_where(codes, |c| c == CODE_ILLEGAL);
     let not_won = lanes_where(codes, |c| c == CODE_NONE);
@@ -124,6 +168,35 @@ fn wrong_btm_class(
 /// checks that the transposed images (black king on the diagonal) hold the same values, both
 /// sides. Returns white's counts and black's split between derived and by-symmetry slots.
 pub(super) fn check_wtm_block(
+    ctx: &Run,
+    key: ChunkKey,
+    block: &Block,
+    btm: &Window,
+    wtm: &Window,
+) -> Result<(SideReport, SideReport), TableError> {
+    #[cfg(target_arch = "x86_64")]
+    if wide_lanes() {
+        // SAFETY: the processor has the features `check_wtm_block_wide` is compiled for.
+        return unsafe { check_wtm_block_wide(ctx, key, block, btm, wtm) };
+    }
+    check_wtm_block_body(ctx, key, block, btm, wtm)
+}
+
+/// [`check_wtm_block`] compiled for AVX2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,bmi1,bmi2,lzcnt,popcnt")]
+fn check_wtm_block_wide(
+    ctx: &Run,
+    key: ChunkKey,
+    block: &Block,
+    btm: &Window,
+    wtm: &Window,
+) -> Result<(SideReport, SideReport), TableError> {
+    check_wtm_block_body(ctx, key, block, btm, wtm)
+}
+
+#[inline(always)]
+fn check_wtm_block_body(
     ctx: &Run,
     key: ChunkKey,
     block: &Block,

@@ -220,6 +220,7 @@ impl<'a> Run<'a> {
 
     /// Black-to-move codes of the word's 64 lanes (illegal lanes 63), with the lanes that
     /// are checkmate and stalemate, from white's codes of the word's black chunk (`wtm`).
+    #[inline(always)]
     pub(super) fn derive_btm(&self, c: &Config, wtm: &Window) -> (Lanes, u64, u64) {
         if c.doubled {
             return ([CODE_ILLEGAL; 64], 0, 0);
@@ -316,6 +317,7 @@ impl<'a> Run<'a> {
 
     /// A black capture of white's piece `j` in a pawnless run (the men `sq`, the black king
     /// on `bk_code`).
+    #[inline(always)]
     fn fold_capture_btm(
         &self,
         acc: &mut Lanes,
@@ -374,6 +376,7 @@ impl<'a> Run<'a> {
 
     /// Folds a black conversion into the word's lanes `lanes` (the black king on `bk`, the
     /// men `sq` after the move, a promoted piece on `sq[MAX_PIECES]`).
+    #[inline(always)]
     pub(super) fn fold_conversion_btm(
         &self,
         acc: &mut Lanes,
@@ -391,6 +394,7 @@ impl<'a> Run<'a> {
 
     /// Folds a white conversion into the word's lanes `lanes` (as
     /// [`Run::fold_conversion_btm`]).
+    #[inline(always)]
     pub(super) fn fold_conversion_wtm(
         &self,
         acc: &mut Lanes,
@@ -406,6 +410,7 @@ impl<'a> Run<'a> {
 
     /// White-to-move codes derived for the word's 64 lanes (illegal lanes 63), from black's
     /// derived codes of the word's white chunk (`btm`; the word is its local word `u`).
+    #[inline(always)]
     pub(super) fn derive_wtm(&self, c: &Config, u: usize, btm: &Window) -> Lanes {
         if c.doubled {
             return [CODE_ILLEGAL; 64];

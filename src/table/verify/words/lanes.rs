@@ -199,6 +199,7 @@ pub(super) fn fold_king_steps(acc: &mut Lanes, ranks: &Lanes) {
 
 /// The lanes whose rank is an escape, the highest: eight lanes at a time, a byte's high bit
 /// set where it equals `BTM_ESCAPE`, the eight high bits gathered by one multiplication.
+#[inline(always)]
 pub(super) fn escaped(acc: &Lanes) -> u64 {
     const LOW7: u64 = 0x7f7f_7f7f_7f7f_7f7f;
     let mut m = 0;
