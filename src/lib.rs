@@ -56,6 +56,8 @@ pub use table::probe::{men_in_layout_order, Category, Probe, Run, Tablebase, Wdl
 pub use table::published;
 pub use table::stats::{longest_win, signature_stats, Longest, RunSummary, SignatureStats, ToMove};
 pub use table::values::MAX_DISTANCE;
+#[doc(hidden)]
+pub use table::verify::force_baseline_lanes as verify_force_baseline_lanes;
 pub use table::verify::sample::{sample_run, SampleReport};
 pub use table::verify::{
     memory_needed as verify_memory, verify_run, verify_run_with, verify_signature, Method as VerifyMethod, SideReport,

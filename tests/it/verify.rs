@@ -117,6 +117,34 @@ fn word_and_position_verifiers_agree() {
     }
 }
 
+/// The word checks compiled for AVX2 (chosen at run time where the processor has it) and
+/// for the baseline processor find the same counts; a changed distance is caught by both.
+/// Other tests may run meanwhile with either build of the checks: both must agree.
+#[test]
+fn baseline_and_wide_word_checks_agree() {
+    let dir = tables();
+    let check = |baseline: bool, dir: &Path, run: &tbstream::Material| {
+        tbstream::verify_force_baseline_lanes(baseline);
+        let report = verify_run_with(dir, run, 2, VerifyMethod::Words, Some(0), |_, _| {});
+        tbstream::verify_force_baseline_lanes(false);
+        report
+    };
+    for run in ["KQvKR", "KRvKQ", "KBNvK", "KRvKN"] {
+        let run = m(run);
+        let (base, wide) = (check(true, dir, &run).unwrap(), check(false, dir, &run).unwrap());
+        assert_eq!(base.wtm, wide.wtm, "{run} wtm");
+        assert_eq!(base.btm, wide.btm, "{run} btm");
+    }
+    let copy = copy_tables();
+    let path = table_path(copy.path(), &m("KQvKR"));
+    let (slot, fen, code) = find_slot(&path, Color::White, |c| (2..=50).contains(&c));
+    util::set_dtz(&path, slot, code ^ 1);
+    for baseline in [true, false] {
+        let err = format!("{:#}", check(baseline, copy.path(), &m("KQvKR")).unwrap_err());
+        assert!(err.contains(" - - 0 1"), "baseline {baseline}, slot {slot} ({fen}): {err}");
+    }
+}
+
 /// The word check of the smallest chunks of a run (black's codes in a temporary file,
 /// `Some(0)`) and of one chunk (`None`).
 const BUDGETS: [Option<u64>; 2] = [None, Some(0)];

@@ -62,6 +62,9 @@ mod positions;
 pub mod sample;
 mod words;
 
+#[doc(hidden)]
+pub use words::force_baseline_lanes;
+
 use checks::side_name;
 use expand::{expand, Expanded};
 

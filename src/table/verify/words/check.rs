@@ -14,6 +14,7 @@ use crate::table::values::{
     CODE_NONE,
 };
 use crate::table::verify::SideReport;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// What one batch of black's words found.
 #[derive(Default)]
@@ -56,18 +57,30 @@ fn check_btm_block_wide(
     check_btm_block_body(ctx, key, block, wtm, stored)
 }
 
+/// Set: the checks compiled for the baseline processor run even where AVX2 is present (the
+/// tests compare the two builds of the checks).
+static BASELINE_ONLY: AtomicBool = AtomicBool::new(false);
+
+/// Makes the word verifier run its checks as compiled for the baseline processor (`true`) or
+/// for the widest lanes the processor has (`false`, the default); both give the same results.
+#[doc(hidden)]
+pub fn force_baseline_lanes(on: bool) {
+    BASELINE_ONLY.store(on, Ordering::Relaxed);
+}
+
 /// Whether the processor runs the checks compiled for AVX2 (detected once): the folds of
 /// byte lanes take about a third less time than with the baseline's SSE2 (`verify KQRvKR`).
 #[cfg(target_arch = "x86_64")]
 fn wide_lanes() -> bool {
     static WIDE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *WIDE.get_or_init(|| {
-        std::arch::is_x86_feature_detected!("avx2")
-            && std::arch::is_x86_feature_detected!("bmi1")
-            && std::arch::is_x86_feature_detected!("bmi2")
-            && std::arch::is_x86_feature_detected!("lzcnt")
-            && std::arch::is_x86_feature_detected!("popcnt")
-    })
+    !BASELINE_ONLY.load(Ordering::Relaxed)
+        && *WIDE.get_or_init(|| {
+            std::arch::is_x86_feature_detected!("avx2")
+                && std::arch::is_x86_feature_detected!("bmi1")
+                && std::arch::is_x86_feature_detected!("bmi2")
+                && std::arch::is_x86_feature_detected!("lzcnt")
+                && std::arch::is_x86_feature_detected!("popcnt")
+        })
 }
 
 #[inline(always)]

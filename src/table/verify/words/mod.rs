@@ -40,6 +40,7 @@ use crate::pipeline::{self, Order};
 use crate::table::compact::{CompactTable, Summary, SUMMARY_DISTANCES};
 use crate::table::compact::{Part, WDL_BLOCK_BITS, WDL_WORD_BYTES};
 use crate::table::error::TableError;
+pub use check::force_baseline_lanes;
 use check::{check_btm_block, check_wtm_block, BtmBatch};
 use derive::{Run, Slice, SliceClasses};
 use load::{capture_of, capture_sides, conversion_sides, load_classes, load_subs};
