@@ -77,9 +77,52 @@ impl<'a> Window<'a> {
         self.codes[64 * w..64 * w + 64].try_into().expect("a word")
     }
 
+    /// Asks the memory for local word `w` ahead of its read (a chunk's window is gigabytes
+    /// read at random: a word's successors fetched one after the other wait for each miss).
+    #[inline(always)]
+    pub(super) fn prefetch(&self, w: usize) {
+        let at = self.codes[64 * w..64 * w + 64].as_ptr();
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: a prefetch reads nothing into the program and never faults.
+        unsafe {
+            std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(at.cast());
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        let _ = at;
+    }
+
     /// The 64 codes of the men `sq` with the black king on `bk_code`.
     #[inline]
     pub(super) fn lanes(&self, bk_code: u8, sq: &[Square]) -> &Lanes {
         self.at(self.chunking.word(bk_code, sq))
+    }
+}
+
+/// Quiet moves of a word whose successor words were asked of the memory before any is folded
+/// (one man's moves at most: a queen has 27): the lanes they are legal in, the successor's
+/// local word and the symmetry code that maps our lanes into it.
+pub(super) struct Fetched {
+    moves: [(u64, usize, u8); 27],
+    n: usize,
+}
+
+impl Fetched {
+    pub(super) fn new() -> Fetched {
+        Fetched { moves: [(0, 0, 0); 27], n: 0 }
+    }
+
+    /// Adds a move into local word `w` of `window`, legal in `lanes`, prefetching the word.
+    #[inline(always)]
+    pub(super) fn push(&mut self, window: &Window, lanes: u64, w: usize, sym: u8) {
+        window.prefetch(w);
+        self.moves[self.n] = (lanes, w, sym);
+        self.n += 1;
+    }
+
+    /// The moves added since the last call, emptied.
+    #[inline(always)]
+    pub(super) fn drain(&mut self) -> &[(u64, usize, u8)] {
+        let n = std::mem::take(&mut self.n);
+        &self.moves[..n]
     }
 }
