@@ -9,63 +9,139 @@ use std::sync::OnceLock;
 /// The 8 ray directions as (file step, rank step): 4 orthogonal, then 4 diagonal.
 pub const DIRECTIONS: [(i8, i8); 8] = [(1, 0), (-1, 0), (0, 1), (0, -1), (1, 1), (-1, -1), (1, -1), (-1, 1)];
 
-/// Precomputed tables, built once.
+/// The board lines the bit-parallel passes sweep along, built once (the attack sets are
+/// compile-time constants below).
 pub struct Tables {
-    /// King attack set of each square.
-    pub king: [u64; 64],
-    /// Knight attack set of each square.
-    pub knight: [u64; 64],
-    /// `pawn[colour][s]`: the squares a pawn of that colour on `s` captures on.
-    pub pawn: [[u64; 64]; 2],
-    /// `ray[d][s]`: squares from `s` (exclusive) to the edge in direction `d`.
-    pub ray: [[u64; 64]; 8],
-    /// `between[a][b]`: squares strictly between `a` and `b` on a line, else empty.
-    pub between: Box<[[u64; 64]; 64]>,
     /// `lines[d]`: every maximal line of squares ordered along direction `d`.
     pub lines: [Vec<Vec<Square>>; 8],
 }
 
-fn step(sq: Square, (df, dr): (i8, i8)) -> Option<Square> {
+/// The square one step `(df, dr)` from `sq`, if on the board.
+const fn step(sq: Square, (df, dr): (i8, i8)) -> Option<Square> {
     let f = file_of(sq) as i8 + df;
     let r = rank_of(sq) as i8 + dr;
-    ((0..8).contains(&f) && (0..8).contains(&r)).then(|| (r * 8 + f) as Square)
+    if f >= 0 && f < 8 && r >= 0 && r < 8 {
+        Some((r * 8 + f) as Square)
+    } else {
+        None
+    }
 }
 
-fn build() -> Tables {
-    let mut king = [0u64; 64];
-    let mut knight = [0u64; 64];
-    let mut pawn = [[0u64; 64]; 2];
+/// For each square, the union of the squares one of `steps` away.
+const fn leaper_table(steps: &[(i8, i8)]) -> [u64; 64] {
+    let mut out = [0u64; 64];
+    let mut sq = 0;
+    while sq < 64 {
+        let mut i = 0;
+        while i < steps.len() {
+            if let Some(t) = step(sq as Square, steps[i]) {
+                out[sq] |= 1 << t;
+            }
+            i += 1;
+        }
+        sq += 1;
+    }
+    out
+}
+
+/// King attack set of each square.
+static KING: [u64; 64] = leaper_table(&DIRECTIONS);
+/// Knight attack set of each square.
+static KNIGHT: [u64; 64] = leaper_table(&[(1, 2), (2, 1), (-1, 2), (-2, 1), (1, -2), (2, -1), (-1, -2), (-2, -1)]);
+/// `PAWN[colour][s]`: the squares a pawn of that colour on `s` captures on.
+static PAWN: [[u64; 64]; 2] = [leaper_table(&[(-1, 1), (1, 1)]), leaper_table(&[(-1, -1), (1, -1)])];
+
+/// `RAY[d][s]`: squares from `s` (exclusive) to the edge in direction `d`.
+pub static RAY: [[u64; 64]; 8] = {
     let mut ray = [[0u64; 64]; 8];
-    let mut between = Box::new([[0u64; 64]; 64]);
-    for sq in 0..64u8 {
-        for d in DIRECTIONS {
-            if let Some(t) = step(sq, d) {
-                king[sq as usize] |= 1 << t;
+    let mut d = 0;
+    while d < 8 {
+        let mut sq = 0;
+        while sq < 64 {
+            let mut cur = sq as Square;
+            while let Some(t) = step(cur, DIRECTIONS[d]) {
+                ray[d][sq] |= 1 << t;
+                cur = t;
             }
+            sq += 1;
         }
-        for d in [(1, 2), (2, 1), (-1, 2), (-2, 1), (1, -2), (2, -1), (-1, -2), (-2, -1)] {
-            if let Some(t) = step(sq, d) {
-                knight[sq as usize] |= 1 << t;
-            }
-        }
-        for (color, forward) in [(Color::White, 1), (Color::Black, -1)] {
-            for side in [-1, 1] {
-                if let Some(t) = step(sq, (side, forward)) {
-                    pawn[color.index()][sq as usize] |= 1 << t;
-                }
-            }
-        }
-        for (di, &d) in DIRECTIONS.iter().enumerate() {
-            let mut cur = sq;
-            let mut passed = 0u64;
-            while let Some(t) = step(cur, d) {
-                ray[di][sq as usize] |= 1 << t;
-                between[sq as usize][t as usize] = passed;
+        d += 1;
+    }
+    ray
+};
+
+/// `BETWEEN[a][b]`: squares strictly between `a` and `b` on a line, else empty.
+pub static BETWEEN: [[u64; 64]; 64] = {
+    let mut between = [[0u64; 64]; 64];
+    let mut sq = 0;
+    while sq < 64 {
+        let mut d = 0;
+        while d < 8 {
+            let (mut cur, mut passed) = (sq as Square, 0u64);
+            while let Some(t) = step(cur, DIRECTIONS[d]) {
+                between[sq][t as usize] = passed;
                 passed |= 1 << t;
                 cur = t;
             }
+            d += 1;
         }
+        sq += 1;
     }
+    between
+};
+
+/// `LINE_MASKS[s]`: the file, the diagonal and the anti-diagonal through `s`, `s` left out
+/// (one square per rank each, as the byte-swap trick of [`line_attacks`] needs).
+static LINE_MASKS: [[u64; 3]; 64] = {
+    let mut masks = [[0u64; 3]; 64];
+    let mut sq = 0;
+    while sq < 64 {
+        // Directions 2|3 (the file), 4|5 (a1-h8 diagonals), 6|7 (h1-a8 diagonals).
+        let mut i = 0;
+        while i < 3 {
+            masks[sq][i] = RAY[2 + 2 * i][sq] | RAY[3 + 2 * i][sq];
+            i += 1;
+        }
+        sq += 1;
+    }
+    masks
+};
+
+/// `RANK_ATTACKS[f][inner]`: the squares of its rank a rook on file `f` attacks, given the
+/// occupancy of files b to g as the 6 bits of `inner` (the edge squares never block).
+static RANK_ATTACKS: [[u8; 64]; 8] = {
+    let mut table = [[0u8; 64]; 8];
+    let mut f = 0;
+    while f < 8 {
+        let mut inner = 0;
+        while inner < 64 {
+            let occ = (inner << 1) as u8;
+            let mut att = 0u8;
+            let mut t = f + 1;
+            while t < 8 {
+                att |= 1 << t;
+                if occ >> t & 1 != 0 {
+                    break;
+                }
+                t += 1;
+            }
+            let mut t = f as i32 - 1;
+            while t >= 0 {
+                att |= 1 << t;
+                if occ >> t & 1 != 0 {
+                    break;
+                }
+                t -= 1;
+            }
+            table[f][inner] = att;
+            inner += 1;
+        }
+        f += 1;
+    }
+    table
+};
+
+fn build() -> Tables {
     let lines = std::array::from_fn(|di| {
         let d = DIRECTIONS[di];
         let back = (-d.0, -d.1);
@@ -80,10 +156,10 @@ fn build() -> Tables {
             })
             .collect()
     });
-    Tables { king, knight, pawn, ray, between, lines }
+    Tables { lines }
 }
 
-/// The shared attack tables.
+/// The shared line tables.
 pub fn tables() -> &'static Tables {
     static T: OnceLock<Tables> = OnceLock::new();
     T.get_or_init(build)
@@ -92,40 +168,52 @@ pub fn tables() -> &'static Tables {
 /// King attacks of a square.
 #[inline]
 pub fn king_attacks(sq: Square) -> u64 {
-    tables().king[sq as usize]
+    KING[sq as usize]
 }
 
 /// Knight attacks of a square.
 #[inline]
 pub fn knight_attacks(sq: Square) -> u64 {
-    tables().knight[sq as usize]
+    KNIGHT[sq as usize]
 }
 
-/// Sliding attacks along direction indices `dirs` from `sq`, stopped by (and including) the
-/// first occupied square on each ray.
+/// Sliding attacks along one line through `sq` (`mask`, one square per rank, `sq` left
+/// out), stopped by (and including) the first occupied square each way: the occupied
+/// squares above `sq` found by subtraction, those below by the same on the byte-swapped
+/// board (hyperbola quintessence: no branch, no table beyond the masks).
 #[inline]
-pub fn slider_attacks(sq: Square, occupied: u64, dirs: &[usize]) -> u64 {
-    let t = tables();
-    let mut att = 0;
-    for &d in dirs {
-        let ray = t.ray[d][sq as usize];
-        let blockers = ray & occupied;
-        if blockers == 0 {
-            att |= ray;
-        } else {
-            // Directions 0, 2, 4, 7 increase the square number; the others decrease it.
-            let first =
-                if matches!(d, 0 | 2 | 4 | 7) { blockers.trailing_zeros() } else { 63 - blockers.leading_zeros() };
-            att |= ray & !t.ray[d][first as usize];
-        }
-    }
-    att
+fn line_attacks(sq: Square, occupied: u64, mask: u64) -> u64 {
+    let bit = 1u64 << sq;
+    let forward = occupied & mask;
+    let reverse = forward.swap_bytes().wrapping_sub(bit.swap_bytes());
+    ((forward.wrapping_sub(bit)) ^ reverse.swap_bytes()) & mask
+}
+
+/// A rook's attacks along its rank.
+#[inline]
+fn rank_attacks(sq: Square, occupied: u64) -> u64 {
+    let shift = 8 * rank_of(sq) as u32;
+    let inner = (occupied >> (shift + 1)) & 63;
+    (RANK_ATTACKS[file_of(sq) as usize][inner as usize] as u64) << shift
+}
+
+/// A rook's attacks on `sq` given the occupied squares.
+#[inline]
+pub fn rook_attacks(sq: Square, occupied: u64) -> u64 {
+    line_attacks(sq, occupied, LINE_MASKS[sq as usize][0]) | rank_attacks(sq, occupied)
+}
+
+/// A bishop's attacks on `sq` given the occupied squares.
+#[inline]
+pub fn bishop_attacks(sq: Square, occupied: u64) -> u64 {
+    let [_, diagonal, anti] = LINE_MASKS[sq as usize];
+    line_attacks(sq, occupied, diagonal) | line_attacks(sq, occupied, anti)
 }
 
 /// The squares a pawn of `color` on `sq` captures on (its pushes are not attacks).
 #[inline]
 pub fn pawn_attacks(color: Color, sq: Square) -> u64 {
-    tables().pawn[color.index()][sq as usize]
+    PAWN[color.index()][sq as usize]
 }
 
 /// Attack set of a piece of `role` on `sq` given the occupied squares.
@@ -138,7 +226,9 @@ pub fn attacks(role: Role, sq: Square, occupied: u64) -> u64 {
         Role::King => king_attacks(sq),
         Role::Knight => knight_attacks(sq),
         Role::Pawn => panic!("the attacks of a pawn depend on its colour: use attacks_of or pawn_attacks"),
-        r => slider_attacks(sq, occupied, r.directions()),
+        Role::Rook => rook_attacks(sq, occupied),
+        Role::Bishop => bishop_attacks(sq, occupied),
+        Role::Queen => rook_attacks(sq, occupied) | bishop_attacks(sq, occupied),
     }
 }
 
@@ -171,7 +261,7 @@ pub fn attacks_square(piece: Piece, from: Square, target: Square, occupied: u64)
 /// Squares strictly between two squares on a common line (empty if none).
 #[inline]
 pub fn between(a: Square, b: Square) -> u64 {
-    tables().between[a as usize][b as usize]
+    BETWEEN[a as usize][b as usize]
 }
 
 /// The a-file and the h-file.
@@ -263,6 +353,26 @@ pub fn king_dilate(bb: u64) -> u64 {
 mod tests {
     use super::*;
 
+    /// Sliding attacks along direction indices `dirs` from `sq`, stopped by (and including) the
+    /// first occupied square on each ray: a ray at a time (the reference the line attacks of
+    /// [`attacks`] are tested against).
+    fn slider_attacks(sq: Square, occupied: u64, dirs: &[usize]) -> u64 {
+        let mut att = 0;
+        for &d in dirs {
+            let ray = RAY[d][sq as usize];
+            let blockers = ray & occupied;
+            if blockers == 0 {
+                att |= ray;
+            } else {
+                // Directions 0, 2, 4, 7 increase the square number; the others decrease it.
+                let first =
+                    if matches!(d, 0 | 2 | 4 | 7) { blockers.trailing_zeros() } else { 63 - blockers.leading_zeros() };
+                att |= ray & !RAY[d][first as usize];
+            }
+        }
+        att
+    }
+
     #[test]
     fn dilation_matches_king_tables() {
         for sq in 0..64u8 {
@@ -295,6 +405,24 @@ mod tests {
                 }
             }
             occ = occ.rotate_left(13) ^ (occ >> 7);
+        }
+    }
+
+    /// The branch-free line attacks agree with the ray-by-ray ones on every square for
+    /// varied occupancies (the slider's own square occupied or not).
+    #[test]
+    fn line_attacks_agree_with_ray_attacks() {
+        let mut occ = 0x0123_4567_89ab_cdefu64;
+        for _ in 0..200 {
+            for sq in 0..64u8 {
+                for occupied in [occ, occ | 1 << sq, occ & !(1 << sq), occ & occ.rotate_left(29)] {
+                    for role in [Role::Rook, Role::Bishop, Role::Queen] {
+                        let expected = slider_attacks(sq, occupied, role.directions());
+                        assert_eq!(attacks(role, sq, occupied), expected, "{role:?} on {sq}, occupied {occupied:#x}");
+                    }
+                }
+            }
+            occ = occ.rotate_left(13) ^ (occ >> 7) ^ occ.wrapping_mul(0x9e37_79b9_7f4a_7c15);
         }
     }
 
@@ -334,7 +462,7 @@ mod tests {
     fn lines_cover_every_step_once() {
         for (d, lines) in tables().lines.iter().enumerate() {
             let steps: usize = lines.iter().map(|l| l.len() - 1).sum();
-            let expected: u32 = (0..64u8).map(|s| (tables().ray[d][s as usize] != 0) as u32).sum();
+            let expected: u32 = (0..64u8).map(|s| (RAY[d][s as usize] != 0) as u32).sum();
             assert_eq!(steps as u32, expected);
         }
     }

@@ -10,7 +10,7 @@
 
 use super::frame::{Config, Frame, INVALID};
 use super::kernels::{king_steps, KingStep};
-use crate::chess::attacks::{attacks, king_attacks, king_dilate, tables};
+use crate::chess::attacks::{attacks, king_attacks, king_dilate, BETWEEN};
 use crate::chess::square::{on_diagonal, triangle_code};
 use crate::chess::{Role, Square, Symmetry};
 
@@ -26,7 +26,7 @@ fn word(base: u64, contrib: u64) -> usize {
 /// moves are their own reverses), with the squares it passes over on the way.
 #[inline]
 fn each_move(role: Role, from: Square, occ: u64, mut f: impl FnMut(Square, u64)) {
-    let between = &tables().between[from as usize];
+    let between = &BETWEEN[from as usize];
     let mut targets = attacks(role, from, occ) & !occ;
     while targets != 0 {
         let to = targets.trailing_zeros() as usize;
