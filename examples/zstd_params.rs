@@ -5,7 +5,10 @@
 //!
 //!   cargo run --release --features codec-study --example zstd_params -- DIR/KQRvKR.tbs [EVERY]
 //!
-//! `EVERY` takes one block in so many (default: all).
+//! `EVERY` takes one block in so many (default: all). `ZSTD_PARAMS` replaces the list of
+//! settings by variations of the tables' own (level 8, minimum match 6), `;`-separated, each
+//! a `,`-separated list of `hash=`, `chain=`, `search=`, `target=`, `window=` or `strategy=`
+//! (4 greedy, 5 lazy, 6 lazy2, 7 btlazy2), e.g. `ZSTD_PARAMS="search=4;hash=14;strategy=5"`.
 
 use std::time::Instant;
 use tbstream::file::compact::{CompactTable, Part};
@@ -28,16 +31,59 @@ fn main() {
         }
         sections.push((part, blocks));
     }
-    // (level, minimum match; None = zstd's own for the level)
-    let settings = [(3, None), (3, Some(6)), (5, None), (5, Some(6)), (7, None), (7, Some(6)), (8, None)]
-        .into_iter()
-        .chain([(8, Some(6)), (8, Some(7)), (9, None), (9, Some(6)), (12, None), (12, Some(6))]);
-    for (level, min_match) in settings {
+    // (level, minimum match, extra parameters), the extra ones from ZSTD_PARAMS (`;`-separated
+    // settings of `name=value,...` over level 8 with minimum match 6) when set.
+    let extra: Vec<(String, Vec<CParameter>)> = std::env::var("ZSTD_PARAMS")
+        .map(|v| {
+            v.split(';')
+                .map(|set| {
+                    let params = set
+                        .split(',')
+                        .filter(|p| !p.is_empty())
+                        .map(|p| {
+                            let (k, x) = p.split_once('=').expect("name=value");
+                            let x: u32 = x.parse().expect("a number");
+                            match k {
+                                "hash" => CParameter::HashLog(x),
+                                "chain" => CParameter::ChainLog(x),
+                                "search" => CParameter::SearchLog(x),
+                                "target" => CParameter::TargetLength(x),
+                                "window" => CParameter::WindowLog(x),
+                                "strategy" => CParameter::Strategy(match x {
+                                    4 => zstd::zstd_safe::Strategy::ZSTD_greedy,
+                                    5 => zstd::zstd_safe::Strategy::ZSTD_lazy,
+                                    6 => zstd::zstd_safe::Strategy::ZSTD_lazy2,
+                                    7 => zstd::zstd_safe::Strategy::ZSTD_btlazy2,
+                                    _ => zstd::zstd_safe::Strategy::ZSTD_dfast,
+                                }),
+                                other => panic!("unknown parameter {other}"),
+                            }
+                        })
+                        .collect();
+                    (set.to_string(), params)
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let settings: Vec<(i32, Option<u32>, String, Vec<CParameter>)> = if extra.is_empty() {
+        [(3, None), (3, Some(6)), (5, None), (5, Some(6)), (7, None), (7, Some(6)), (8, None)]
+            .into_iter()
+            .chain([(8, Some(6)), (8, Some(7)), (9, None), (9, Some(6)), (12, None), (12, Some(6))])
+            .map(|(l, m)| (l, m, String::new(), Vec::new()))
+            .collect()
+    } else {
+        extra.into_iter().map(|(name, p)| (8, Some(6), name, p)).collect()
+    };
+    for (level, min_match, extra_name, params) in settings {
         let mut c = zstd::bulk::Compressor::new(level).expect("a zstd context");
         if let Some(m) = min_match {
             c.set_parameter(CParameter::MinMatch(m)).expect("a minimum match");
         }
-        let name = format!("level {level}{}", min_match.map_or(String::new(), |m| format!(", min match {m}")));
+        for p in params {
+            c.set_parameter(p).expect("a parameter");
+        }
+        let name =
+            format!("level {level}{} {extra_name}", min_match.map_or(String::new(), |m| format!(", min match {m}")));
         let mut line = format!("{name:22}");
         let (mut secs, mut bytes) = (0.0, 0usize);
         for (part, blocks) in &sections {
