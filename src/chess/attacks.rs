@@ -52,7 +52,7 @@ static KNIGHT: [u64; 64] = leaper_table(&[(1, 2), (2, 1), (-1, 2), (-2, 1), (1, 
 static PAWN: [[u64; 64]; 2] = [leaper_table(&[(-1, 1), (1, 1)]), leaper_table(&[(-1, -1), (1, -1)])];
 
 /// `RAY[d][s]`: squares from `s` (exclusive) to the edge in direction `d`.
-pub static RAY: [[u64; 64]; 8] = {
+static RAY: [[u64; 64]; 8] = {
     let mut ray = [[0u64; 64]; 8];
     let mut d = 0;
     while d < 8 {
