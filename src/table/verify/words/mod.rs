@@ -46,6 +46,7 @@ use derive::{Run, Slice, SliceClasses};
 use load::{capture_of, capture_sides, conversion_sides, load_classes, load_subs};
 use std::cmp::Ordering;
 use std::path::Path;
+use std::sync::Mutex;
 use store::Store;
 use targets::{push_targets, Targets};
 use window::{Chunking, Window};
@@ -290,13 +291,17 @@ fn fill_stored(
     blocks: &[Block],
     threads: usize,
 ) -> Result<(), TableError> {
+    // The decoded blocks' buffers go back to a pool once copied: a fresh buffer of a block's
+    // codes (256 KiB) would be mapped and zeroed by the kernel each time.
+    let pool: Mutex<Vec<Vec<[u8; 64]>>> = Mutex::new(Vec::new());
     let decode = |i: usize, _| {
-        let mut codes = Vec::new();
+        let mut codes = pool.lock().expect("the buffer pool").pop().unwrap_or_default();
         table.read_codes(layout, Color::White, blocks[i].slot_word, blocks[i].words, &mut codes)?;
         Ok::<_, TableError>(codes)
     };
     pipeline::run(blocks.len(), threads, Order::Completion, Ok, decode, |i, codes: Vec<[u8; 64]>| {
         window.codes[64 * blocks[i].local_word..][..64 * codes.len()].copy_from_slice(codes.as_flattened());
+        pool.lock().expect("the buffer pool").push(codes);
         Ok(())
     })
 }
