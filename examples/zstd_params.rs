@@ -7,8 +7,8 @@
 //!
 //! `EVERY` takes one block in so many (default: all). `ZSTD_PARAMS` replaces the list of
 //! settings by variations of the tables' own (level 8, minimum match 6), `;`-separated, each
-//! a `,`-separated list of `hash=`, `chain=`, `search=`, `target=`, `window=` or `strategy=`
-//! (4 greedy, 5 lazy, 6 lazy2, 7 btlazy2), e.g. `ZSTD_PARAMS="search=4;hash=14;strategy=5"`.
+//! a `,`-separated list of `hash=`, `chain=`, `search=`, `target=`, `window=` (numbers) or
+//! `strategy=` (greedy, lazy, lazy2, btlazy2), e.g. `ZSTD_PARAMS="search=4;hash=14;strategy=lazy"`.
 
 use std::time::Instant;
 use tbstream::file::compact::{CompactTable, Part};
@@ -42,6 +42,15 @@ fn main() {
                         .filter(|p| !p.is_empty())
                         .map(|p| {
                             let (k, x) = p.split_once('=').expect("name=value");
+                            if k == "strategy" {
+                                return CParameter::Strategy(match x {
+                                    "greedy" => zstd::zstd_safe::Strategy::ZSTD_greedy,
+                                    "lazy" => zstd::zstd_safe::Strategy::ZSTD_lazy,
+                                    "lazy2" => zstd::zstd_safe::Strategy::ZSTD_lazy2,
+                                    "btlazy2" => zstd::zstd_safe::Strategy::ZSTD_btlazy2,
+                                    other => panic!("unknown strategy {other} (greedy, lazy, lazy2, btlazy2)"),
+                                });
+                            }
                             let x: u32 = x.parse().expect("a number");
                             match k {
                                 "hash" => CParameter::HashLog(x),
@@ -49,13 +58,6 @@ fn main() {
                                 "search" => CParameter::SearchLog(x),
                                 "target" => CParameter::TargetLength(x),
                                 "window" => CParameter::WindowLog(x),
-                                "strategy" => CParameter::Strategy(match x {
-                                    4 => zstd::zstd_safe::Strategy::ZSTD_greedy,
-                                    5 => zstd::zstd_safe::Strategy::ZSTD_lazy,
-                                    6 => zstd::zstd_safe::Strategy::ZSTD_lazy2,
-                                    7 => zstd::zstd_safe::Strategy::ZSTD_btlazy2,
-                                    _ => zstd::zstd_safe::Strategy::ZSTD_dfast,
-                                }),
                                 other => panic!("unknown parameter {other}"),
                             }
                         })

@@ -514,15 +514,15 @@ fn word_codes(lo: u64, hi: u64, illegal: u64, wins: &[u8; 64]) -> [u8; 64] {
     for (g, (dst, src)) in out.chunks_exact_mut(8).zip(wins.chunks_exact(8)).enumerate() {
         let lanes = |mask: u64| BYTE_MASKS[(mask >> (8 * g)) as u8 as usize];
         let stored = u64::from_ne_bytes(src.try_into().expect("8 codes"));
-        let codes = (stored & lanes(win))
-            | (splat(CODE_CURSED) & lanes(cursed))
-            | (splat(CODE_EDGE) & lanes(edge))
-            | (splat(CODE_NONE) & !lanes(lo | hi));
+        // Lanes of no class keep 0, which is CODE_NONE.
+        let codes = (stored & lanes(win)) | (splat(CODE_CURSED) & lanes(cursed)) | (splat(CODE_EDGE) & lanes(edge));
         let illegal = lanes(illegal);
         dst.copy_from_slice(&((codes & !illegal) | (splat(CODE_ILLEGAL) & illegal)).to_ne_bytes());
     }
     out
 }
+
+const _: () = assert!(CODE_NONE == 0, "word_codes leaves the lanes of no class at 0");
 
 /// For each byte value, the eight bytes that are 0xff where it has a bit (bit `i` to the
 /// byte at memory offset `i`, native order).
