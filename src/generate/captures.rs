@@ -62,15 +62,6 @@ pub enum Check {
     HeaderOnly,
 }
 
-/// Which of a table's bitbases.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Won {
-    /// The positions won under the 50-move rule (`t99`, `t100`).
-    UnderTheRule,
-    /// The positions won with or without the rule (cursed wins included).
-    Eventually,
-}
-
 /// Where decoded bitbase words are kept.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Placement<'a> {
@@ -97,41 +88,85 @@ pub fn is_built(dir: &Path, m: &Material) -> bool {
 
 /// Loads the final bitbases of a finished run, checking its checksums.
 pub fn load_bitbase(dir: &Path, m: &Material) -> anyhow::Result<Bitbase> {
-    open_bitbase(dir, m, Won::UnderTheRule, Placement::Ram, Check::Blocks)
+    let [rule, _] = open_bitbases(dir, m, [true, false], Placement::Ram, Check::Blocks)?;
+    rule.context("the rule's bitbase")
 }
 
-/// A finished run's bitbases for the conversions into it.
-fn open_bitbase(dir: &Path, m: &Material, won: Won, place: Placement, check: Check) -> anyhow::Result<Bitbase> {
+/// A finished run's bitbases for the conversions into it, `[under the rule, eventually]`,
+/// those `wanted` (one decoding of the table serves both).
+fn open_bitbases(
+    dir: &Path,
+    m: &Material,
+    wanted: [bool; 2],
+    place: Placement,
+    check: Check,
+) -> anyhow::Result<[Option<Bitbase>; 2]> {
     let table = open_existing(&table_path(dir, m), m, check).with_context(|| format!("sub-endgame {m} is needed"))?;
-    let words = |stm| bitbase_words(&table, stm, won, place);
-    Ok(Bitbase { layout: Layout::new(m), wtm: words(Color::White)?, btm: words(Color::Black)? })
+    let [wtm, btm] = [Color::White, Color::Black].map(|stm| bitbase_words(&table, stm, wanted, place));
+    let (mut wtm, mut btm) = (wtm?, btm?);
+    Ok([0, 1].map(|k| {
+        Some(Bitbase { layout: Layout::new(m), wtm: wtm[k].take()?, btm: btm[k].take().expect("both sides") })
+    }))
 }
 
-/// One bitbase of a table, decoded.
-fn bitbase_words(table: &CompactTable, stm: Color, won: Won, place: Placement) -> anyhow::Result<BitWords> {
+/// Where one of a side's bitbases is being decoded to.
+enum Sink {
+    Ram(Vec<u64>),
+    File(std::io::BufWriter<std::fs::File>),
+}
+
+/// One side's bitbases of a table, `[under the rule, eventually]`, those `wanted`, decoded.
+fn bitbase_words(
+    table: &CompactTable,
+    stm: Color,
+    wanted: [bool; 2],
+    place: Placement,
+) -> anyhow::Result<[Option<BitWords>; 2]> {
     use byteorder::{LittleEndian, WriteBytesExt};
-    use std::io::Write;
     let m = &table.header.material;
-    let eventual = won == Won::Eventually;
-    let Placement::Mapped(work) = place else {
-        let mut words = Vec::with_capacity((table.header.n_slots / 64) as usize);
-        table.bitbase_words(stm, eventual, &mut |w| {
+    let n_words = (table.header.n_slots / 64) as usize;
+    let open = |want: bool| -> anyhow::Result<Option<Sink>> {
+        Ok(match (want, place) {
+            (false, _) => None,
+            (true, Placement::Ram) => Some(Sink::Ram(Vec::with_capacity(n_words))),
+            (true, Placement::Mapped(work)) => {
+                let tmp =
+                    tempfile::tempfile_in(work).with_context(|| format!("creating a file in {}", work.display()))?;
+                Some(Sink::File(std::io::BufWriter::with_capacity(1 << 20, tmp)))
+            }
+        })
+    };
+    let mut sinks = [open(wanted[0])?, open(wanted[1])?];
+    let put = |sink: &mut Option<Sink>, w: u64| match sink {
+        None => Ok(()),
+        Some(Sink::Ram(words)) => {
             words.push(w);
             Ok(())
-        })?;
-        return Ok(BitWords::Owned(words));
+        }
+        Some(Sink::File(out)) => out.write_u64::<LittleEndian>(w),
     };
-    let mut tmp = tempfile::tempfile_in(work).with_context(|| format!("creating a file in {}", work.display()))?;
-    let mut out = std::io::BufWriter::with_capacity(1 << 20, &mut tmp);
     table
-        .bitbase_words(stm, eventual, &mut |w| out.write_u64::<LittleEndian>(w))
-        .with_context(|| format!("writing {m}'s bitbase into {}", work.display()))?;
-    out.flush().with_context(|| format!("writing {m}'s bitbase into {}", work.display()))?;
-    drop(out);
-    // SAFETY: the file is private to this process (unnamed) and never written again.
-    let map = unsafe { memmap2::Mmap::map(&tmp) }.context("mapping a bitbase")?;
-    let words = map.len() / 8;
-    Ok(BitWords::Mapped { map: Arc::new(map), offset: 0, words })
+        .bitbase_words(stm, &mut |rule, eventual| {
+            put(&mut sinks[0], rule)?;
+            put(&mut sinks[1], eventual)
+        })
+        .with_context(|| format!("decoding {m}'s bitbase"))?;
+    let close = |sink: Option<Sink>| -> anyhow::Result<Option<BitWords>> {
+        Ok(match sink {
+            None => None,
+            Some(Sink::Ram(words)) => Some(BitWords::Owned(words)),
+            Some(Sink::File(out)) => {
+                let tmp =
+                    out.into_inner().map_err(|e| e.into_error()).context("writing a bitbase into the work folder")?;
+                // SAFETY: the file is private to this process (unnamed) and never written again.
+                let map = unsafe { memmap2::Mmap::map(&tmp) }.context("mapping a bitbase")?;
+                let words = map.len() / 8;
+                Some(BitWords::Mapped { map: Arc::new(map), offset: 0, words })
+            }
+        })
+    };
+    let [rule, eventual] = sinks;
+    Ok([close(rule)?, close(eventual)?])
 }
 
 /// The bytes of the sub-endgames' final bitbases a run holds in RAM: all of them when they
@@ -193,12 +228,18 @@ impl Loaded {
         let needed_bytes: u64 =
             needed.iter().chain(&cursed).filter(|s| !s.white_bare()).map(|s| Layout::new(s).n_slots / 4).sum();
         let place = if needed_bytes <= mem / 2 { Placement::Ram } else { Placement::Mapped(run_work) };
+        // The eventual bitbases decoded with the rule's (not kept for other runs).
+        let mut made: HashMap<Material, Arc<Bitbase>> = HashMap::new();
         let caps = Captures::new(m, promotions, |sub| -> anyhow::Result<Arc<Bitbase>> {
             if let Some(b) = self.bitbases.get(sub) {
                 return Ok(b.clone());
             }
             std::fs::create_dir_all(run_work).with_context(|| format!("creating {}", run_work.display()))?;
-            let b = Arc::new(open_bitbase(out, sub, Won::UnderTheRule, place, self.check(sub))?);
+            let [rule, eventual] = open_bitbases(out, sub, [true, cursed.contains(sub)], place, self.check(sub))?;
+            if let Some(e) = eventual {
+                made.insert(sub.clone(), Arc::new(e));
+            }
+            let b = Arc::new(rule.context("the rule's bitbase")?);
             if sub.men() < m.men() {
                 self.bitbases.insert(sub.clone(), b.clone());
             }
@@ -211,7 +252,6 @@ impl Loaded {
             None
         } else {
             std::fs::create_dir_all(run_work).with_context(|| format!("creating {}", run_work.display()))?;
-            let mut made: HashMap<Material, Arc<Bitbase>> = HashMap::new();
             Some(Captures::new(m, promotions, |sub| -> anyhow::Result<Arc<Bitbase>> {
                 if !cursed.contains(sub) {
                     return rule_tables
@@ -223,7 +263,8 @@ impl Loaded {
                 if let Some(b) = made.get(sub) {
                     return Ok(b.clone());
                 }
-                let b = Arc::new(open_bitbase(out, sub, Won::Eventually, place, Check::HeaderOnly)?);
+                let [_, eventual] = open_bitbases(out, sub, [false, true], place, Check::HeaderOnly)?;
+                let b = Arc::new(eventual.context("the eventual bitbase")?);
                 made.insert(sub.clone(), b.clone());
                 Ok(b)
             })?)

@@ -21,19 +21,31 @@ impl GapEncoder {
     /// Adds the set bits of `bits`, the word of positions `64*word .. 64*word+64`.
     /// Words must come in increasing order.
     #[inline]
-    pub fn push_word(&mut self, word: usize, mut bits: u64) {
-        while bits != 0 {
-            let pos = (word as u64) * 64 + bits.trailing_zeros() as u64;
-            bits &= bits - 1;
-            let mut gap = pos + 1 - self.next;
-            while gap > 255 {
-                self.bytes.push(0);
-                gap -= 255;
-            }
-            self.bytes.push(gap as u8);
-            self.next = pos + 1;
-            self.count += 1;
+    pub fn push_word(&mut self, word: usize, bits: u64) {
+        if bits == 0 {
+            return;
         }
+        // Only the word's first gap can exceed 255 (the others are below 64): its zero bytes
+        // first, then a byte per position from a buffer on the stack.
+        let first = bits.trailing_zeros();
+        let gap = (word as u64) * 64 + first as u64 + 1 - self.next;
+        let zeros = (gap - 1) / 255;
+        if zeros > 0 {
+            self.bytes.resize(self.bytes.len() + zeros as usize, 0);
+        }
+        let mut out = [0u8; 64];
+        out[0] = (gap - 255 * zeros) as u8;
+        let (mut n, mut last) = (1, first);
+        let mut rest = bits & (bits - 1);
+        while rest != 0 {
+            let at = rest.trailing_zeros();
+            out[n] = (at - last) as u8;
+            (n, last) = (n + 1, at);
+            rest &= rest - 1;
+        }
+        self.bytes.extend_from_slice(&out[..n]);
+        self.next = (word as u64) * 64 + last as u64 + 1;
+        self.count += n as u64;
     }
 
     /// Number of positions pushed.
@@ -159,7 +171,21 @@ mod tests {
         let mut enc = GapEncoder::new();
         enc.push_word(0, 1 << 9); // position 9: gap 10
         enc.push_word(8, 1); // position 512: gap 503 = 255 + 248
-        assert_eq!(enc.finish(), vec![10, 0, 248]);
+        enc.push_word(11, 1 << 62); // position 766: gap 254
+        enc.push_word(15, 1 << 60 | 1 << 61 | 1 << 63); // 1020 (gap 254), 1021, 1023
+        enc.push_word(23, 1 << 26); // 1498: gap 475 = 255 + 220
+        enc.push_word(27, 1 << 51); // 1779: gap 281 = 255 + 26
+        enc.push_word(39, 1 << 40); // 2536: gap 757 = 2 * 255 + 247
+        enc.push_word(43, 1 << 34 | 1 << 35); // 2786 (gap 250), 2787
+        enc.push_word(47, 1 << 41 | 1); // 3008 (gap 221), 3049 (gap 41)
+        enc.push_word(51, 1 << 36); // 3300: gap 251
+        enc.push_word(55, 1 << 35); // 3555: gap 255, one byte
+        enc.push_word(63, 1 << 33); // 4065: gap 510 = 255 + 255
+        assert_eq!(enc.count(), 16);
+        assert_eq!(
+            enc.finish(),
+            vec![10, 0, 248, 254, 254, 1, 2, 0, 220, 0, 26, 0, 0, 247, 250, 1, 221, 41, 251, 255, 0, 255]
+        );
         assert_eq!(decode(&[0]).next(), Some(Err(Truncated)));
     }
 }

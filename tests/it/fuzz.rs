@@ -891,7 +891,7 @@ fn table_case_run(case: TableCase) -> Result<(), TestCaseError> {
             let words = (h.n_slots / 64) as usize;
             for stm in [Color::White, Color::Black] {
                 let mut n = 0;
-                let loaded = table.bitbase_words(stm, false, &mut |_| {
+                let loaded = table.bitbase_words(stm, &mut |_, _| {
                     n += 1;
                     Ok(())
                 });

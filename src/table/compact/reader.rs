@@ -309,16 +309,17 @@ impl CompactTable {
         Ok(())
     }
 
-    /// The words of a final bitbase as the generator's conversions read them, in storage
-    /// order: with white to move, positions white wins (`eventual`: with or without the
-    /// 50-move rule) and every illegal one; with black to move, positions black loses
-    /// (`eventual`: with or without the rule), illegal ones clear. Illegal positions are
-    /// found from the layout (`index::illegal_word`), as the init passes mark them.
+    /// The words of a side's final bitbases as the generator's conversions read them, in
+    /// storage order, `each(rule, eventual)` per word: with white to move, positions white
+    /// wins (under the 50-move rule; eventually: with or without it) and every illegal one;
+    /// with black to move, positions black loses (under the rule; eventually), illegal ones
+    /// clear. One decoding serves both bitbases (a cursed sub-endgame's conversions read
+    /// both). Illegal positions are found from the layout (`index::illegal_word`), as the
+    /// init passes mark them.
     pub fn bitbase_words(
         &self,
         stm: Color,
-        eventual: bool,
-        each: &mut dyn FnMut(u64) -> std::io::Result<()>,
+        each: &mut dyn FnMut(u64, u64) -> std::io::Result<()>,
     ) -> Result<(), FormatError> {
         let layout = Layout::new(&self.header.material);
         let part = Part::wdl(stm);
@@ -330,10 +331,12 @@ impl CompactTable {
             let first = i as u64 * per_block;
             for w in 0..per_block.min(n_words - first) {
                 let [lo, hi] = planes_at(&data, w as usize);
-                let won = if eventual { lo | hi } else { lo & !hi };
                 let illegal = illegal_word(&layout, first + w, stm);
-                let word = if stm == Color::White { won | illegal } else { won & !illegal };
-                each(word).doing(|| format!("storing the bitbase of {}", self.path.display()))?;
+                let (rule, eventual) = match stm {
+                    Color::White => ((lo & !hi) | illegal, lo | hi | illegal),
+                    Color::Black => (lo & !hi & !illegal, (lo | hi) & !illegal),
+                };
+                each(rule, eventual).doing(|| format!("storing the bitbase of {}", self.path.display()))?;
             }
         }
         Ok(())
