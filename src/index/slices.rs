@@ -143,7 +143,15 @@ impl Pawns {
     /// How this configuration's file pattern compares with its mirror's: `Less` or `Equal`
     /// means it is stored as it stands, `Greater` that its mirror image is stored instead.
     pub fn orientation(&self) -> Ordering {
-        self.files()[..self.n].cmp(&self.mirrored().files()[..self.n])
+        // The mirror's pattern without building the mirror (probes and captures into runs
+        // with pawns ask this per position): a side's files `7 - f` sorted ascending are its
+        // own sorted files, mirrored, in reverse.
+        let files = self.files();
+        let mirror = |i: usize| {
+            let (lo, hi) = if i < self.n_white { (0, self.n_white) } else { (self.n_white, self.n) };
+            7 - files[lo + hi - 1 - i]
+        };
+        files[..self.n].iter().copied().cmp((0..self.n).map(mirror))
     }
 }
 
@@ -252,6 +260,36 @@ fn combinations(n: usize, from: Square, depth: usize, acc: &mut Vec<Square>, f: 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn orientation_compares_with_the_mirror_image() {
+        // Every configuration of up to four pawns of one side or both, on a few files.
+        for (nw, nb) in [(1, 0), (0, 1), (1, 1), (2, 0), (2, 1), (1, 2), (2, 2), (3, 1)] {
+            let squares: Vec<Square> = (8..56).filter(|s| s % 8 != 3 && s % 8 != 5).collect();
+            let mut x = 0x2545F4914F6CDD1Du64;
+            for _ in 0..2000 {
+                let mut pick = |n: usize, taken: &mut Vec<Square>| -> Vec<Square> {
+                    let mut out = Vec::new();
+                    while out.len() < n {
+                        x ^= x << 13;
+                        x ^= x >> 7;
+                        x ^= x << 17;
+                        let s = squares[(x % squares.len() as u64) as usize];
+                        if !taken.contains(&s) {
+                            taken.push(s);
+                            out.push(s);
+                        }
+                    }
+                    out
+                };
+                let mut taken = Vec::new();
+                let (w, b) = (pick(nw, &mut taken), pick(nb, &mut taken));
+                let p = Pawns::new(&w, &b);
+                let direct = p.files()[..p.n].cmp(&p.mirrored().files()[..p.n]);
+                assert_eq!(p.orientation(), direct, "{p:?}");
+            }
+        }
+    }
 
     #[test]
     fn only_levels_with_a_pawn_one_step_from_promoting_promote() {
