@@ -2,6 +2,7 @@
 //! and checked, their bitbases decoded into RAM (or into mapped files of the run's work
 //! folder when they would crowd the budget), shared between the runs that read them.
 
+use super::plan::Budget;
 use crate::chess::{Color, Material};
 use crate::index::Layout;
 use crate::solve::{BitWords, Bitbase, Captures, Promotions};
@@ -40,7 +41,7 @@ impl LoadedCaptures {
         &self,
         m: &Material,
         out: &Path,
-        mem: u64,
+        budget: &Budget,
         run_work: &Path,
         promotions: Promotions,
     ) -> anyhow::Result<LoadedCaptures> {
@@ -49,7 +50,7 @@ impl LoadedCaptures {
             loaded.bitbases.insert(b.layout.material.clone(), b.clone());
             loaded.checked.insert(b.layout.material.clone());
         }
-        loaded.captures_of(m, out, mem, run_work, promotions)
+        loaded.captures_of(m, out, budget, run_work, promotions)
     }
 }
 
@@ -88,21 +89,32 @@ pub fn is_built(dir: &Path, m: &Material) -> bool {
 
 /// Loads the final bitbases of a finished run, checking its checksums.
 pub fn load_bitbase(dir: &Path, m: &Material) -> anyhow::Result<Bitbase> {
-    let [rule, _] = open_bitbases(dir, m, [true, false], Placement::Ram, Check::Blocks)?;
+    let [rule, _] = open_bitbases(dir, m, [true, false], Placement::Ram, Check::Blocks, 1)?;
     rule.context("the rule's bitbase")
 }
 
 /// A finished run's bitbases for the conversions into it, `[under the rule, eventually]`,
-/// those `wanted` (one decoding of the table serves both).
+/// those `wanted` (one decoding of the table serves both; with `threads` above 1, white's
+/// and black's sides are decoded at once).
 fn open_bitbases(
     dir: &Path,
     m: &Material,
     wanted: [bool; 2],
     place: Placement,
     check: Check,
+    threads: usize,
 ) -> anyhow::Result<[Option<Bitbase>; 2]> {
     let table = open_existing(&table_path(dir, m), m, check).with_context(|| format!("sub-endgame {m} is needed"))?;
-    let [wtm, btm] = [Color::White, Color::Black].map(|stm| bitbase_words(&table, stm, wanted, place));
+    let side = |stm| bitbase_words(&table, stm, wanted, place);
+    let (wtm, btm) = if threads > 1 {
+        std::thread::scope(|scope| {
+            let btm = scope.spawn(|| side(Color::Black));
+            let wtm = side(Color::White);
+            (wtm, btm.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
+        })
+    } else {
+        (side(Color::White), side(Color::Black))
+    };
     let (mut wtm, mut btm) = (wtm?, btm?);
     Ok([0, 1].map(|k| {
         Some(Bitbase { layout: Layout::new(m), wtm: wtm[k].take()?, btm: btm[k].take().expect("both sides") })
@@ -200,7 +212,8 @@ impl Loaded {
 
     /// Loads run `m`'s captures from the tables in `out`, reusing the bitbases loaded
     /// already (only `m`'s sub-endgames stay) and checking each table's blocks unless this
-    /// job checked it. When they would take more than half of `mem` they are mapped from
+    /// job checked it (a table's two sides decoded at once with two or more `budget.threads`).
+    /// When they would take more than half of `budget.mem` they are mapped from
     /// files in `run_work` instead of held. The promotions without capture lead to the
     /// largest sub-endgames (as many men as `m`), read only by the levels whose pawns can
     /// promote: with [`Promotions::Skip`] they are left out (their tables are still opened,
@@ -210,10 +223,11 @@ impl Loaded {
         &mut self,
         m: &Material,
         out: &Path,
-        mem: u64,
+        budget: &Budget,
         run_work: &Path,
         promotions: Promotions,
     ) -> anyhow::Result<LoadedCaptures> {
+        let (mem, threads) = (budget.mem, budget.threads);
         let needed = m.successor_runs();
         self.bitbases.retain(|sub, _| needed.contains(sub));
         // Sub-endgames with cursed positions also give their eventual bitbases (`c∞`, `d∞`).
@@ -235,7 +249,7 @@ impl Loaded {
                 return Ok(b.clone());
             }
             std::fs::create_dir_all(run_work).with_context(|| format!("creating {}", run_work.display()))?;
-            let [rule, eventual] = open_bitbases(out, sub, [true, cursed.contains(sub)], place, self.check(sub))?;
+            let [rule, eventual] = open_bitbases(out, sub, [true, cursed.contains(sub)], place, self.check(sub), threads)?;
             if let Some(e) = eventual {
                 made.insert(sub.clone(), Arc::new(e));
             }
@@ -263,7 +277,7 @@ impl Loaded {
                 if let Some(b) = made.get(sub) {
                     return Ok(b.clone());
                 }
-                let [_, eventual] = open_bitbases(out, sub, [false, true], place, Check::HeaderOnly)?;
+                let [_, eventual] = open_bitbases(out, sub, [false, true], place, Check::HeaderOnly, threads)?;
                 let b = Arc::new(eventual.context("the eventual bitbase")?);
                 made.insert(sub.clone(), b.clone());
                 Ok(b)

@@ -384,7 +384,7 @@ pub fn serve(world: &World, opts: &GenOptions) -> anyhow::Result<()> {
             let work = opts.work_dir().join(&order.run);
             held.push((
                 material.clone(),
-                loaded.captures_of(&material, &opts.out, opts.budget.mem, &work, Promotions::Load)?,
+                loaded.captures_of(&material, &opts.out, &opts.budget, &work, Promotions::Load)?,
             ));
             let now_checked: Vec<Material> = loaded.bitbases.keys().cloned().collect();
             loaded.checked.extend(now_checked);

@@ -317,7 +317,7 @@ fn prepare_run(
         return Ok(RunStart::Done(RunOutcome::Existing(path)));
     }
     // The promotions' sub-endgames are loaded by the levels that promote (`solve_run`).
-    let caps = loaded.captures_of(m, &opts.out, opts.budget.mem, &run_work, Promotions::Skip)?;
+    let caps = loaded.captures_of(m, &opts.out, &opts.budget, &run_work, Promotions::Skip)?;
     Ok(RunStart::Ready(Box::new(ReadyRun { material: m.clone(), caps, work: run_work, lock })))
 }
 

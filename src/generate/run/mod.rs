@@ -183,7 +183,7 @@ pub fn solve_run(
             progress.log(&format!("{material}/{}: {what} the promotions' sub-endgames", level.number));
             // Released, the promotions' bitbases go with the old captures (files of gigabytes
             // with 6 men); the other sub-endgames' are shared.
-            caps = caps.with_promotions(material, &opts.out, budget.mem, work_dir, wanted)?;
+            caps = caps.with_promotions(material, &opts.out, budget, work_dir, wanted)?;
         }
         let run = RunContext {
             layout: &layout,
