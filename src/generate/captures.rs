@@ -249,7 +249,8 @@ impl Loaded {
                 return Ok(b.clone());
             }
             std::fs::create_dir_all(run_work).with_context(|| format!("creating {}", run_work.display()))?;
-            let [rule, eventual] = open_bitbases(out, sub, [true, cursed.contains(sub)], place, self.check(sub), threads)?;
+            let [rule, eventual] =
+                open_bitbases(out, sub, [true, cursed.contains(sub)], place, self.check(sub), threads)?;
             if let Some(e) = eventual {
                 made.insert(sub.clone(), Arc::new(e));
             }
