@@ -162,7 +162,10 @@ fn bitbase_words(
             put(&mut sinks[0], rule)?;
             put(&mut sinks[1], eventual)
         })
-        .with_context(|| format!("decoding {m}'s bitbase"))?;
+        .with_context(|| match place {
+            Placement::Ram => format!("decoding {m}'s bitbase"),
+            Placement::Mapped(work) => format!("writing {m}'s bitbase into {}", work.display()),
+        })?;
     let close = |sink: Option<Sink>| -> anyhow::Result<Option<BitWords>> {
         Ok(match sink {
             None => None,
