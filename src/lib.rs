@@ -27,6 +27,8 @@ mod pipeline;
 mod progress;
 mod solve;
 mod table;
+#[cfg(test)]
+mod test_rng;
 mod work;
 
 /// The board field of a FEN from the letters on the squares (a1 first), for tools and tests

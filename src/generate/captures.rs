@@ -115,10 +115,10 @@ fn open_bitbases(
     } else {
         (side(Color::White), side(Color::Black))
     };
-    let (mut wtm, mut btm) = (wtm?, btm?);
-    Ok([0, 1].map(|k| {
-        Some(Bitbase { layout: Layout::new(m), wtm: wtm[k].take()?, btm: btm[k].take().expect("both sides") })
-    }))
+    let ([rule_wtm, eventual_wtm], [rule_btm, eventual_btm]) = (wtm?, btm?);
+    let layout = Layout::new(m);
+    let pair = |wtm: Option<BitWords>, btm| Some(Bitbase { layout: layout.clone(), wtm: wtm?, btm: btm? });
+    Ok([pair(rule_wtm, rule_btm), pair(eventual_wtm, eventual_btm)])
 }
 
 /// Where one of a side's bitbases is being decoded to.

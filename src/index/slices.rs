@@ -266,15 +266,12 @@ mod tests {
         // Every configuration of up to four pawns of one side or both, on a few files.
         for (nw, nb) in [(1, 0), (0, 1), (1, 1), (2, 0), (2, 1), (1, 2), (2, 2), (3, 1)] {
             let squares: Vec<Square> = (8..56).filter(|s| s % 8 != 3 && s % 8 != 5).collect();
-            let mut x = 0x2545F4914F6CDD1Du64;
+            let mut rng = crate::test_rng::Rng(0x2545F4914F6CDD1D);
             for _ in 0..2000 {
                 let mut pick = |n: usize, taken: &mut Vec<Square>| -> Vec<Square> {
                     let mut out = Vec::new();
                     while out.len() < n {
-                        x ^= x << 13;
-                        x ^= x >> 7;
-                        x ^= x << 17;
-                        let s = squares[(x % squares.len() as u64) as usize];
+                        let s = squares[rng.below(squares.len() as u64) as usize];
                         if !taken.contains(&s) {
                             taken.push(s);
                             out.push(s);

@@ -253,6 +253,7 @@ mod tests {
     use super::*;
     use crate::chess::{Color, Material};
     use crate::index::{ChunkKey, ChunkScheme, Layout};
+    use crate::test_rng::Rng;
 
     #[test]
     fn any_marked_sees_a_bit_only_inside_its_range() {
@@ -260,17 +261,6 @@ mod tests {
         assert!(any_marked(&bitmap, 63, 1) && any_marked(&bitmap, 0, 64) && any_marked(&bitmap, 60, 80));
         assert!(!any_marked(&bitmap, 0, 63) && !any_marked(&bitmap, 64, 64) && any_marked(&bitmap, 64, 65));
         assert!(!any_marked(&bitmap, 129, 60));
-    }
-
-    /// A small deterministic generator (xorshift).
-    struct Rng(u64);
-    impl Rng {
-        fn next(&mut self) -> u64 {
-            self.0 ^= self.0 << 13;
-            self.0 ^= self.0 >> 7;
-            self.0 ^= self.0 << 17;
-            self.0
-        }
     }
 
     /// Chunks of `sig` for `mover`'s passes (a few keys of each slice, with pawns).

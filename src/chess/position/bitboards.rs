@@ -103,13 +103,8 @@ mod tests {
     #[test]
     fn bitboards_build_what_men_build() {
         let roles = [Role::King, Role::Queen, Role::Rook, Role::Bishop, Role::Knight, Role::Pawn];
-        let mut x = 0x2545_f491_4f6c_dd1du64;
-        let mut next = |n: u64| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x % n
-        };
+        let mut rng = crate::test_rng::Rng(0x2545_f491_4f6c_dd1d);
+        let mut next = |n: u64| rng.below(n);
         let (mut legal, mut refused) = (0, 0);
         for _ in 0..20_000 {
             // Two kings most of the time, 0 to 6 other men on distinct squares.

@@ -554,13 +554,8 @@ mod tests {
     /// The byte-mask assembly gives each lane the code its class and legality say.
     #[test]
     fn word_codes_match_the_lane_by_lane_codes() {
-        let mut state = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state
-        };
+        let mut rng = crate::test_rng::Rng(0x9e37_79b9_7f4a_7c15);
+        let mut next = || rng.next();
         for _ in 0..2000 {
             let (lo, hi, illegal) = (next(), next(), next() & next());
             let wins: [u8; 64] = std::array::from_fn(|b| (next() % 51) as u8 + (b % 2) as u8);

@@ -224,13 +224,8 @@ mod tests {
     #[test]
     fn king_steps_fold_like_the_loop() {
         use crate::chess::attacks::king_attacks;
-        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed
-        };
+        let mut rng = crate::test_rng::Rng(0x9e37_79b9_7f4a_7c15);
+        let mut next = || rng.next();
         for _ in 0..200 {
             let ranks: Lanes = std::array::from_fn(|_| if next() % 3 == 0 { WTM_NO_WIN } else { (next() % 60) as u8 });
             let start: Lanes = std::array::from_fn(|_| (next() % 256) as u8);
