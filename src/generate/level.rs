@@ -100,13 +100,14 @@ impl LevelContext<'_> {
     }
 
     /// The table a step updates in place: `t(k-2)`, the previous table of its chain, from
-    /// step 2 on wherever no later pass reads it (not in steps 101 and 102, which keep `t99`
-    /// and `t100` for the merge).
+    /// step 3 on wherever no later pass reads it (not in steps 101 and 102, which keep `t99`
+    /// and `t100` for the merge; nor in step 2, whose table gains `!d` in blocks without new
+    /// positions too).
     pub fn in_place_source(&self, pass: Pass) -> Option<WorkTable> {
         let Pass::Step(k) = pass else { return None };
         let previous = WorkTable::chain(k as i32 - 2);
         let spec = self.spec(pass);
-        (k >= 2
+        (k >= 3
             && spec.combine.first() == Some(&previous)
             && crate::solve::obsolete_after(pass, self.is_eventual()).contains(&previous))
         .then_some(previous)

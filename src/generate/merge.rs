@@ -16,7 +16,7 @@ use crate::table::values::{step_code, CODE_EXACT_100, CODE_ILLEGAL};
 use crate::table::{PlaneSource, TableError};
 use crate::work::bits::BitFile;
 use crate::work::deltalog::PassStreams;
-use crate::work::gap::decode_words;
+use crate::work::gap::{decode_words, set_positions};
 use crate::work::manifest::PassDone;
 use anyhow::Context;
 use byteorder::{ByteOrder, LittleEndian};
@@ -137,7 +137,11 @@ pub fn write_level(
     let mut merged = Merged { range_sums: [0; 4], bytes_read: 0, bytes_written: 0 };
     ctx.progress.start(format!("{} merge", ctx.name()), 2 * n_groups as u64, "chunks");
 
-    // The final bitbases: t99 and t100 are the last tables of the chains.
+    // The final bitbases: t99 and t100 are the last tables of the chains (the even chain's
+    // file holds `t100 | !d`: `t100` is its `& d`, with t0's mates, which are not in `d`).
+    let (d_file, d_sums) = ctx.open_finished(WorkTable::CapturesLose)?;
+    let mates = PassStreams::open(&ctx.folder.log(Pass::InitBlack), n_blocks)
+        .context("delta log damaged (delete the work folder to recompute the run)")?;
     for (section, table) in [(Section::WtmBitbase, last_odd), (Section::BtmBitbase, last_even)] {
         let (file, sums) = ctx.open_finished(WorkTable::Chain(table))?;
         let mut w = RangeWriter::new(partial, section, &ctx.level);
@@ -146,6 +150,16 @@ pub fn write_level(
             let n = group.min(n_blocks - first);
             let mut words = file.read_range(first, n, block_words, &sums)?;
             merged.bytes_read += words.len() as u64 * 8;
+            if section == Section::BtmBitbase {
+                let d = d_file.read_range(first, n, block_words, &d_sums)?;
+                merged.bytes_read += d.len() as u64 * 8;
+                words.iter_mut().zip(&d).for_each(|(w, &d)| *w &= d);
+                for (i, block) in words.chunks_mut(block_words).enumerate() {
+                    let stream = mates.block(first + i)?;
+                    merged.bytes_read += stream.len() as u64;
+                    set_positions(block, &stream).with_context(|| mates.path.display().to_string())?;
+                }
+            }
             if let (Section::WtmBitbase, Some(edge)) = (section, edge) {
                 for (w, e) in words.iter_mut().zip(edge.read_range(first, n, block_words)) {
                     *w |= e;

@@ -140,6 +140,14 @@ fn rebuild_block(
         if k % 2 == 1 {
             // The odd chain starts from the illegal positions.
             words = rebuild_or_read(ctx, WorkTable::IllegalWtm, block, streams)?;
+        } else if k >= 2 {
+            // The even chain holds the positions a capture saves from step 2 on (`!d∞` past
+            // step 100 of an eventual level).
+            let d = match ctx.is_eventual() && k > crate::solve::LAST_STEP {
+                true => WorkTable::CapturesLoseEventual,
+                false => WorkTable::CapturesLose,
+            };
+            words = rebuild_or_read(ctx, d, block, streams)?.iter().map(|&d| !d).collect();
         }
         let same_chain = |p: Pass| p.step().is_some_and(|s| s <= k && s % 2 == k % 2);
         for ps in streams.iter().filter(|ps| same_chain(ps.pass)) {

@@ -175,35 +175,49 @@ pub fn edge_chunk(frame: &Frame, e_prev: &[u64], new_prev: Option<&[u64]>, new_k
     edge
 }
 
-/// Combines a kernel's word `out` of step `k` with the previous table of the chain (`old`)
-/// and `c` (step 1), `c∞` (step 103 of an eventual level) or `d`/`d∞` (even steps; odd steps
-/// without an extra table pass 0): returns the step's table word and its new bits.
-#[inline]
-pub fn combine(k: u16, out: u64, old: u64, extra: u64) -> (u64, u64) {
-    let reached = if k % 2 == 1 { out | extra } else { out & extra };
-    (old | reached, reached & !old)
+/// What a step's kernel words are combined with besides the previous table of its chain
+/// (`old`), by the tables of its [`PassSpec`](super::PassSpec) after that one.
+#[derive(Clone, Copy, Debug)]
+pub enum Extra<'a> {
+    /// Nothing: `old | out`, new `out & !old` (odd steps, and even steps from 4 on, whose
+    /// `old` holds `!d` already).
+    None,
+    /// `c` (step 1) or `c∞` (step 103 of an eventual level), ORed into what white reached.
+    Or(&'a [u64]),
+    /// `d` at step 2, where it enters the even chain: black's new positions are those whose
+    /// captures lose too, and the table gains `!d`, the positions a capture saves.
+    Enter(&'a [u64]),
+    /// `d` and `d∞` at step 102 of an eventual level: `d∞` takes `d`'s place in the chain
+    /// (`old & d` is the seed's `t100`).
+    Reenter(&'a [u64], &'a [u64]),
 }
 
-/// [`combine`] over a block: `table` holds the pass's reached words and becomes the new
-/// table, `old` holds the previous table and becomes the new positions; `extra` is empty
-/// or as long as the others. Monomorphised per parity so that the loop vectorises.
-pub fn combine_words(k: u16, table: &mut [u64], old: &mut [u64], extra: &[u64]) {
-    #[inline(always)]
-    fn each(table: &mut [u64], old: &mut [u64], extra: &[u64], f: impl Fn(u64, u64, u64) -> (u64, u64)) {
-        if extra.is_empty() {
-            for (t, o) in table.iter_mut().zip(old.iter_mut()) {
-                (*t, *o) = f(*t, *o, 0);
-            }
-        } else {
-            for ((t, o), &x) in table.iter_mut().zip(old.iter_mut()).zip(extra) {
-                (*t, *o) = f(*t, *o, x);
-            }
+impl<'a> Extra<'a> {
+    /// The extra tables of a step, in its spec's order after the previous table of the chain.
+    pub fn of(k: u16, extra: &[&'a [u64]]) -> Extra<'a> {
+        match (k % 2, extra) {
+            (_, []) => Extra::None,
+            (1, [c]) => Extra::Or(c),
+            (0, [d]) => Extra::Enter(d),
+            (0, [d, d_inf]) => Extra::Reenter(d, d_inf),
+            _ => panic!("step {k} with {} extra tables", extra.len()),
         }
     }
-    match k {
-        1 => each(table, old, extra, |t, o, x| combine(1, t, o, x)),
-        k if k % 2 == 1 => each(table, old, extra, |t, o, x| combine(3, t, o, x)),
-        _ => each(table, old, extra, |t, o, x| combine(2, t, o, x)),
+}
+
+/// [`Extra`]'s rule over a block: `table` holds the pass's reached words and becomes the new
+/// table, `old` holds the previous table of the chain and becomes the new positions; the
+/// extra tables are as long as the others. One plain loop per kind, so that each vectorises.
+pub fn combine_words(table: &mut [u64], old: &mut [u64], extra: Extra) {
+    let pairs = table.iter_mut().zip(old.iter_mut());
+    match extra {
+        Extra::None => pairs.for_each(|(t, o)| (*t, *o) = (*o | *t, *t & !*o)),
+        Extra::Or(c) => pairs.zip(c).for_each(|((t, o), &c)| (*t, *o) = (*o | *t | c, (*t | c) & !*o)),
+        Extra::Enter(d) => pairs.zip(d).for_each(|((t, o), &d)| (*t, *o) = (*o | *t | !d, *t & d & !*o)),
+        Extra::Reenter(d, d_inf) => pairs.zip(d).zip(d_inf).for_each(|(((t, o), &d), &e)| {
+            let lost = *o & d;
+            (*t, *o) = (lost | *t | !e, *t & e & !lost)
+        }),
     }
 }
 
@@ -212,12 +226,23 @@ mod tests {
     use super::*;
 
     #[test]
-    fn odd_steps_or_their_extra_table_in_and_even_steps_and_it() {
-        assert_eq!(combine(103, 0b0011, 0b0001, 0b0100), (0b0111, 0b0110));
-        assert_eq!(combine(104, 0b0011, 0b0001, 0b0110), (0b0011, 0b0010));
-        let (mut table, mut old) = (vec![0b0011, 0b1000], vec![0b0001, 0b1000]);
-        combine_words(104, &mut table, &mut old, &[0b0110, 0]);
-        assert_eq!((table, old), (vec![0b0011, 0b1000], vec![0b0010, 0]));
+    fn odd_steps_or_their_extra_table_in_and_d_enters_the_even_chain() {
+        let run = |k: u16, out: u64, old: u64, extra: &[&[u64]]| {
+            let (mut t, mut o) = (vec![out], vec![old]);
+            combine_words(&mut t, &mut o, Extra::of(k, extra));
+            (t[0], o[0])
+        };
+        // Odd: what white reached or `c`, over the previous table.
+        assert_eq!(run(103, 0b0011, 0b0001, &[&[0b0100]]), (0b0111, 0b0110));
+        assert_eq!(run(5, 0b0011, 0b0001, &[]), (0b0011, 0b0010));
+        // Step 2: new are the reached positions in `d` not in t0; the table gains `!d`.
+        let d = !0b1000u64 & !0b0100;
+        assert_eq!(run(2, 0b1011, 0b0001, &[&[d]]), (!d | 0b1011, 0b0010));
+        // Later even steps: the table holds `!d` already, new are the reached ones not in it.
+        assert_eq!(run(4, 0b1011, !d | 0b0001, &[]), (!d | 0b1011, 0b0010));
+        // Step 102: `old & d` is t100; new are reached in `d∞` not in t100; the table gains `!d∞`.
+        let d_inf = d | 0b1000;
+        assert_eq!(run(102, 0b1011, !d | 0b0001, &[&[d], &[d_inf]]), (!d_inf | 0b1011, 0b1010));
     }
 
     #[test]

@@ -18,7 +18,7 @@ mod pass;
 pub mod sparse;
 
 pub use captures::{BitWords, Bitbase, Captures, Promotions};
-pub use chunk::{combine_words, compute_chunk, edge_chunk, ChunkTables, Conversions, Eventual};
+pub use chunk::{combine_words, compute_chunk, edge_chunk, ChunkTables, Conversions, Eventual, Extra};
 pub use frame::Frame;
 pub use init::PushTargets;
 pub use pass::{

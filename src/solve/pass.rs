@@ -4,6 +4,12 @@
 //! and `t0`; step `k` computes `t(k)` from `t(k-1)` (white ORs over its moves for odd `k`,
 //! black ANDs for even `k`), combined with `t(k-2)` and `c` or `d`. The odd chain starts
 //! from the illegal wtm positions, which act as `t(-1)`.
+//!
+//! The even chain's files hold more than the seed's `t(k)`: from step 2 on, `t(k) | !d`
+//! (with `d∞` past step 100 in an eventual level), the btm positions already *decided*,
+//! lost or saved by a capture. A black step then needs `d` no more (`new = reached &
+//! !t(k-2)`: one table fewer to read per step), and white's steps, which need the lost
+//! positions only, take black's new positions from the previous step's delta streams.
 
 use crate::chess::{Color, RULE_PLIES};
 use std::fmt;
@@ -124,7 +130,8 @@ pub enum WorkTable {
     CapturesLose,
     /// `t(k)`: positions won for white with `k` plies left on the 50-move counter (wtm for
     /// odd `k`, btm for even `k`); beyond 100, won for white without the rule within `k`
-    /// plies.
+    /// plies. Even `k` from 2 on: `t(k) | !d` (`!d∞` past step 100 of an eventual level),
+    /// see the module's doc.
     Chain(u16),
     /// Btm positions whose only legal moves are losing zeroing moves (captures, pawn moves):
     /// the only ones whose loss can end with black's own move, the source of even wtm
@@ -186,9 +193,11 @@ impl fmt::Display for WorkTable {
     }
 }
 
-/// The tables a pass reads and writes. Workers compute a chunk from `inputs` (read whole),
-/// then combine it with `combine` (the previous table of the chain, and `c` or `d`), read
-/// block by block.
+/// The tables a pass reads and writes. Workers compute a chunk from `inputs` (read whole)
+/// or, for white's steps from 3 on, from the new positions of the step before
+/// (`new_of`, read from its delta streams: `t(k-2)` already holds what white reaches from
+/// `t(k-3)`), then combine it with `combine` (the previous table of the chain, and `c`, or
+/// `d` where it enters the even chain), read block by block.
 ///
 /// A level whose conversions (captures, promotions, pawn pushes) reach cursed positions is
 /// *eventual*: its init passes also write `c∞` and `d∞`, step 103 adds `c∞` (after step 101,
@@ -198,6 +207,9 @@ impl fmt::Display for WorkTable {
 pub struct PassSpec {
     pub pass: Pass,
     pub inputs: Vec<WorkTable>,
+    /// The step whose new positions the kernel moves from (read from its streams, under the
+    /// name of its table), in place of an input table.
+    pub new_of: Option<Pass>,
     pub combine: Vec<WorkTable>,
     pub outputs: Vec<WorkTable>,
 }
@@ -222,14 +234,21 @@ impl PassSpec {
                 let extra = match k % 2 {
                     1 if eventual && k == EVENTUAL_CAPTURE_STEP => vec![WinningCaptureEventual],
                     1 => vec![],
-                    _ if eventual && k > LAST_STEP => vec![CapturesLoseEventual],
-                    _ => vec![CapturesLose],
+                    // `d` enters the even chain at step 2, `d∞` in place of it at step 102.
+                    _ if k == 2 => vec![CapturesLose],
+                    _ if eventual && k == LAST_STEP + 2 => vec![CapturesLose, CapturesLoseEventual],
+                    _ => vec![],
                 };
-                let k = k as i32;
-                (vec![t(k - 1)], [vec![t(k - 2)], extra].concat(), vec![t(k)])
+                let (k, white) = (k as i32, k % 2 == 1);
+                let inputs = if white { vec![] } else { vec![t(k - 1)] };
+                (inputs, [vec![t(k - 2)], extra].concat(), vec![t(k)])
             }
         };
-        PassSpec { pass, inputs, combine, outputs }
+        let new_of = match pass {
+            Pass::Step(k) if k >= 3 && k % 2 == 1 => Some(Pass::Step(k - 1)),
+            _ => None,
+        };
+        PassSpec { pass, inputs, new_of, combine, outputs }
     }
 }
 
@@ -301,8 +320,14 @@ mod tests {
         // The seed's recurrences: t1 = W(t0) | c | t(-1); t2 = B(t1) & d | t0; t(k) from t(k-1), t(k-2).
         assert_eq!(PassSpec::of(Pass::Step(1), false).combine, [WorkTable::IllegalWtm, WorkTable::WinningCapture]);
         assert_eq!(PassSpec::of(Pass::Step(2), false).combine, [WorkTable::Chain(0), WorkTable::CapturesLose]);
-        assert_eq!(PassSpec::of(Pass::Step(7), false).inputs, [WorkTable::Chain(6)]);
+        assert_eq!(PassSpec::of(Pass::Step(7), false).inputs, []);
+        assert_eq!(PassSpec::of(Pass::Step(7), false).new_of, Some(Pass::Step(6)));
         assert_eq!(PassSpec::of(Pass::Step(7), false).combine, [WorkTable::Chain(5)]);
+        assert_eq!(PassSpec::of(Pass::Step(1), false).inputs, [WorkTable::Chain(0)]);
+        assert_eq!(PassSpec::of(Pass::Step(1), false).new_of, None);
+        // The even chain holds `d`'s complement from step 2 on: later black steps need no `d`.
+        assert_eq!(PassSpec::of(Pass::Step(8), false).inputs, [WorkTable::Chain(7)]);
+        assert_eq!(PassSpec::of(Pass::Step(8), false).combine, [WorkTable::Chain(6)]);
         assert_eq!(obsolete_after(Pass::Step(1), false), [WorkTable::WinningCapture]);
         assert_eq!(obsolete_after(Pass::Step(2), false), [WorkTable::Chain(0)]);
         // t99 and t100 stay for the merge when the chains go on past step 100.
@@ -313,16 +338,18 @@ mod tests {
     }
 
     #[test]
-    fn eventual_levels_add_c_inf_at_step_103_and_d_inf_past_100() {
+    fn eventual_levels_add_c_inf_at_step_103_and_d_inf_at_102() {
         use WorkTable::*;
         assert_eq!(PassSpec::of(Pass::InitWhite, true).outputs.last(), Some(&WinningCaptureEventual));
         assert_eq!(PassSpec::of(Pass::InitBlack, true).outputs.last(), Some(&CapturesLoseEventual));
-        assert_eq!(PassSpec::of(Pass::Step(100), true).combine, [Chain(98), CapturesLose]);
+        assert_eq!(PassSpec::of(Pass::Step(100), true).combine, [Chain(98)]);
         assert_eq!(PassSpec::of(Pass::Step(101), true).combine, [Chain(99)]);
-        assert_eq!(PassSpec::of(Pass::Step(102), true).combine, [Chain(100), CapturesLoseEventual]);
+        assert_eq!(PassSpec::of(Pass::Step(102), true).combine, [Chain(100), CapturesLose, CapturesLoseEventual]);
+        assert_eq!(PassSpec::of(Pass::Step(102), false).combine, [Chain(100)]);
         assert_eq!(PassSpec::of(Pass::Step(103), true).combine, [Chain(101), WinningCaptureEventual]);
+        assert_eq!(PassSpec::of(Pass::Step(103), true).new_of, Some(Pass::Step(102)));
         assert_eq!(PassSpec::of(Pass::Step(105), true).combine, [Chain(103)]);
-        assert_eq!(PassSpec::of(Pass::Step(106), true).combine, [Chain(104), CapturesLoseEventual]);
+        assert_eq!(PassSpec::of(Pass::Step(106), true).combine, [Chain(104)]);
         assert_eq!(obsolete_after(Pass::Step(103), true), [Chain(101), WinningCaptureEventual]);
     }
 

@@ -12,7 +12,8 @@ use crate::generate::plan::{Chunk, Chunks};
 use crate::index::Block;
 use crate::solve::sparse::{self, Word};
 use crate::solve::{
-    combine_words, compute_chunk, ChunkTables, Conversions, Frame, Pass, PassSpec, WorkTable, EVENTUAL_CAPTURE_STEP,
+    combine_words, compute_chunk, ChunkTables, Conversions, Extra, Frame, Pass, PassSpec, WorkTable,
+    EVENTUAL_CAPTURE_STEP,
 };
 use crate::work::bits::BitFile;
 use crate::work::deltalog::{self, PassStreams};
@@ -97,7 +98,8 @@ pub struct PassSources {
     /// `d` if any.
     pub combined: Vec<SourceTable>,
     finals: PassFinals,
-    /// How each chunk is computed, and the previous step's streams for the sparse ones.
+    /// How each chunk is computed, and the previous step's streams, for the sparse chunks
+    /// and for the dense ones of a pass whose kernel moves from them (`PassSpec::new_of`).
     work: Vec<ChunkWork>,
     new_prev: Option<PassStreams>,
     /// Whether the step updates the previous table of its chain in place.
@@ -122,7 +124,7 @@ impl PassSources {
             })
             .collect::<anyhow::Result<Vec<_>>>()?;
         let finals = PassFinals::open(ctx, spec.pass)?;
-        let (work, new_prev) = chunk_work(ctx, spec.pass, ctx.plan.chunks_of(spec.pass))?;
+        let (work, new_prev) = chunk_work(ctx, spec, ctx.plan.chunks_of(spec.pass))?;
         Ok(PassSources { inputs, combined, finals, work, new_prev, in_place })
     }
 
@@ -146,6 +148,11 @@ impl PassSources {
             ChunkWork::Sparse { .. } => {}
             ChunkWork::Dense => {
                 input.tables = read_tables(ch, &self.inputs, words, &mut input.bytes_read)?;
+                if let Some(Pass::Step(prev)) = spec.new_of {
+                    let streams = self.new_prev.as_ref().expect("streams of the last step");
+                    let new = decode_new_positions(ch, streams, words, &mut input.bytes_read)?;
+                    input.tables.insert(WorkTable::Chain(prev), new);
+                }
                 input.pushes = self.finals.read(ctx, spec.pass, ch, words)?;
             }
         }
@@ -229,13 +236,16 @@ impl PassSources {
 /// level, where `d∞` and `c∞` come in.
 fn chunk_work(
     ctx: &LevelContext,
-    pass: Pass,
+    spec: &PassSpec,
     chunks: &Chunks,
 ) -> anyhow::Result<(Vec<ChunkWork>, Option<PassStreams>)> {
     let new_extra = |k: u16| ctx.is_eventual() && (k == EVENTUAL_CAPTURE_STEP - 1 || k == EVENTUAL_CAPTURE_STEP);
-    let k = match pass {
+    let k = match spec.pass {
         Pass::Step(k) if k >= 3 && !new_extra(k) => k,
-        _ => return Ok((vec![ChunkWork::Dense; chunks.list.len()], None)),
+        _ => {
+            let streams = spec.new_of.map(|p| PassStreams::open(&ctx.folder.log(p), ctx.n_blocks())).transpose()?;
+            return Ok((vec![ChunkWork::Dense; chunks.list.len()], streams));
+        }
     };
     // The previous step's records say which blocks gained new positions (a block no record
     // covers counts as changed).
@@ -262,11 +272,13 @@ fn chunk_work(
                 _ if bytes == u64::MAX => ChunkWork::Dense,
                 StepMode::Dense => ChunkWork::Dense,
                 StepMode::Sparse => ChunkWork::Sparse { limit: None },
-                StepMode::Auto => ChunkWork::Sparse { limit: Some(positions / SPARSE_DENSITY[pass.mover().index()]) },
+                StepMode::Auto => {
+                    ChunkWork::Sparse { limit: Some(positions / SPARSE_DENSITY[spec.pass.mover().index()]) }
+                }
             }
         })
         .collect();
-    let streams = match work.iter().any(|w| matches!(w, ChunkWork::Sparse { .. })) {
+    let streams = match spec.new_of.is_some() || work.iter().any(|w| matches!(w, ChunkWork::Sparse { .. })) {
         // The log read once: its records say what each chunk needs and index the streams.
         true => Some(PassStreams::from_scan(&log, scan, ctx.n_blocks())?),
         false => None,
@@ -301,6 +313,25 @@ fn read_new_positions(ch: &Chunk, streams: &PassStreams, limit: Option<u64>) -> 
         }
     }
     Ok(Some(out))
+}
+
+/// The reader's part for a dense chunk of a pass that moves from the previous step's new
+/// positions: its blocks' streams decoded into chunk-local words; adds the streams' bytes
+/// to `bytes_read`.
+fn decode_new_positions(
+    ch: &Chunk,
+    streams: &PassStreams,
+    words: usize,
+    bytes_read: &mut u64,
+) -> anyhow::Result<Vec<u64>> {
+    let mut out = vec![0u64; words];
+    for b in &ch.blocks {
+        let bytes = streams.block(b.id)?;
+        *bytes_read += bytes.len() as u64;
+        gap::set_positions(&mut out[b.local_word..b.local_word + b.words], &bytes)
+            .with_context(|| format!("{}: block {}", streams.path.display(), b.id))?;
+    }
+    Ok(out)
 }
 
 /// The reader's part: a chunk's blocks of every table of `sources`, checked; adds the
@@ -370,33 +401,15 @@ fn finish_chunk(
                 };
                 let mut old = read(&combined[0], &local)?;
                 bytes_read += bytes_of(&local);
-                let extra = match combined.get(1) {
-                    None => None,
-                    Some(s) => {
-                        // An even step ANDs `d` (or `d∞`) into what it reached: a block whose
-                        // reached positions are all in t(k-2) already gains nothing, whatever
-                        // `d` holds there, and is combined with zeros instead.
-                        let needed: Vec<Block> = batch
-                            .iter()
-                            .zip(&local)
-                            .filter(|(b, l)| {
-                                let (t, o) = (&table[b.local_word..][..b.words], &old[l.local_word..][..l.words]);
-                                k % 2 == 1 || t.iter().zip(o).any(|(&t, &o)| t & !o != 0)
-                            })
-                            .map(|(_, l)| *l)
-                            .collect();
-                        bytes_read += bytes_of(&needed);
-                        Some(read(s, &needed)?)
-                    }
-                };
+                // `c`, `d` or `d∞` where a step takes them in: read whole (steps 1, 2, 102, 103).
+                let extra = combined[1..].iter().map(|s| read(s, &local)).collect::<anyhow::Result<Vec<_>>>()?;
+                bytes_read += bytes_of(&local) * extra.len() as u64;
                 // The previous table's words are replaced by the new positions.
                 for (b, l) in batch.iter().zip(&local) {
                     let reached = &mut table[b.local_word..b.local_word + b.words];
                     let fresh = &mut old[l.local_word..l.local_word + l.words];
-                    match &extra {
-                        Some(x) => combine_words(k, reached, fresh, &x[l.local_word..l.local_word + l.words]),
-                        None => combine_words(k, reached, fresh, &[]),
-                    }
+                    let x: Vec<&[u64]> = extra.iter().map(|x| &x[l.local_word..l.local_word + l.words]).collect();
+                    combine_words(reached, fresh, Extra::of(k, &x));
                     encode(place.next().expect("a place per block"), fresh);
                 }
             }
