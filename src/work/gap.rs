@@ -72,15 +72,27 @@ pub enum BadStream {
     Outside(u64),
 }
 
-/// Sets the positions of a block's gap-encoded stream in the block's words.
+/// Sets the positions of a block's gap-encoded stream in the block's words (straight into
+/// them, a position at a time: no branch on where a word ends, so dense streams decode fast).
 pub fn set_positions(words: &mut [u64], stream: &[u8]) -> Result<(), BadStream> {
-    let mut outside = None;
-    decode_words(stream, |w, bits| match words.get_mut(w as usize) {
-        Some(word) => *word |= bits,
-        None => outside = outside.or(Some(w * 64 + bits.trailing_zeros() as u64)),
-    })
-    .map_err(|_| BadStream::Truncated)?;
-    outside.map_or(Ok(()), |pos| Err(BadStream::Outside(pos)))
+    // The position before the first: -1.
+    let (mut pos, mut gap) = (u64::MAX, 0u64);
+    for &b in stream {
+        if b == 0 {
+            gap += 255;
+            continue;
+        }
+        pos = pos.wrapping_add(gap + b as u64);
+        gap = 0;
+        match words.get_mut((pos / 64) as usize) {
+            Some(word) => *word |= 1 << (pos % 64),
+            None => return Err(BadStream::Outside(pos)),
+        }
+    }
+    match gap {
+        0 => Ok(()),
+        _ => Err(BadStream::Truncated),
+    }
 }
 
 /// The positions of a gap-encoded stream a word at a time: `each(word, bits)` for every word
@@ -162,8 +174,26 @@ mod tests {
                 assert_ne!(bits, 0);
                 by_words.extend((0..64).filter(|b| bits >> b & 1 != 0).map(|b| w * 64 + b));
             }).unwrap();
-            prop_assert_eq!(by_words, expected);
+            prop_assert_eq!(&by_words, &expected);
+            // Set into words: the same positions; a block one word too short refuses the first
+            // position of the last word.
+            let n = expected.last().map_or(0, |&p| p / 64 + 1) as usize;
+            let mut set = vec![0u64; n];
+            set_positions(&mut set, &bytes).unwrap();
+            let set_list: Vec<u64> = (0..n as u64 * 64).filter(|&p| set[(p / 64) as usize] >> (p % 64) & 1 != 0).collect();
+            prop_assert_eq!(set_list, expected.clone());
+            if let Some(&first_out) = expected.iter().find(|&&p| p / 64 + 1 == n as u64) {
+                prop_assert_eq!(set_positions(&mut vec![0u64; n - 1], &bytes), Err(BadStream::Outside(first_out)));
+            }
         }
+    }
+
+    #[test]
+    fn set_positions_refuses_an_unterminated_gap() {
+        assert_eq!(set_positions(&mut [0u64; 8], &[3, 0]), Err(BadStream::Truncated));
+        let mut words = [0u64; 8];
+        set_positions(&mut words, &[3, 0, 2]).unwrap();
+        assert_eq!(words[..5], [1 << 2, 0, 0, 0, 1 << (259 - 256)]);
     }
 
     #[test]
