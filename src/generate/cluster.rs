@@ -427,7 +427,7 @@ pub fn serve(world: &World, opts: &GenOptions) -> anyhow::Result<()> {
                     true => blocks
                         .iter()
                         .zip(&out.streams)
-                        .filter(|(_, s)| !s.is_empty())
+                        .filter(|(b, s)| sources.writes_block(b.id, !s.is_empty()))
                         .map(|(b, _)| (b.local_word, b.words))
                         .collect(),
                     false => vec![(0, ctx.plan.chunks_of(order.pass).buffer_words)],

@@ -113,6 +113,15 @@ impl LevelContext<'_> {
         .then_some(previous)
     }
 
+    /// Whether a step *defers* its table: a step updated in place whose new positions go to
+    /// its streams only, its file left holding `t(k-2)` (readers OR the step's streams in),
+    /// and the next step of the chain, which never defers, writes the blocks either step
+    /// changed. Every other step of a chain from step 4 on (`k % 4` 0 or 1), so that about
+    /// half the table writes of the steps go.
+    pub fn defers(&self, pass: Pass) -> bool {
+        matches!(pass, Pass::Step(k) if k % 4 < 2) && self.in_place_source(pass).is_some()
+    }
+
     /// An eventual level's conversion sources for a chunk, given the push targets read for
     /// it (`rule`, and `eventual` when a level above has cursed positions, else the same
     /// words serve); `None` for a level that is not eventual.

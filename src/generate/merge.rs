@@ -142,6 +142,12 @@ pub fn write_level(
     let (d_file, d_sums) = ctx.open_finished(WorkTable::CapturesLose)?;
     let mates = PassStreams::open(&ctx.folder.log(Pass::InitBlack), n_blocks)
         .context("delta log damaged (delete the work folder to recompute the run)")?;
+    // A last table whose step deferred it: the step's streams OR-ed in.
+    let deferred_streams = |k: u16| -> anyhow::Result<Option<PassStreams>> {
+        let pass = Pass::Step(k);
+        Ok(ctx.defers(pass).then(|| PassStreams::open(&ctx.folder.log(pass), n_blocks)).transpose()?)
+    };
+    let deferred = [deferred_streams(last_odd)?, deferred_streams(last_even)?];
     for (section, table) in [(Section::WtmBitbase, last_odd), (Section::BtmBitbase, last_even)] {
         let (file, sums) = ctx.open_finished(WorkTable::Chain(table))?;
         let mut w = RangeWriter::new(partial, section, &ctx.level);
@@ -150,6 +156,13 @@ pub fn write_level(
             let n = group.min(n_blocks - first);
             let mut words = file.read_range(first, n, block_words, &sums)?;
             merged.bytes_read += words.len() as u64 * 8;
+            if let Some(deferred) = &deferred[section as usize] {
+                for (i, block) in words.chunks_mut(block_words).enumerate() {
+                    let stream = deferred.block(first + i)?;
+                    merged.bytes_read += stream.len() as u64;
+                    set_positions(block, &stream).with_context(|| deferred.path.display().to_string())?;
+                }
+            }
             if section == Section::BtmBitbase {
                 let d = d_file.read_range(first, n, block_words, &d_sums)?;
                 merged.bytes_read += d.len() as u64 * 8;

@@ -127,8 +127,9 @@ impl EarlierStreams {
     }
 }
 
-/// Rebuilds one block of a finished table: chain tables from the streams of their passes,
-/// init tables by recomputing the chunk that holds the block.
+/// Rebuilds one block of a finished table as its file holds it: chain tables from the
+/// streams of their passes (without a deferring step's own), init tables by recomputing the
+/// chunk that holds the block.
 fn rebuild_block(
     ctx: &LevelContext,
     table: WorkTable,
@@ -149,7 +150,9 @@ fn rebuild_block(
             };
             words = rebuild_or_read(ctx, d, block, streams)?.iter().map(|&d| !d).collect();
         }
-        let same_chain = |p: Pass| p.step().is_some_and(|s| s <= k && s % 2 == k % 2);
+        // A step that deferred its table left its positions in its streams only.
+        let last = if ctx.defers(Pass::Step(k)) { k - 2 } else { k };
+        let same_chain = |p: Pass| p.step().is_some_and(|s| s <= last && s % 2 == k % 2);
         for ps in streams.iter().filter(|ps| same_chain(ps.pass)) {
             let bytes = ps.streams.block(block)?;
             set_positions(&mut words, &bytes)

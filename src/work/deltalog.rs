@@ -327,6 +327,11 @@ impl PassStreams {
         Ok(PassStreams { path, file, at, sums })
     }
 
+    /// Whether the pass found new positions in a block.
+    pub fn has(&self, block: usize) -> bool {
+        self.at[block].1 > 0
+    }
+
     /// The gap-coded stream of a block (empty when the pass found nothing new there).
     pub fn block(&self, block: usize) -> Result<Vec<u8>, StorageError> {
         let (off, len) = self.at[block];

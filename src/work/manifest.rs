@@ -9,7 +9,8 @@ use std::path::Path;
 use xxhash_rust::xxh3::xxh3_64;
 
 /// Version of the manifest files (2: runs are solved level by level; 3: the even chain
-/// holds `t(k) | !d`, so that the tables of a format-2 folder cannot be resumed).
+/// holds `t(k) | !d` and every other step defers its table, so that the tables of a
+/// format-2 folder cannot be resumed).
 pub const MANIFEST_FORMAT: u32 = 3;
 
 /// The job a work folder belongs to.

@@ -3,7 +3,7 @@
 //! record in the pass's log. A chunk counts as finished only once its record is there.
 
 use super::resume::{InPlace, PassState};
-use super::sources::{ChunkOutput, ChunkWork};
+use super::sources::{ChunkOutput, ChunkWork, PassSources};
 use crate::generate::level::LevelContext;
 use crate::generate::plan::Chunk;
 use crate::index::Block;
@@ -31,6 +31,8 @@ pub struct Committer<'a> {
     /// The output tables, in the spec's order.
     pub outputs: Vec<BitFile>,
     pub in_place: Option<InPlace>,
+    /// What the pass reads: which blocks a step updating in place writes.
+    pub sources: &'a PassSources,
     pub state: PassState,
     pub counts: PassCounts,
     pub log: PassLog,
@@ -85,21 +87,23 @@ impl Committer<'_> {
 
     /// The commit of a chunk of a step updating its table in place ([`InPlace`]): the
     /// chunk's streams and record first, with the checksums its blocks will have, then only
-    /// the blocks that gained positions (the others hold them already).
+    /// the blocks it writes ([`PassSources::writes_block`]: those that gained positions, or
+    /// step `k-2` deferred some to; none when the step defers), the others as they are.
     fn commit_in_place(&mut self, chunk: usize, ch: &Chunk, done: &ChunkOutput) -> anyhow::Result<Written> {
         let base = &self.in_place.as_ref().expect("a step updated in place").base;
         let output = self.spec.outputs[0];
-        let changed: Vec<Block> =
-            ch.blocks.iter().zip(&done.streams).filter(|(_, s)| !s.is_empty()).map(|(b, _)| *b).collect();
+        let writes: Vec<bool> =
+            ch.blocks.iter().zip(&done.streams).map(|(b, s)| self.sources.writes_block(b.id, !s.is_empty())).collect();
+        let changed: Vec<Block> = ch.blocks.iter().zip(&writes).filter(|(_, &w)| w).map(|(b, _)| *b).collect();
         let sums = &mut self.state.sums[0];
         let entries: Vec<BlockEntry> = ch
             .blocks
             .iter()
-            .zip(&done.streams)
-            .map(|(b, s)| {
-                let sum = match s.is_empty() {
-                    true => base[b.id],
-                    false => block_sum(&done.tables.words(output)[b.local_word..b.local_word + b.words]),
+            .zip(&writes)
+            .map(|(b, &write)| {
+                let sum = match write {
+                    false => base[b.id],
+                    true => block_sum(&done.tables.words(output)[b.local_word..b.local_word + b.words]),
                 };
                 sums[b.id] = sum;
                 BlockEntry { id: b.id as u32, stream_len: 0, sums: vec![sum] }

@@ -67,7 +67,8 @@ pub fn run_pass(ctx: &LevelContext, spec: &PassSpec) -> anyhow::Result<PassResul
         ctx.progress.inc();
     }
     let counts = PassCounts { new: state.new, stream_bytes: state.stream_bytes, ..PassCounts::default() };
-    let committer = std::sync::Mutex::new(Committer { ctx, spec, outputs, in_place, state, counts, log });
+    let sources = &sources;
+    let committer = std::sync::Mutex::new(Committer { ctx, spec, outputs, in_place, sources, state, counts, log });
     let commit = |chunk: usize, out: ChunkOutput| -> anyhow::Result<()> {
         committer.lock().unwrap_or_else(|e| e.into_inner()).commit(chunk, out)
     };

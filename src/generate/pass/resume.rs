@@ -8,7 +8,7 @@ use crate::generate::repair::{check_block, EarlierStreams};
 use crate::index::Block;
 use crate::solve::{Pass, PassSpec, WorkTable};
 use crate::work::bits::{block_sum, BitFile};
-use crate::work::deltalog::{self, ChunkRecord};
+use crate::work::deltalog::{self, ChunkRecord, PassStreams};
 use crate::work::gap;
 use anyhow::Context;
 use std::path::Path;
@@ -130,6 +130,10 @@ pub struct InPlace {
     pub base: Vec<u64>,
     /// Whether an earlier process had started the step.
     resumed: bool,
+    /// Whether the step defers its table (its records keep `t(k-2)`'s checksums).
+    defers: bool,
+    /// Step `k-2`'s streams when it deferred its table (its positions are this step's too).
+    old_streams: Option<PassStreams>,
     /// The earlier passes' streams, opened when a first damaged block is rebuilt.
     earlier: std::sync::OnceLock<EarlierStreams>,
 }
@@ -155,7 +159,13 @@ impl InPlace {
             }
             std::fs::rename(&from, &to).with_context(|| format!("renaming {} to {}", from.display(), to.display()))?;
         }
-        Ok(InPlace { source, base, resumed, earlier: std::sync::OnceLock::new() })
+        let Pass::Step(k) = spec.pass else { anyhow::bail!("{} is not a step", spec.pass) };
+        let old_streams = match ctx.defers(Pass::Step(k - 2)) {
+            true => Some(PassStreams::open(&ctx.folder.log(Pass::Step(k - 2)), ctx.n_blocks())?),
+            false => None,
+        };
+        let defers = ctx.defers(spec.pass);
+        Ok(InPlace { source, base, resumed, defers, old_streams, earlier: std::sync::OnceLock::new() })
     }
 
     /// Block `block` of `t(k-2)`, rebuilt from the streams of the passes before `pass`.
@@ -170,9 +180,10 @@ impl InPlace {
         earlier.rebuild(ctx, self.source, block)
     }
 
-    /// Resume: OR-s a record's new positions into its chunk's blocks (again) and checks
-    /// them against the record; a block that does not match is rebuilt from the logs.
-    /// `sums` are the output's block checksums.
+    /// Resume: OR-s a record's new positions into its chunk's blocks (again; with those step
+    /// `k-2` deferred; not when this step defers, whose records keep the blocks as they are)
+    /// and checks them against the record; a block that does not match is rebuilt from the
+    /// logs. `sums` are the output's block checksums.
     fn roll_forward(
         &self,
         ctx: &LevelContext,
@@ -186,10 +197,17 @@ impl InPlace {
         let streams_file =
             std::fs::File::open(streams_path).with_context(|| format!("opening {}", streams_path.display()))?;
         let streams = deltalog::read_streams(&streams_file, streams_path, rec)?;
+        let no_stream = Vec::new();
         for ((b, e), stream) in ch.blocks.iter().zip(&rec.blocks).zip(&streams) {
             let one = [Block { local_word: 0, ..*b }];
+            let stream = if self.defers { &no_stream } else { stream };
+            let deferred = match &self.old_streams {
+                Some(s) if !self.defers => s.block(b.id)?,
+                _ => Vec::new(),
+            };
             let mut words = vec![0u64; b.words];
             file.read_blocks_unchecked(&one, &mut words)?;
+            gap::set_positions(&mut words, &deferred)?;
             gap::set_positions(&mut words, stream)?;
             if block_sum(&words) != e.sums[0] {
                 let damage = crate::work::StorageError::ChecksumMismatch {
@@ -199,6 +217,7 @@ impl InPlace {
                 };
                 ctx.log(&format!("{damage}; rebuilding the block"));
                 words = self.rebuilt(ctx, pass, b.id)?;
+                gap::set_positions(&mut words, &deferred)?;
                 gap::set_positions(&mut words, stream)?;
                 anyhow::ensure!(
                     block_sum(&words) == e.sums[0],

@@ -104,6 +104,14 @@ pub struct PassSources {
     new_prev: Option<PassStreams>,
     /// Whether the step updates the previous table of its chain in place.
     pub in_place: bool,
+    /// Whether the step defers its table ([`LevelContext::defers`]): it writes no block.
+    pub defers: bool,
+    /// The streams of step `k-2` when it deferred its table: OR-ed into `t(k-2)`'s blocks
+    /// as they are read, and the blocks they touch are written by this step.
+    old_streams: Option<PassStreams>,
+    /// Whether `t(k-1)`, the table the pass reads whole, was deferred: the previous step's
+    /// streams are OR-ed into its blocks.
+    input_deferred: bool,
 }
 
 impl PassSources {
@@ -124,8 +132,26 @@ impl PassSources {
             })
             .collect::<anyhow::Result<Vec<_>>>()?;
         let finals = PassFinals::open(ctx, spec.pass)?;
-        let (work, new_prev) = chunk_work(ctx, spec, ctx.plan.chunks_of(spec.pass))?;
-        Ok(PassSources { inputs, combined, finals, work, new_prev, in_place })
+        let deferred = |k: u16| ctx.defers(Pass::Step(k));
+        let (old_deferred, input_deferred) = match spec.pass {
+            Pass::Step(k) if k >= 2 => (deferred(k - 2), !spec.inputs.is_empty() && deferred(k - 1)),
+            _ => (false, false),
+        };
+        let old_streams = match (old_deferred, spec.pass) {
+            (true, Pass::Step(k)) => Some(PassStreams::open(&ctx.folder.log(Pass::Step(k - 2)), ctx.n_blocks())?),
+            _ => None,
+        };
+        let (work, new_prev) =
+            chunk_work(ctx, spec, ctx.plan.chunks_of(spec.pass), input_deferred, old_streams.as_ref())?;
+        let defers = ctx.defers(spec.pass);
+        Ok(PassSources { inputs, combined, finals, work, new_prev, in_place, defers, old_streams, input_deferred })
+    }
+
+    /// Whether the step writes block `block` of its output in place, given whether the block
+    /// gained new positions: not when it defers; else where it gained some, or where step
+    /// `k-2` deferred new positions.
+    pub fn writes_block(&self, block: usize, gained: bool) -> bool {
+        !self.defers && (gained || self.old_streams.as_ref().is_some_and(|s| s.has(block)))
     }
 
     /// The reader's part of a chunk: the words it needs, by how it is computed.
@@ -143,11 +169,22 @@ impl PassSources {
             // Updated in place, it stays as it is.
             ChunkWork::Unchanged if self.in_place => {}
             // Its output is the previous table of the chain, as it is.
-            ChunkWork::Unchanged => input.tables = read_tables(ch, &self.combined[..1], words, &mut input.bytes_read)?,
+            ChunkWork::Unchanged => {
+                input.tables = read_tables(ch, &self.combined[..1], words, &mut input.bytes_read)?;
+                if let Some(streams) = &self.old_streams {
+                    let old = input.tables.words_mut(self.combined[0].name);
+                    overlay(streams, &ch.blocks, old, &mut input.bytes_read)?;
+                }
+            }
             // The worker reads what it needs, once it knows which blocks.
             ChunkWork::Sparse { .. } => {}
             ChunkWork::Dense => {
                 input.tables = read_tables(ch, &self.inputs, words, &mut input.bytes_read)?;
+                if self.input_deferred {
+                    let streams = self.new_prev.as_ref().expect("streams of the last step");
+                    let previous = input.tables.words_mut(self.inputs[0].name);
+                    overlay(streams, &ch.blocks, previous, &mut input.bytes_read)?;
+                }
                 if let Some(Pass::Step(prev)) = spec.new_of {
                     let streams = self.new_prev.as_ref().expect("streams of the last step");
                     let new = decode_new_positions(ch, streams, words, &mut input.bytes_read)?;
@@ -201,6 +238,10 @@ impl PassSources {
                         let mut words_prev = vec![0u64; words];
                         previous.file.read_blocks(&blocks, &mut words_prev, &previous.sums)?;
                         input.bytes_read += bytes_of(&blocks);
+                        if self.input_deferred {
+                            let streams = self.new_prev.as_ref().expect("streams of the last step");
+                            overlay(streams, &blocks, &mut words_prev, &mut input.bytes_read)?;
+                        }
                         sparse::black_reached(&frame, &words_prev, &candidates, &mut reached);
                     }
                 }
@@ -217,7 +258,8 @@ impl PassSources {
         // A sparse step updating its table in place reads and rewrites only the blocks its
         // words reached; the others gain nothing.
         let only_reached = self.in_place && matches!(input.work, ChunkWork::Sparse { .. });
-        let mut done = finish_chunk(spec.pass, &ch.blocks, &self.combined, out, io_words, only_reached)?;
+        let old = OldTable { sources: &self.combined, deferred: self.old_streams.as_ref() };
+        let mut done = finish_chunk(spec.pass, &ch.blocks, &old, out, io_words, only_reached)?;
         done.work = input.work;
         done.bytes_read += input.bytes_read;
         Ok(done)
@@ -234,16 +276,29 @@ impl PassSources {
 /// 2: `t0` holds only the mates, not what black reached from `t(-1)` (the positions whose
 /// only moves are losing captures or pawn moves). Nor steps 102 and 103 of an eventual
 /// level, where `d∞` and `c∞` come in.
+///
+/// `input_deferred`: `t(k-1)` was deferred, so dense chunks need step `k-1`'s streams too.
+/// `old_streams`: step `k-2`'s, when it deferred: a chunk whose blocks they touch is not
+/// unchanged (its blocks must be written), it is sparse.
 fn chunk_work(
     ctx: &LevelContext,
     spec: &PassSpec,
     chunks: &Chunks,
+    input_deferred: bool,
+    old_streams: Option<&PassStreams>,
 ) -> anyhow::Result<(Vec<ChunkWork>, Option<PassStreams>)> {
     let new_extra = |k: u16| ctx.is_eventual() && (k == EVENTUAL_CAPTURE_STEP - 1 || k == EVENTUAL_CAPTURE_STEP);
     let k = match spec.pass {
         Pass::Step(k) if k >= 3 && !new_extra(k) => k,
         _ => {
-            let streams = spec.new_of.map(|p| PassStreams::open(&ctx.folder.log(p), ctx.n_blocks())).transpose()?;
+            let previous = spec.pass.number() - 1;
+            let streams = match spec.new_of.is_some() || input_deferred {
+                true => Some(PassStreams::open(
+                    &ctx.folder.log(Pass::from_number(previous).expect("a pass")),
+                    ctx.n_blocks(),
+                )?),
+                false => None,
+            };
             return Ok((vec![ChunkWork::Dense; chunks.list.len()], streams));
         }
     };
@@ -267,7 +322,9 @@ fn chunk_work(
         .map(|ch| {
             let bytes = ch.blocks.iter().fold(0u64, |sum, b| sum.saturating_add(stream_len[b.id]));
             let positions = ch.blocks.iter().map(|b| b.words as u64 * 64).sum::<u64>();
+            let old_deferred = old_streams.is_some_and(|s| ch.blocks.iter().any(|b| s.has(b.id)));
             match ctx.steps {
+                _ if bytes == 0 && old_deferred => ChunkWork::Sparse { limit: None },
                 _ if bytes == 0 => ChunkWork::Unchanged,
                 _ if bytes == u64::MAX => ChunkWork::Dense,
                 StepMode::Dense => ChunkWork::Dense,
@@ -278,11 +335,12 @@ fn chunk_work(
             }
         })
         .collect();
-    let streams = match spec.new_of.is_some() || work.iter().any(|w| matches!(w, ChunkWork::Sparse { .. })) {
-        // The log read once: its records say what each chunk needs and index the streams.
-        true => Some(PassStreams::from_scan(&log, scan, ctx.n_blocks())?),
-        false => None,
-    };
+    let streams =
+        match spec.new_of.is_some() || input_deferred || work.iter().any(|w| matches!(w, ChunkWork::Sparse { .. })) {
+            // The log read once: its records say what each chunk needs and index the streams.
+            true => Some(PassStreams::from_scan(&log, scan, ctx.n_blocks())?),
+            false => None,
+        };
     Ok((work, streams))
 }
 
@@ -334,6 +392,25 @@ fn decode_new_positions(
     Ok(out)
 }
 
+/// ORs a deferred step's new positions (`streams`) into some blocks of its table read into
+/// `words` (blocks placed by their `local_word`); adds the streams' bytes to `bytes_read`.
+fn overlay(streams: &PassStreams, blocks: &[Block], words: &mut [u64], bytes_read: &mut u64) -> anyhow::Result<()> {
+    for b in blocks.iter().filter(|b| streams.has(b.id)) {
+        let bytes = streams.block(b.id)?;
+        *bytes_read += bytes.len() as u64;
+        gap::set_positions(&mut words[b.local_word..b.local_word + b.words], &bytes)
+            .with_context(|| format!("{}: block {}", streams.path.display(), b.id))?;
+    }
+    Ok(())
+}
+
+/// The tables a step's output is combined with (the previous table of the chain first), and
+/// the streams of step `k-2` when it deferred its table.
+struct OldTable<'a> {
+    sources: &'a [SourceTable],
+    deferred: Option<&'a PassStreams>,
+}
+
 /// The reader's part: a chunk's blocks of every table of `sources`, checked; adds the
 /// bytes to `bytes_read`.
 fn read_tables(ch: &Chunk, sources: &[SourceTable], words: usize, bytes_read: &mut u64) -> anyhow::Result<ChunkTables> {
@@ -358,7 +435,7 @@ fn read_tables(ch: &Chunk, sources: &[SourceTable], words: usize, bytes_read: &m
 fn finish_chunk(
     pass: Pass,
     blocks: &[Block],
-    combined: &[SourceTable],
+    old_table: &OldTable,
     mut out: ChunkTables,
     io_words: usize,
     only_reached: bool,
@@ -386,7 +463,9 @@ fn finish_chunk(
             let places: Vec<usize> = (0..blocks.len())
                 .filter(|&i| {
                     let b = &blocks[i];
-                    !only_reached || table[b.local_word..b.local_word + b.words].iter().any(|&w| w != 0)
+                    !only_reached
+                        || table[b.local_word..b.local_word + b.words].iter().any(|&w| w != 0)
+                        || old_table.deferred.is_some_and(|s| s.has(b.id))
                 })
                 .collect();
             let todo: Vec<Block> = places.iter().map(|&i| blocks[i]).collect();
@@ -399,8 +478,12 @@ fn finish_chunk(
                     s.file.read_blocks(blocks, &mut buf, &s.sums)?;
                     Ok(buf)
                 };
+                let combined = old_table.sources;
                 let mut old = read(&combined[0], &local)?;
                 bytes_read += bytes_of(&local);
+                if let Some(streams) = old_table.deferred {
+                    overlay(streams, &local, &mut old, &mut bytes_read)?;
+                }
                 // `c`, `d` or `d∞` where a step takes them in: read whole (steps 1, 2, 102, 103).
                 let extra = combined[1..].iter().map(|s| read(s, &local)).collect::<anyhow::Result<Vec<_>>>()?;
                 bytes_read += bytes_of(&local) * extra.len() as u64;
