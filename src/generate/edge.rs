@@ -302,9 +302,7 @@ fn decode_block(streams: &PassStreams, b: &Block, mut f: impl FnMut(usize, u64))
 /// The new positions of a pass over a chunk's blocks, as chunk-local words.
 fn decode_streams(streams: &PassStreams, blocks: &[Block], words: usize) -> anyhow::Result<Vec<u64>> {
     let mut out = vec![0u64; words];
-    for b in blocks {
-        decode_block(streams, b, |w, bit| out[w] |= bit)?;
-    }
+    streams.or_into(blocks, &mut out)?;
     Ok(out)
 }
 

@@ -8,15 +8,15 @@ use super::edge::{EdgeSet, EDGE_STEP};
 use super::level::LevelContext;
 use super::plan::Budget;
 use crate::chess::Color;
-use crate::index::Level;
+use crate::index::{Block, Level};
 use crate::pipeline::{self, Order};
-use crate::solve::{Pass, WorkTable, LAST_STEP};
+use crate::solve::{captures_lose, Pass, WorkTable, LAST_STEP};
 use crate::table::uncompressed::{PartialTable, Section, VALUE_WORD_BYTES};
 use crate::table::values::{step_code, CODE_EXACT_100, CODE_ILLEGAL};
 use crate::table::{PlaneSource, TableError};
 use crate::work::bits::BitFile;
 use crate::work::deltalog::PassStreams;
-use crate::work::gap::{decode_words, set_positions};
+use crate::work::gap::decode_words;
 use crate::work::manifest::PassDone;
 use anyhow::Context;
 use byteorder::{ByteOrder, LittleEndian};
@@ -139,7 +139,7 @@ pub fn write_level(
 
     // The final bitbases: t99 and t100 are the last tables of the chains (the even chain's
     // file holds `t100 | !d`: `t100` is its `& d`, with t0's mates, which are not in `d`).
-    let (d_file, d_sums) = ctx.open_finished(WorkTable::CapturesLose)?;
+    let (d_file, d_sums) = ctx.open_finished(captures_lose(last_even, ctx.is_eventual()))?;
     let mates = PassStreams::open(&ctx.folder.log(Pass::InitBlack), n_blocks)
         .context("delta log damaged (delete the work folder to recompute the run)")?;
     // A last table whose step deferred it: the step's streams OR-ed in.
@@ -156,22 +156,15 @@ pub fn write_level(
             let n = group.min(n_blocks - first);
             let mut words = file.read_range(first, n, block_words, &sums)?;
             merged.bytes_read += words.len() as u64 * 8;
+            let blocks = Block::run_of(first, n, block_words);
             if let Some(deferred) = &deferred[section as usize] {
-                for (i, block) in words.chunks_mut(block_words).enumerate() {
-                    let stream = deferred.block(first + i)?;
-                    merged.bytes_read += stream.len() as u64;
-                    set_positions(block, &stream).with_context(|| deferred.path.display().to_string())?;
-                }
+                merged.bytes_read += deferred.or_into(&blocks, &mut words)?;
             }
             if section == Section::BtmBitbase {
                 let d = d_file.read_range(first, n, block_words, &d_sums)?;
                 merged.bytes_read += d.len() as u64 * 8;
                 words.iter_mut().zip(&d).for_each(|(w, &d)| *w &= d);
-                for (i, block) in words.chunks_mut(block_words).enumerate() {
-                    let stream = mates.block(first + i)?;
-                    merged.bytes_read += stream.len() as u64;
-                    set_positions(block, &stream).with_context(|| mates.path.display().to_string())?;
-                }
+                merged.bytes_read += mates.or_into(&blocks, &mut words)?;
             }
             if let (Section::WtmBitbase, Some(edge)) = (section, edge) {
                 for (w, e) in words.iter_mut().zip(edge.read_range(first, n, block_words)) {

@@ -144,10 +144,7 @@ fn rebuild_block(
         } else if k >= 2 {
             // The even chain holds the positions a capture saves from step 2 on (`!d∞` past
             // step 100 of an eventual level).
-            let d = match ctx.is_eventual() && k > crate::solve::LAST_STEP {
-                true => WorkTable::CapturesLoseEventual,
-                false => WorkTable::CapturesLose,
-            };
+            let d = crate::solve::captures_lose(k, ctx.is_eventual());
             words = rebuild_or_read(ctx, d, block, streams)?.iter().map(|&d| !d).collect();
         }
         // A step that deferred its table left its positions in its streams only.

@@ -22,6 +22,6 @@ pub use chunk::{combine_words, compute_chunk, edge_chunk, ChunkTables, Conversio
 pub use frame::Frame;
 pub use init::PushTargets;
 pub use pass::{
-    chains_complete, last_step_where, last_step_within, obsolete_after, Pass, PassSpec, WorkTable,
+    captures_lose, chains_complete, last_step_where, last_step_within, obsolete_after, Pass, PassSpec, WorkTable,
     EVENTUAL_CAPTURE_STEP, LAST_STEP, MAX_STEP,
 };

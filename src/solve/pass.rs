@@ -214,6 +214,15 @@ pub struct PassSpec {
     pub outputs: Vec<WorkTable>,
 }
 
+/// The table whose complement the even chain's `t(k)` (`k >= 2`) holds besides the lost
+/// positions: `d`, or `d∞` past step 100 of an eventual level.
+pub fn captures_lose(k: u16, eventual: bool) -> WorkTable {
+    match eventual && k > LAST_STEP {
+        true => WorkTable::CapturesLoseEventual,
+        false => WorkTable::CapturesLose,
+    }
+}
+
 /// Step 103, where an eventual level adds `c∞`.
 pub const EVENTUAL_CAPTURE_STEP: u16 = LAST_STEP + 3;
 
@@ -235,8 +244,10 @@ impl PassSpec {
                     1 if eventual && k == EVENTUAL_CAPTURE_STEP => vec![WinningCaptureEventual],
                     1 => vec![],
                     // `d` enters the even chain at step 2, `d∞` in place of it at step 102.
-                    _ if k == 2 => vec![CapturesLose],
-                    _ if eventual && k == LAST_STEP + 2 => vec![CapturesLose, CapturesLoseEventual],
+                    _ if k == 2 => vec![captures_lose(k, eventual)],
+                    _ if eventual && k == LAST_STEP + 2 => {
+                        vec![captures_lose(k - 2, eventual), captures_lose(k, eventual)]
+                    }
                     _ => vec![],
                 };
                 let (k, white) = (k as i32, k % 2 == 1);

@@ -11,6 +11,8 @@
 //! blocks and streams still match).
 
 use super::error::{IoContext, StorageError};
+use super::gap::set_positions;
+use crate::index::Block;
 use byteorder::{ByteOrder, LittleEndian, WriteBytesExt};
 use std::fs::File;
 use std::io::Write;
@@ -332,6 +334,21 @@ impl PassStreams {
         self.at[block].1 > 0
     }
 
+    /// ORs the new positions of some blocks into `words`, each block at its `local_word`;
+    /// returns the bytes of streams read. (Readers of a table whose step deferred it, and
+    /// passes that move from a step's new positions.)
+    pub fn or_into(&self, blocks: &[Block], words: &mut [u64]) -> Result<u64, StorageError> {
+        let mut read = 0;
+        for b in blocks.iter().filter(|b| self.has(b.id)) {
+            let bytes = self.block(b.id)?;
+            read += bytes.len() as u64;
+            set_positions(&mut words[b.local_word..b.local_word + b.words], &bytes).map_err(|e| {
+                StorageError::Damaged { path: self.path.clone(), what: format!("stream of block {}: {e}", b.id) }
+            })?;
+        }
+        Ok(read)
+    }
+
     /// The gap-coded stream of a block (empty when the pass found nothing new there).
     pub fn block(&self, block: usize) -> Result<Vec<u8>, StorageError> {
         let (off, len) = self.at[block];
@@ -427,6 +444,22 @@ mod tests {
         check_streams(&file, &streams, &s.records[0]).unwrap();
         let err = check_streams(&file, &streams, &s.records[1]).unwrap_err();
         assert!(matches!(err, StorageError::StreamsMismatch { chunk: 1, offset: 3, .. }), "{err}");
+    }
+
+    #[test]
+    fn streams_are_or_ed_into_their_blocks_words() {
+        let dir = tempfile::tempdir().unwrap();
+        let (path, _) = sample_log(dir.path(), 4);
+        let streams = PassStreams::open(&path, 8).unwrap();
+        // Chunk c's first block (2c) holds 3 + c positions c + 1 apart; its second none.
+        let at = |id, local_word| Block { id, local_word, slot_word: 0, words: 1 };
+        let mut words = [0u64, 1 << 63, 0];
+        let read = streams.or_into(&[at(2, 0), at(3, 1), at(0, 2)], &mut words).unwrap();
+        assert_eq!(read, 4 + 3);
+        assert_eq!(words, [0b1010_1010, 1 << 63, 0b111]);
+        let short = Block { words: 0, ..at(2, 0) };
+        let err = streams.or_into(&[short], &mut words).unwrap_err();
+        assert!(matches!(&err, StorageError::Damaged { path: p, .. } if p == &streams_path(&path)), "{err}");
     }
 
     #[test]

@@ -58,7 +58,7 @@ pub fn run_pass(ctx: &LevelContext, spec: &PassSpec) -> anyhow::Result<PassResul
     let sources = PassSources::open(ctx, spec, in_place.as_ref().map(|ip| ip.base.clone()))?;
     let outputs = spec.outputs.iter().map(|&t| ctx.open_table(t)).collect::<anyhow::Result<Vec<_>>>()?;
     let started = Instant::now();
-    let state = resume_scan(ctx, spec, &outputs, in_place.as_ref())?;
+    let state = resume_scan(ctx, spec, &outputs, in_place.as_ref(), &sources)?;
     let log = PassLog::open(&ctx.folder.log(spec.pass), state.log_len, state.streams_len)?;
     let todo: Vec<usize> = (0..chunks.list.len()).filter(|&i| !state.done[i]).collect();
     let threads = ctx.plan.pass_threads(spec.pass, &ctx.budget).max(1);

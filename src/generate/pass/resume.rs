@@ -2,13 +2,14 @@
 //! blocks and streams still match), and the steps that update the previous table of their
 //! chain in place ([`InPlace`]), rolled forward on resume and repaired from the logs.
 
+use super::sources::PassSources;
 use crate::generate::level::LevelContext;
 use crate::generate::plan::{Chunk, Chunks};
 use crate::generate::repair::{check_block, EarlierStreams};
 use crate::index::Block;
 use crate::solve::{Pass, PassSpec, WorkTable};
 use crate::work::bits::{block_sum, BitFile};
-use crate::work::deltalog::{self, ChunkRecord, PassStreams};
+use crate::work::deltalog::{self, ChunkRecord};
 use crate::work::gap;
 use anyhow::Context;
 use std::path::Path;
@@ -34,6 +35,7 @@ pub fn resume_scan(
     spec: &PassSpec,
     outputs: &[BitFile],
     in_place: Option<&InPlace>,
+    sources: &PassSources,
 ) -> anyhow::Result<PassState> {
     let chunks = ctx.plan.chunks_of(spec.pass);
     let streams_file = ctx.folder.streams(spec.pass);
@@ -52,7 +54,7 @@ pub fn resume_scan(
     let mut damage = scan.damage.as_ref().map(|d| d.to_string());
     for rec in &scan.records {
         let checked = match in_place {
-            Some(ip) => ip.roll_forward(ctx, spec.pass, &outputs[0], &mut state.sums[0], rec, &streams_file),
+            Some(ip) => ip.roll_forward(ctx, spec.pass, sources, &outputs[0], &mut state.sums[0], rec, &streams_file),
             None => check_record(chunks, outputs, &mut state.sums, rec, &streams_file),
         };
         match checked {
@@ -130,10 +132,6 @@ pub struct InPlace {
     pub base: Vec<u64>,
     /// Whether an earlier process had started the step.
     resumed: bool,
-    /// Whether the step defers its table (its records keep `t(k-2)`'s checksums).
-    defers: bool,
-    /// Step `k-2`'s streams when it deferred its table (its positions are this step's too).
-    old_streams: Option<PassStreams>,
     /// The earlier passes' streams, opened when a first damaged block is rebuilt.
     earlier: std::sync::OnceLock<EarlierStreams>,
 }
@@ -159,13 +157,7 @@ impl InPlace {
             }
             std::fs::rename(&from, &to).with_context(|| format!("renaming {} to {}", from.display(), to.display()))?;
         }
-        let Pass::Step(k) = spec.pass else { anyhow::bail!("{} is not a step", spec.pass) };
-        let old_streams = match ctx.defers(Pass::Step(k - 2)) {
-            true => Some(PassStreams::open(&ctx.folder.log(Pass::Step(k - 2)), ctx.n_blocks())?),
-            false => None,
-        };
-        let defers = ctx.defers(spec.pass);
-        Ok(InPlace { source, base, resumed, defers, old_streams, earlier: std::sync::OnceLock::new() })
+        Ok(InPlace { source, base, resumed, earlier: std::sync::OnceLock::new() })
     }
 
     /// Block `block` of `t(k-2)`, rebuilt from the streams of the passes before `pass`.
@@ -184,10 +176,12 @@ impl InPlace {
     /// `k-2` deferred; not when this step defers, whose records keep the blocks as they are)
     /// and checks them against the record; a block that does not match is rebuilt from the
     /// logs. `sums` are the output's block checksums.
+    #[allow(clippy::too_many_arguments)]
     fn roll_forward(
         &self,
         ctx: &LevelContext,
         pass: Pass,
+        sources: &PassSources,
         file: &BitFile,
         sums: &mut [u64],
         rec: &ChunkRecord,
@@ -197,18 +191,22 @@ impl InPlace {
         let streams_file =
             std::fs::File::open(streams_path).with_context(|| format!("opening {}", streams_path.display()))?;
         let streams = deltalog::read_streams(&streams_file, streams_path, rec)?;
-        let no_stream = Vec::new();
+        // The positions a block gains: step `k-2`'s if it deferred them and this step's, none
+        // if this step defers its own.
+        let gained = |words: &mut [u64], b: &Block, stream: &[u8]| -> anyhow::Result<()> {
+            if !sources.defers {
+                if let Some(deferred) = sources.old_streams() {
+                    deferred.or_into(&[Block { local_word: 0, ..*b }], words)?;
+                }
+                gap::set_positions(words, stream)?;
+            }
+            Ok(())
+        };
         for ((b, e), stream) in ch.blocks.iter().zip(&rec.blocks).zip(&streams) {
             let one = [Block { local_word: 0, ..*b }];
-            let stream = if self.defers { &no_stream } else { stream };
-            let deferred = match &self.old_streams {
-                Some(s) if !self.defers => s.block(b.id)?,
-                _ => Vec::new(),
-            };
             let mut words = vec![0u64; b.words];
             file.read_blocks_unchecked(&one, &mut words)?;
-            gap::set_positions(&mut words, &deferred)?;
-            gap::set_positions(&mut words, stream)?;
+            gained(&mut words, b, stream)?;
             if block_sum(&words) != e.sums[0] {
                 let damage = crate::work::StorageError::ChecksumMismatch {
                     path: file.path.clone(),
@@ -217,8 +215,7 @@ impl InPlace {
                 };
                 ctx.log(&format!("{damage}; rebuilding the block"));
                 words = self.rebuilt(ctx, pass, b.id)?;
-                gap::set_positions(&mut words, &deferred)?;
-                gap::set_positions(&mut words, stream)?;
+                gained(&mut words, b, stream)?;
                 anyhow::ensure!(
                     block_sum(&words) == e.sums[0],
                     "rebuilt block {} of {} does not match its record",
@@ -226,7 +223,7 @@ impl InPlace {
                     file.path.display()
                 );
             }
-            if !stream.is_empty() || self.base[b.id] != e.sums[0] {
+            if sources.writes_block(b.id, !stream.is_empty()) || self.base[b.id] != e.sums[0] {
                 file.put_blocks(&one, &words)?;
             }
             sums[b.id] = e.sums[0];

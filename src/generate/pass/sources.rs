@@ -147,6 +147,11 @@ impl PassSources {
         Ok(PassSources { inputs, combined, finals, work, new_prev, in_place, defers, old_streams, input_deferred })
     }
 
+    /// Step `k-2`'s streams when it deferred its table.
+    pub fn old_streams(&self) -> Option<&PassStreams> {
+        self.old_streams.as_ref()
+    }
+
     /// Whether the step writes block `block` of its output in place, given whether the block
     /// gained new positions: not when it defers; else where it gained some, or where step
     /// `k-2` deferred new positions.
@@ -169,13 +174,8 @@ impl PassSources {
             // Updated in place, it stays as it is.
             ChunkWork::Unchanged if self.in_place => {}
             // Its output is the previous table of the chain, as it is.
-            ChunkWork::Unchanged => {
-                input.tables = read_tables(ch, &self.combined[..1], words, &mut input.bytes_read)?;
-                if let Some(streams) = &self.old_streams {
-                    let old = input.tables.words_mut(self.combined[0].name);
-                    overlay(streams, &ch.blocks, old, &mut input.bytes_read)?;
-                }
-            }
+            // (Not a chunk with positions step `k-2` deferred: `chunk_work` computes those.)
+            ChunkWork::Unchanged => input.tables = read_tables(ch, &self.combined[..1], words, &mut input.bytes_read)?,
             // The worker reads what it needs, once it knows which blocks.
             ChunkWork::Sparse { .. } => {}
             ChunkWork::Dense => {
@@ -183,11 +183,12 @@ impl PassSources {
                 if self.input_deferred {
                     let streams = self.new_prev.as_ref().expect("streams of the last step");
                     let previous = input.tables.words_mut(self.inputs[0].name);
-                    overlay(streams, &ch.blocks, previous, &mut input.bytes_read)?;
+                    input.bytes_read += streams.or_into(&ch.blocks, previous)?;
                 }
                 if let Some(Pass::Step(prev)) = spec.new_of {
                     let streams = self.new_prev.as_ref().expect("streams of the last step");
-                    let new = decode_new_positions(ch, streams, words, &mut input.bytes_read)?;
+                    let mut new = vec![0u64; words];
+                    input.bytes_read += streams.or_into(&ch.blocks, &mut new)?;
                     input.tables.insert(WorkTable::Chain(prev), new);
                 }
                 input.pushes = self.finals.read(ctx, spec.pass, ch, words)?;
@@ -240,7 +241,7 @@ impl PassSources {
                         input.bytes_read += bytes_of(&blocks);
                         if self.input_deferred {
                             let streams = self.new_prev.as_ref().expect("streams of the last step");
-                            overlay(streams, &blocks, &mut words_prev, &mut input.bytes_read)?;
+                            input.bytes_read += streams.or_into(&blocks, &mut words_prev)?;
                         }
                         sparse::black_reached(&frame, &words_prev, &candidates, &mut reached);
                     }
@@ -373,37 +374,6 @@ fn read_new_positions(ch: &Chunk, streams: &PassStreams, limit: Option<u64>) -> 
     Ok(Some(out))
 }
 
-/// The reader's part for a dense chunk of a pass that moves from the previous step's new
-/// positions: its blocks' streams decoded into chunk-local words; adds the streams' bytes
-/// to `bytes_read`.
-fn decode_new_positions(
-    ch: &Chunk,
-    streams: &PassStreams,
-    words: usize,
-    bytes_read: &mut u64,
-) -> anyhow::Result<Vec<u64>> {
-    let mut out = vec![0u64; words];
-    for b in &ch.blocks {
-        let bytes = streams.block(b.id)?;
-        *bytes_read += bytes.len() as u64;
-        gap::set_positions(&mut out[b.local_word..b.local_word + b.words], &bytes)
-            .with_context(|| format!("{}: block {}", streams.path.display(), b.id))?;
-    }
-    Ok(out)
-}
-
-/// ORs a deferred step's new positions (`streams`) into some blocks of its table read into
-/// `words` (blocks placed by their `local_word`); adds the streams' bytes to `bytes_read`.
-fn overlay(streams: &PassStreams, blocks: &[Block], words: &mut [u64], bytes_read: &mut u64) -> anyhow::Result<()> {
-    for b in blocks.iter().filter(|b| streams.has(b.id)) {
-        let bytes = streams.block(b.id)?;
-        *bytes_read += bytes.len() as u64;
-        gap::set_positions(&mut words[b.local_word..b.local_word + b.words], &bytes)
-            .with_context(|| format!("{}: block {}", streams.path.display(), b.id))?;
-    }
-    Ok(())
-}
-
 /// The tables a step's output is combined with (the previous table of the chain first), and
 /// the streams of step `k-2` when it deferred its table.
 struct OldTable<'a> {
@@ -482,7 +452,7 @@ fn finish_chunk(
                 let mut old = read(&combined[0], &local)?;
                 bytes_read += bytes_of(&local);
                 if let Some(streams) = old_table.deferred {
-                    overlay(streams, &local, &mut old, &mut bytes_read)?;
+                    bytes_read += streams.or_into(&local, &mut old)?;
                 }
                 // `c`, `d` or `d∞` where a step takes them in: read whole (steps 1, 2, 102, 103).
                 let extra = combined[1..].iter().map(|s| read(s, &local)).collect::<anyhow::Result<Vec<_>>>()?;
@@ -491,8 +461,11 @@ fn finish_chunk(
                 for (b, l) in batch.iter().zip(&local) {
                     let reached = &mut table[b.local_word..b.local_word + b.words];
                     let fresh = &mut old[l.local_word..l.local_word + l.words];
-                    let x: Vec<&[u64]> = extra.iter().map(|x| &x[l.local_word..l.local_word + l.words]).collect();
-                    combine_words(reached, fresh, Extra::of(k, &x));
+                    let mut x: [&[u64]; 2] = [&[], &[]];
+                    for (x, e) in x.iter_mut().zip(&extra) {
+                        *x = &e[l.local_word..l.local_word + l.words];
+                    }
+                    combine_words(reached, fresh, Extra::of(k, &x[..extra.len()]));
                     encode(place.next().expect("a place per block"), fresh);
                 }
             }
