@@ -151,7 +151,7 @@ fn forced_zeroing(ctx: &LevelContext) -> anyhow::Result<EdgeSet> {
     let zero = crate::work::bits::block_sum(&vec![0u64; words]);
     let mut set = EdgeSet::new(ctx.n_blocks());
     for (id, _) in sums.iter().enumerate().filter(|(_, &s)| s != zero) {
-        let block = file.read_range(id, 1, words, &sums)?;
+        let (block, _) = file.read_range(id, 1, words, &sums)?;
         set.set_block(id, block.iter().enumerate().filter(|(_, &b)| b != 0).map(|(w, &b)| (w, b)));
     }
     Ok(set)

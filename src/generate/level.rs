@@ -158,7 +158,7 @@ impl LevelContext<'_> {
 
     /// Opens (creating if needed) a work table.
     pub fn open_table(&self, table: WorkTable) -> anyhow::Result<BitFile> {
-        Ok(BitFile::open(&self.folder.bits(table), self.level.n_words(), self.io_bytes)?)
+        Ok(BitFile::open(&self.folder.bits(table), self.level.n_words(), self.block_words())?)
     }
 
     /// A finished work table's block checksums.

@@ -70,9 +70,10 @@ impl SideValues {
         block_words: usize,
     ) -> anyhow::Result<(Vec<[u64; 6]>, u64)> {
         let (file, sums) = &self.illegal;
-        let illegal = file.read_range(first, n, block_words, sums)?;
+        let (illegal, read) = file.read_range(first, n, block_words, sums)?;
         let edge = edge.filter(|_| self.stm == Color::White).map(|e| e.read_range(first, n, block_words));
-        values_of_group(&self.index, &illegal, edge.as_deref(), first, n, block_words)
+        let (planes, streams_read) = values_of_group(&self.index, &illegal, edge.as_deref(), first, n, block_words)?;
+        Ok((planes, read + streams_read))
     }
 }
 
@@ -154,15 +155,15 @@ pub fn write_level(
         for g in 0..n_groups {
             let first = g * group;
             let n = group.min(n_blocks - first);
-            let mut words = file.read_range(first, n, block_words, &sums)?;
-            merged.bytes_read += words.len() as u64 * 8;
+            let (mut words, read) = file.read_range(first, n, block_words, &sums)?;
+            merged.bytes_read += read;
             let blocks = Block::run_of(first, n, block_words);
             if let Some(deferred) = &deferred[section as usize] {
                 merged.bytes_read += deferred.or_into(&blocks, &mut words)?;
             }
             if section == Section::BtmBitbase {
-                let d = d_file.read_range(first, n, block_words, &d_sums)?;
-                merged.bytes_read += d.len() as u64 * 8;
+                let (d, read) = d_file.read_range(first, n, block_words, &d_sums)?;
+                merged.bytes_read += read;
                 words.iter_mut().zip(&d).for_each(|(w, &d)| *w &= d);
                 merged.bytes_read += mates.or_into(&blocks, &mut words)?;
             }
@@ -209,7 +210,8 @@ pub fn write_level(
     Ok(merged)
 }
 
-/// The value planes of blocks `first..first + n` of one side to move, and the bytes read:
+/// The value planes of blocks `first..first + n` of one side to move, and the bytes of
+/// streams read:
 /// every step's new positions OR its code into the six planes (a position is new in at most
 /// one step of a chain), illegal positions get code 63; step 101's positions in `edge` get
 /// [`CODE_EXACT_100`].
@@ -222,7 +224,7 @@ fn values_of_group(
     block_words: usize,
 ) -> anyhow::Result<(Vec<[u64; 6]>, u64)> {
     let mut planes = vec![[0u64; 6]; n * block_words];
-    let mut bytes_read = illegal.len() as u64 * 8;
+    let mut bytes_read = 0;
     for step in index {
         for b in 0..n {
             let stream = step.streams.block(first + b)?;

@@ -197,7 +197,7 @@ fn rebuild_or_read(
 ) -> anyhow::Result<Vec<u64>> {
     let read = || -> anyhow::Result<Vec<u64>> {
         let (file, sums) = ctx.open_finished(table)?;
-        Ok(file.read_range(block, 1, ctx.block_words(), &sums)?)
+        Ok(file.read_range(block, 1, ctx.block_words(), &sums)?.0)
     };
     match read() {
         Ok(w) => Ok(w),

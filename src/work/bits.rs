@@ -1,5 +1,8 @@
 //! Work tables on disk: one bit per position in storage order (`<name>.bits`), read and
-//! written in whole blocks, each block checked against its XXH3 checksum (`<name>.sums`).
+//! written in whole blocks, each stored compressed in a slot of its own (its all-zero and
+//! all-one words, half to two thirds of them, cost two bits each: what a pass reads and
+//! writes shrinks as much), each checked against the XXH3 checksum of its words
+//! (`<name>.sums`).
 
 use super::error::{IoContext, StorageError};
 use super::publish::{write_with, Durability};
@@ -29,36 +32,192 @@ pub fn block_sum(words: &[u64]) -> u64 {
     xxh3_64(as_bytes(words))
 }
 
-/// A bit table file of a run.
+/// The header of a stored block: `u32` length of what follows, `u32` [`Codec`].
+const HEADER: usize = 8;
+
+/// Bytes each block's slot holds beyond the block's own size: room for the header, so that
+/// a block that does not compress is stored as it is.
+pub const SLOT_PAD: usize = HEADER;
+
+/// First read of a block: its header and, for the blocks of late steps (mostly all-one or
+/// all-zero words), often all of it; the rest, if any, in a second read.
+const FIRST_READ: usize = 4096;
+
+/// How a block is stored in its slot.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Codec {
+    /// The block's words as they are.
+    Raw = 0,
+    /// Per group of 64 words: a mask of the all-zero words, a mask of the all-one words,
+    /// then the other words in order ([`encode_words`]).
+    Words = 1,
+    /// One word repeated over the whole block.
+    Fill = 2,
+}
+
+impl Codec {
+    fn of(n: u32) -> Option<Codec> {
+        [Codec::Raw, Codec::Words, Codec::Fill].into_iter().find(|c| *c as u32 == n)
+    }
+}
+
+/// The stored form of a block's words (header word, then payload) into `out`, which is
+/// cleared first: one repeated word, the words coded by [`encode_words`], or the words as
+/// they are when that is not smaller.
+///
+/// Why this code and not a general compressor: half to two thirds of the words of a work
+/// table are all-zero or all-one (a white king square changes nothing), and the code finds
+/// them at a few GB/s; zstd (level -1) stores KQRvKQR's tables in half the bytes again
+/// (3.6-5.4x against 1.8-2.6x), but at 0.5 GB/s to compress and 1.6 GB/s to expand per core,
+/// which on two cores costs more time than the bytes it spares (`docs/BENCHMARKS.md`,
+/// "Compressed work tables").
+pub fn encode_block(words: &[u64], out: &mut Vec<u64>) {
+    let header = |codec: Codec, payload_words: usize| {
+        let mut h = [0u8; HEADER];
+        LittleEndian::write_u32(&mut h[..4], payload_words as u32 * 8);
+        LittleEndian::write_u32(&mut h[4..], codec as u32);
+        u64::from_ne_bytes(h)
+    };
+    out.clear();
+    if let Some(&first) = words.first().filter(|&&w| words.iter().all(|&x| x == w)) {
+        out.extend([header(Codec::Fill, 1), first]);
+        return;
+    }
+    out.push(0);
+    encode_words(words, out);
+    let n = out.len() - 1;
+    if n < words.len() {
+        out[0] = header(Codec::Words, n);
+    } else {
+        out.truncate(1);
+        out[0] = header(Codec::Raw, words.len());
+        out.extend_from_slice(words);
+    }
+}
+
+/// Appends the [`Codec::Words`] form of `words` to `out`: for each group of 64 words (the
+/// last one may be shorter), a word whose bit `i` says word `i` of the group is 0, a word
+/// whose bit `i` says it is all ones, then the group's other words in order.
+pub fn encode_words(words: &[u64], out: &mut Vec<u64>) {
+    let start = out.len();
+    out.resize(start + words.len() + 2 * words.len().div_ceil(64), 0);
+    let mut at = start;
+    for g in words.chunks(64) {
+        let (mut zero, mut ones) = (0u64, 0u64);
+        for (i, &w) in g.iter().enumerate() {
+            zero |= ((w == 0) as u64) << i;
+            ones |= ((w == !0) as u64) << i;
+        }
+        out[at] = zero;
+        out[at + 1] = ones;
+        at += 2;
+        match (zero | ones).count_ones() as usize {
+            0 => {
+                out[at..at + g.len()].copy_from_slice(g);
+                at += g.len();
+            }
+            n if n == g.len() => {}
+            _ => {
+                // Every word is written; the cursor moves past the literal ones only.
+                for &w in g {
+                    out[at] = w;
+                    at += (w != 0 && w != !0) as usize;
+                }
+            }
+        }
+    }
+    out.truncate(at);
+}
+
+/// The words of a [`Codec::Words`] payload; `None` if it is not the code of exactly
+/// `words.len()` words.
+fn decode_words(payload: &[u64], words: &mut [u64]) -> Option<()> {
+    let mut at = 0;
+    for g in words.chunks_mut(64) {
+        let (zero, ones) = (*payload.get(at)?, *payload.get(at + 1)?);
+        at += 2;
+        let unused = if g.len() == 64 { 0 } else { !0u64 << g.len() };
+        if zero & ones != 0 || (zero | ones) & unused != 0 {
+            return None;
+        }
+        let n = g.len() - (zero | ones).count_ones() as usize;
+        let literal = payload.get(at..at + n)?;
+        at += n;
+        if n == g.len() {
+            g.copy_from_slice(literal);
+        } else if n == 0 {
+            for (i, w) in g.iter_mut().enumerate() {
+                *w = 0u64.wrapping_sub(ones >> i & 1);
+            }
+        } else {
+            let mut j = 0;
+            for (i, w) in g.iter_mut().enumerate() {
+                let (z, o) = (zero >> i & 1, ones >> i & 1);
+                *w = if z | o != 0 { 0u64.wrapping_sub(o) } else { literal.get(j).copied().unwrap_or(0) };
+                j += (1 ^ (z | o)) as usize;
+            }
+        }
+    }
+    (at == payload.len()).then_some(())
+}
+
+/// The words of a stored block from its payload; `None` if the header or the payload is
+/// not that of a block of `words.len()` words (a torn or damaged slot).
+fn decode_block(codec: u32, payload: &[u64], words: &mut [u64]) -> Option<()> {
+    match Codec::of(codec)? {
+        Codec::Raw if payload.len() == words.len() => words.copy_from_slice(payload),
+        Codec::Fill if payload.len() == 1 => words.fill(payload[0]),
+        Codec::Words => decode_words(payload, words)?,
+        _ => return None,
+    }
+    Some(())
+}
+
+/// A bit table file of a run: block `i` (of `w` words, first storage word `s`) in its slot
+/// of `8 w + SLOT_PAD` bytes at offset `8 s + i * SLOT_PAD`, stored compressed
+/// (`docs/WORKFILES.md`, "Bit tables"). What a pass moves is the stored bytes.
 pub struct BitFile {
     pub path: PathBuf,
     file: File,
-    /// Largest single read or write, in bytes.
-    io_bytes: usize,
+}
+
+thread_local! {
+    /// Each thread's buffer for a block's stored form, kept between calls (not zeroed for
+    /// each chunk).
+    static SLOT: std::cell::RefCell<Vec<u64>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Where block `b`'s slot starts, and its size.
+fn slot_of(b: &Block) -> (u64, usize) {
+    (b.slot_word as u64 * 8 + (b.id * SLOT_PAD) as u64, b.words * 8 + SLOT_PAD)
 }
 
 impl BitFile {
-    /// Opens (creating if needed) a table of `n_words` words.
-    pub fn open(path: &Path, n_words: usize, io_bytes: usize) -> Result<BitFile, StorageError> {
+    /// Opens (creating if needed) a table of `n_words` words in blocks of `block_words`,
+    /// its disk space reserved whole: a full disk shows when a table is created, not in the
+    /// middle of a pass.
+    pub fn open(path: &Path, n_words: usize, block_words: usize) -> Result<BitFile, StorageError> {
         let (file, held) = super::open_kept(path)?;
-        let len = n_words as u64 * 8;
+        let len = (n_words * 8 + n_words.div_ceil(block_words.max(1)) * SLOT_PAD) as u64;
         if held != len {
             file.set_len(len).doing(|| format!("sizing {}", path.display()))?;
+            super::reserve(&file, len).doing(|| format!("reserving {len} bytes for {}", path.display()))?;
         }
-        // A chunk's blocks lie apart in the file; its reads are whole coalesced runs already.
+        // A chunk's blocks lie apart in the file; its reads are whole blocks already.
         super::no_readahead(&file);
-        Ok(BitFile { path: path.to_path_buf(), file, io_bytes: io_bytes.max(4096) })
+        Ok(BitFile { path: path.to_path_buf(), file })
     }
 
-    /// Reads the blocks of a chunk into its local buffer, merging storage-contiguous blocks
-    /// into reads of at most the I/O size, and checks each block against `sums`.
-    pub fn read_blocks(&self, blocks: &[Block], local: &mut [u64], sums: &[u64]) -> Result<(), StorageError> {
+    /// Reads the blocks of a chunk into its local buffer and checks each against `sums`;
+    /// returns the bytes read.
+    pub fn read_blocks(&self, blocks: &[Block], local: &mut [u64], sums: &[u64]) -> Result<u64, StorageError> {
         self.read_blocks_checked(blocks, local, Some(sums))
     }
 
     /// Reads blocks as [`BitFile::read_blocks`] does, without checking them (a table being
-    /// updated in place, whose checksums the caller knows only after).
-    pub fn read_blocks_unchecked(&self, blocks: &[Block], local: &mut [u64]) -> Result<(), StorageError> {
+    /// updated in place, whose checksums the caller knows only after); a block whose stored
+    /// form is torn reads as zeros, which its checksum then refuses.
+    pub fn read_blocks_unchecked(&self, blocks: &[Block], local: &mut [u64]) -> Result<u64, StorageError> {
         self.read_blocks_checked(blocks, local, None)
     }
 
@@ -67,108 +226,95 @@ impl BitFile {
         blocks: &[Block],
         local: &mut [u64],
         sums: Option<&[u64]>,
-    ) -> Result<(), StorageError> {
-        let mut bytes = Vec::new();
-        let mut i = 0;
-        while i < blocks.len() {
-            let mut j = i + 1;
-            let mut len = blocks[i].words * 8;
-            let local_run = |a: &Block, b: &Block| a.local_word + a.words == b.local_word;
-            while j < blocks.len()
-                && blocks[j].slot_word == blocks[j - 1].slot_word + blocks[j - 1].words
-                && len + blocks[j].words * 8 <= self.io_bytes
-            {
-                len += blocks[j].words * 8;
-                j += 1;
-            }
-            let offset = blocks[i].slot_word as u64 * 8;
-            let read = |buf: &mut [u8]| {
-                self.file
-                    .read_exact_at(buf, offset)
-                    .doing(|| format!("reading {} at offset {offset}", self.path.display()))
-            };
-            // Straight into the chunk buffer when the run is contiguous there too.
-            let direct = blocks[i..j].windows(2).all(|w| local_run(&w[0], &w[1]));
-            if direct {
-                let start = blocks[i].local_word;
-                read(as_bytes_mut(&mut local[start..start + len / 8]))?;
-            } else {
-                bytes.resize(len, 0);
-                read(&mut bytes)?;
-                let mut off = 0;
-                for b in &blocks[i..j] {
-                    as_bytes_mut(&mut local[b.local_word..b.local_word + b.words])
-                        .copy_from_slice(&bytes[off..off + b.words * 8]);
-                    off += b.words * 8;
-                }
-            }
-            for b in &blocks[i..j] {
-                if sums.is_some_and(|s| block_sum(&local[b.local_word..b.local_word + b.words]) != s[b.id]) {
-                    return Err(StorageError::ChecksumMismatch {
-                        path: self.path.clone(),
-                        block: b.id,
-                        offset: b.slot_word as u64 * 8,
-                    });
-                }
-            }
-            i = j;
-        }
-        Ok(())
+    ) -> Result<u64, StorageError> {
+        SLOT.with(|slot| self.read_blocks_into(blocks, local, sums, &mut slot.borrow_mut()))
     }
 
-    /// Writes the blocks of a chunk from its local buffer (coalescing contiguous blocks) and
-    /// returns each block's checksum.
-    pub fn write_blocks(&self, blocks: &[Block], local: &[u64]) -> Result<Vec<u64>, StorageError> {
-        self.put_blocks(blocks, local)?;
-        Ok(blocks.iter().map(|b| block_sum(&local[b.local_word..b.local_word + b.words])).collect())
+    fn read_blocks_into(
+        &self,
+        blocks: &[Block],
+        local: &mut [u64],
+        sums: Option<&[u64]>,
+        slot: &mut Vec<u64>,
+    ) -> Result<u64, StorageError> {
+        let mut total = 0u64;
+        for b in blocks {
+            let (offset, cap) = slot_of(b);
+            let read = |buf: &mut [u8], at: u64| {
+                self.file.read_exact_at(buf, at).doing(|| format!("reading {} at offset {at}", self.path.display()))
+            };
+            let first = FIRST_READ.min(cap);
+            if slot.len() < cap / 8 {
+                slot.resize(cap / 8, 0);
+            }
+            read(&mut as_bytes_mut(slot)[..first], offset)?;
+            let header = &as_bytes(slot)[..HEADER];
+            let (len, codec) = (LittleEndian::read_u32(&header[..4]) as usize, LittleEndian::read_u32(&header[4..]));
+            let stored = HEADER + len;
+            let words = &mut local[b.local_word..b.local_word + b.words];
+            let decoded = match stored <= cap && len % 8 == 0 {
+                true => {
+                    if stored > first {
+                        read(&mut as_bytes_mut(slot)[first..stored], offset + first as u64)?;
+                    }
+                    total += stored.max(first) as u64;
+                    decode_block(codec, &slot[1..stored / 8], words)
+                }
+                false => {
+                    total += first as u64;
+                    None
+                }
+            };
+            let damaged = || StorageError::ChecksumMismatch { path: self.path.clone(), block: b.id, offset };
+            match sums {
+                Some(s) if decoded.is_none() || block_sum(words) != s[b.id] => return Err(damaged()),
+                None if decoded.is_none() => words.fill(0),
+                _ => {}
+            }
+        }
+        Ok(total)
+    }
+
+    /// Writes the blocks of a chunk from its local buffer; returns each block's checksum and
+    /// the bytes written.
+    pub fn write_blocks(&self, blocks: &[Block], local: &[u64]) -> Result<(Vec<u64>, u64), StorageError> {
+        let written = self.put_blocks(blocks, local)?;
+        let sums = blocks.iter().map(|b| block_sum(&local[b.local_word..b.local_word + b.words])).collect();
+        Ok((sums, written))
     }
 
     /// Writes blocks as [`BitFile::write_blocks`] does, without computing their checksums
-    /// (the caller has them already).
-    pub fn put_blocks(&self, blocks: &[Block], local: &[u64]) -> Result<(), StorageError> {
-        let mut bytes = Vec::new();
-        let mut i = 0;
-        while i < blocks.len() {
-            let mut j = i + 1;
-            let mut len = blocks[i].words * 8;
-            while j < blocks.len()
-                && blocks[j].slot_word == blocks[j - 1].slot_word + blocks[j - 1].words
-                && len + blocks[j].words * 8 <= self.io_bytes
-            {
-                len += blocks[j].words * 8;
-                j += 1;
-            }
-            let direct = blocks[i..j].windows(2).all(|w| w[0].local_word + w[0].words == w[1].local_word);
-            let data: &[u8] = if direct {
-                as_bytes(&local[blocks[i].local_word..blocks[i].local_word + len / 8])
-            } else {
-                bytes.clear();
-                for b in &blocks[i..j] {
-                    bytes.extend_from_slice(as_bytes(&local[b.local_word..b.local_word + b.words]));
-                }
-                &bytes
-            };
-            let offset = blocks[i].slot_word as u64 * 8;
-            self.file
-                .write_all_at(data, offset)
-                .doing(|| format!("writing {} at offset {offset}", self.path.display()))?;
-            i = j;
-        }
-        Ok(())
+    /// (the caller has them already); returns the bytes written.
+    pub fn put_blocks(&self, blocks: &[Block], local: &[u64]) -> Result<u64, StorageError> {
+        SLOT.with(|slot| self.put_blocks_from(blocks, local, &mut slot.borrow_mut()))
     }
 
-    /// Reads whole storage blocks `first..first+n` (checked) as words.
+    fn put_blocks_from(&self, blocks: &[Block], local: &[u64], stored: &mut Vec<u64>) -> Result<u64, StorageError> {
+        let mut total = 0u64;
+        for b in blocks {
+            encode_block(&local[b.local_word..b.local_word + b.words], stored);
+            let (offset, _) = slot_of(b);
+            self.file
+                .write_all_at(as_bytes(stored), offset)
+                .doing(|| format!("writing {} at offset {offset}", self.path.display()))?;
+            total += stored.len() as u64 * 8;
+        }
+        Ok(total)
+    }
+
+    /// Reads whole storage blocks `first..first+n` (checked) as words; returns them and the
+    /// bytes read.
     pub fn read_range(
         &self,
         first: usize,
         n: usize,
         block_words: usize,
         sums: &[u64],
-    ) -> Result<Vec<u64>, StorageError> {
+    ) -> Result<(Vec<u64>, u64), StorageError> {
         let blocks = Block::run_of(first, n, block_words);
         let mut out = vec![0u64; n * block_words];
-        self.read_blocks(&blocks, &mut out, sums)?;
-        Ok(out)
+        let bytes = self.read_blocks(&blocks, &mut out, sums)?;
+        Ok((out, bytes))
     }
 
     /// Flushes the file's data to disk.
@@ -236,39 +382,121 @@ mod tests {
     }
 
     #[test]
+    fn blocks_round_trip_in_every_stored_form() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t005.bits");
+        let words = 512;
+        let file = BitFile::open(&path, 4 * words, words).unwrap();
+        assert_eq!(std::fs::metadata(&path).unwrap().len(), 4 * (8 * words + SLOT_PAD) as u64);
+        let bl = blocks(4, words);
+        // All ones (fill), sparse (words), random (raw), one word set in zeros (words).
+        let mut data = vec![!0u64; words];
+        data.extend((0..words as u64).map(|i| if i % 37 == 0 { 1 << (i % 64) } else { 0 }));
+        data.extend((0..words as u64).map(|i| (i + 1).wrapping_mul(0x2545_f491_4f6c_dd1d).rotate_left(17) ^ i));
+        data.extend((0..words).map(|i| if i == 300 { 5 } else { 0 }));
+        let (sums, written) = file.write_blocks(&bl, &data).unwrap();
+        let mut codecs = Vec::new();
+        let mut stored = 0;
+        for b in &bl {
+            let mut out = Vec::new();
+            encode_block(&data[b.local_word..b.local_word + b.words], &mut out);
+            codecs.push(LittleEndian::read_u32(&as_bytes(&out)[4..8]));
+            stored += out.len() as u64 * 8;
+        }
+        assert_eq!(codecs, [Codec::Fill as u32, Codec::Words as u32, Codec::Raw as u32, Codec::Words as u32]);
+        assert_eq!(written, stored);
+        assert!(written < 8 * 4 * words as u64 / 2 + 8 * words as u64, "{written}");
+        let mut back = vec![0u64; 4 * words];
+        let read = file.read_blocks(&bl, &mut back, &sums).unwrap();
+        assert_eq!(back, data);
+        // Each slot's first page, and the rest of the raw block's payload.
+        assert_eq!(read, 3 * FIRST_READ as u64 + (HEADER + 8 * words) as u64);
+        // Written again smaller (a fill over the raw block), it reads back as the new block.
+        let ones = vec![!0u64; 4 * words];
+        let (sums, _) = file.write_blocks(&bl[2..3], &ones).unwrap();
+        let (again, _) = file.read_range(2, 1, words, &[0, 0, sums[0]]).unwrap();
+        assert_eq!(again, vec![!0u64; words]);
+    }
+
+    #[test]
     fn a_partly_written_chunk_is_found_block_by_block() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("t004.bits");
-        let words = 8;
-        let file = BitFile::open(&path, 4 * words, 4096).unwrap();
+        let words = 512;
+        let file = BitFile::open(&path, 4 * words, words).unwrap();
         let bl = blocks(4, words);
-        let data: Vec<u64> = (0..4 * words as u64).map(|i| i.wrapping_mul(0x2545_f491_4f6c_dd1d)).collect();
-        let sums = file.write_blocks(&bl, &data).unwrap();
+        let data: Vec<u64> = (0..4 * words as u64).map(|i| if i % 7 == 0 { i } else { 0 }).collect();
+        let (sums, _) = file.write_blocks(&bl, &data).unwrap();
         let mut back = vec![0u64; 4 * words];
         file.read_blocks(&bl, &mut back, &sums).unwrap();
         assert_eq!(back, data);
-        // A kill while the chunk's blocks were being rewritten: block 2 holds half old data.
+        // A kill while the chunk's blocks were being rewritten: block 2's slot holds the new
+        // header and half its payload over the old one.
         let mut torn = data.clone();
-        for w in &mut torn[2 * words..2 * words + 3] {
-            *w = !*w;
-        }
-        file.write_blocks(&bl[2..3], &torn).unwrap();
+        torn[2 * words + 3] ^= 0xff00;
+        let mut stored = Vec::new();
+        encode_block(&torn[2 * words..3 * words], &mut stored);
+        let (offset, _) = slot_of(&bl[2]);
+        file.file.write_all_at(&as_bytes(&stored)[..stored.len() * 4], offset).unwrap();
         let err = file.read_blocks(&bl, &mut back, &sums).unwrap_err();
         match err {
-            StorageError::ChecksumMismatch { path: p, block, offset } => {
-                assert_eq!((p, block, offset), (path.clone(), 2, 2 * words as u64 * 8));
+            StorageError::ChecksumMismatch { path: p, block, offset: at } => {
+                assert_eq!((p, block, at), (path.clone(), 2, offset));
             }
             e => panic!("expected a checksum mismatch, got {e}"),
         }
         let text = file.read_range(2, 1, words, &sums).unwrap_err().to_string();
         assert!(text.contains("t004.bits") && text.contains("block 2"), "{text}");
+        // Unchecked, the torn block reads as zeros (its checksum then refuses it).
+        let mut torn_back = vec![7u64; words];
+        file.read_blocks_unchecked(
+            &blocks(1, words).iter().map(|b| Block { id: 2, slot_word: 2 * words, ..*b }).collect::<Vec<_>>(),
+            &mut torn_back,
+        )
+        .unwrap();
+        assert!(torn_back.iter().all(|&w| w == 0));
         // The other blocks still read.
         file.read_range(3, 1, words, &sums).unwrap();
+        // A flipped byte in a payload, and a header naming an unknown codec or a length past
+        // the slot, are damage.
+        let (offset3, cap) = slot_of(&bl[3]);
+        for (at, value) in [(offset3 + HEADER as u64 + 2, None), (offset3 + 4, Some(9u32)), (offset3, Some(cap as u32))]
+        {
+            let mut b = [0u8; 4];
+            file.file.read_exact_at(&mut b, at).unwrap();
+            let bad = value.map_or([b[0] ^ 0x5a, b[1], b[2], b[3]], |v| v.to_le_bytes());
+            file.file.write_all_at(&bad, at).unwrap();
+            assert!(matches!(
+                file.read_range(3, 1, words, &sums),
+                Err(StorageError::ChecksumMismatch { block: 3, .. })
+            ));
+            file.file.write_all_at(&b, at).unwrap();
+            file.read_range(3, 1, words, &sums).unwrap();
+        }
         // A file cut short by the kill is sized back and its missing blocks are damage, not EOF.
         drop(file);
-        std::fs::OpenOptions::new().write(true).open(&path).unwrap().set_len(8 * words as u64 + 5).unwrap();
-        let file = BitFile::open(&path, 4 * words, 4096).unwrap();
+        std::fs::OpenOptions::new().write(true).open(&path).unwrap().set_len(offset3 + 5).unwrap();
+        let file = BitFile::open(&path, 4 * words, words).unwrap();
         file.read_range(0, 1, words, &sums).unwrap();
-        assert!(matches!(file.read_range(1, 1, words, &sums), Err(StorageError::ChecksumMismatch { block: 1, .. })));
+        assert!(matches!(file.read_range(3, 1, words, &sums), Err(StorageError::ChecksumMismatch { block: 3, .. })));
+    }
+
+    proptest::proptest! {
+        /// Any mix of all-zero, all-one and other words, of any length, decodes to itself;
+        /// the code cut short or lengthened by a word is refused.
+        #[test]
+        fn words_code_round_trips(kinds in proptest::collection::vec((0u8..4, proptest::prelude::any::<u64>()), 1..300)) {
+            let words: Vec<u64> = kinds.iter().map(|&(k, w)| match k { 0 => 0, 1 => !0, _ => w }).collect();
+            let mut code = Vec::new();
+            encode_words(&words, &mut code);
+            let literal = words.iter().filter(|&&w| w != 0 && w != !0).count();
+            proptest::prop_assert_eq!(code.len(), literal + 2 * words.len().div_ceil(64));
+            let mut back = vec![7u64; words.len()];
+            proptest::prop_assert!(decode_words(&code, &mut back).is_some());
+            proptest::prop_assert_eq!(&back, &words);
+            proptest::prop_assert!(decode_words(&code[..code.len() - 1], &mut back).is_none());
+            code.push(3);
+            proptest::prop_assert!(decode_words(&code, &mut back).is_none());
+        }
     }
 }

@@ -10,8 +10,9 @@ use xxhash_rust::xxh3::xxh3_64;
 
 /// Version of the manifest files (2: runs are solved level by level; 3: the even chain
 /// holds `t(k) | !d` and every other step defers its table, so that the tables of a
-/// format-2 folder cannot be resumed).
-pub const MANIFEST_FORMAT: u32 = 3;
+/// format-2 folder cannot be resumed; 4: the bit tables' blocks are stored compressed, each
+/// in a slot of its own).
+pub const MANIFEST_FORMAT: u32 = 4;
 
 /// The job a work folder belongs to.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]

@@ -41,6 +41,23 @@ pub fn open_kept(path: &Path) -> Result<(std::fs::File, u64), StorageError> {
     Ok((file, len))
 }
 
+/// Reserves `len` bytes of disk for `file` (Linux `fallocate`; a file system without it
+/// allocates as blocks are written, as it would without the call). The bit tables are
+/// stored compressed, so that without the reservation a table would take a share of the
+/// disk that depends on its data, and a full disk would show in the middle of a pass.
+pub(crate) fn reserve(file: &std::fs::File, len: u64) -> std::io::Result<()> {
+    use std::os::fd::AsRawFd;
+    // SAFETY: a valid open descriptor; mode 0 allocates the range and changes no data.
+    let r = unsafe { libc::fallocate(file.as_raw_fd(), 0, 0, len as libc::off_t) };
+    match r {
+        0 => Ok(()),
+        _ => match std::io::Error::last_os_error() {
+            e if matches!(e.raw_os_error(), Some(libc::EOPNOTSUPP) | Some(libc::ENOSYS)) => Ok(()),
+            e => Err(e),
+        },
+    }
+}
+
 /// Tells the kernel not to read ahead of `file`'s reads. The work files are read in pieces
 /// that lie apart (a chunk's blocks, a block's delta stream): readahead around each fetches
 /// neighbours needed much later, and when RAM and page cache are short those are evicted

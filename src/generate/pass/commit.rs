@@ -73,15 +73,16 @@ impl Committer<'_> {
     fn commit_new_tables(&mut self, chunk: usize, ch: &Chunk, done: &ChunkOutput) -> anyhow::Result<Written> {
         let mut entries: Vec<BlockEntry> =
             ch.blocks.iter().map(|b| BlockEntry { id: b.id as u32, stream_len: 0, sums: Vec::new() }).collect();
+        let mut blocks = 0;
         for ((file, &table), sums) in self.outputs.iter().zip(&self.spec.outputs).zip(&mut self.state.sums) {
-            let block_sums = file.write_blocks(&ch.blocks, done.tables.words(table))?;
+            let (block_sums, written) = file.write_blocks(&ch.blocks, done.tables.words(table))?;
+            blocks += written;
             for ((b, sum), entry) in ch.blocks.iter().zip(block_sums).zip(entries.iter_mut()) {
                 entry.sums.push(sum);
                 sums[b.id] = sum;
             }
         }
         let (record, streams) = self.log.append_chunk(chunk as u32, done.new_count, entries, &done.streams)?;
-        let blocks = ch.blocks.iter().map(|b| b.words as u64 * 8).sum::<u64>() * self.outputs.len() as u64;
         Ok(Written { blocks, record, streams })
     }
 
@@ -110,9 +111,11 @@ impl Committer<'_> {
             })
             .collect();
         let (record, streams) = self.log.append_chunk(chunk as u32, done.new_count, entries, &done.streams)?;
-        if !changed.is_empty() {
-            self.outputs[0].put_blocks(&changed, done.tables.words(output))?;
-        }
-        Ok(Written { blocks: changed.iter().map(|b| b.words as u64 * 8).sum(), record, streams })
+        // (A chunk that writes no block may carry no words: an unchanged one updated in place.)
+        let blocks = match changed.is_empty() {
+            true => 0,
+            false => self.outputs[0].put_blocks(&changed, done.tables.words(output))?,
+        };
+        Ok(Written { blocks, record, streams })
     }
 }

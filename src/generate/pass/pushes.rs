@@ -44,7 +44,7 @@ fn open_finals(ctx: &LevelContext, pass: Pass, which: Finals) -> anyhow::Result<
         .map(|(i, (level, folder))| {
             let cursed = eventual && above_cursed.get(i).copied().unwrap_or(false);
             let table = if cursed { WorkTable::FinalEventual(stm) } else { WorkTable::Final(stm) };
-            let file = BitFile::open(&folder.bits(table), level.n_words(), ctx.io_bytes)?;
+            let file = BitFile::open(&folder.bits(table), level.n_words(), ctx.block_words())?;
             let sums = load_sums(&folder.sums(table), (level.n_slots >> ctx.plan.block_bits) as usize)?;
             Ok(Final { level: *level, file, sums })
         })

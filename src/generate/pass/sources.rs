@@ -237,8 +237,7 @@ impl PassSources {
                             .collect();
                         let previous = &self.inputs[0];
                         let mut words_prev = vec![0u64; words];
-                        previous.file.read_blocks(&blocks, &mut words_prev, &previous.sums)?;
-                        input.bytes_read += bytes_of(&blocks);
+                        input.bytes_read += previous.file.read_blocks(&blocks, &mut words_prev, &previous.sums)?;
                         if self.input_deferred {
                             let streams = self.new_prev.as_ref().expect("streams of the last step");
                             input.bytes_read += streams.or_into(&blocks, &mut words_prev)?;
@@ -384,13 +383,11 @@ struct OldTable<'a> {
 /// The reader's part: a chunk's blocks of every table of `sources`, checked; adds the
 /// bytes to `bytes_read`.
 fn read_tables(ch: &Chunk, sources: &[SourceTable], words: usize, bytes_read: &mut u64) -> anyhow::Result<ChunkTables> {
-    let chunk_bytes = bytes_of(&ch.blocks);
     sources
         .iter()
         .map(|s| {
             let mut b = vec![0u64; words];
-            s.file.read_blocks(&ch.blocks, &mut b, &s.sums)?;
-            *bytes_read += chunk_bytes;
+            *bytes_read += s.file.read_blocks(&ch.blocks, &mut b, &s.sums)?;
             Ok((s.name, b))
         })
         .collect()
@@ -443,20 +440,18 @@ fn finish_chunk(
             for batch in io_batches(&todo, io_words) {
                 let local = rebased(batch);
                 let n = batch.iter().map(|b| b.words).sum::<usize>();
-                let read = |s: &SourceTable, blocks: &[Block]| -> anyhow::Result<Vec<u64>> {
+                let mut read = |s: &SourceTable, blocks: &[Block]| -> anyhow::Result<Vec<u64>> {
                     let mut buf = vec![0u64; n];
-                    s.file.read_blocks(blocks, &mut buf, &s.sums)?;
+                    bytes_read += s.file.read_blocks(blocks, &mut buf, &s.sums)?;
                     Ok(buf)
                 };
                 let combined = old_table.sources;
                 let mut old = read(&combined[0], &local)?;
-                bytes_read += bytes_of(&local);
+                // `c`, `d` or `d∞` where a step takes them in: read whole (steps 1, 2, 102, 103).
+                let extra = combined[1..].iter().map(|s| read(s, &local)).collect::<anyhow::Result<Vec<_>>>()?;
                 if let Some(streams) = old_table.deferred {
                     bytes_read += streams.or_into(&local, &mut old)?;
                 }
-                // `c`, `d` or `d∞` where a step takes them in: read whole (steps 1, 2, 102, 103).
-                let extra = combined[1..].iter().map(|s| read(s, &local)).collect::<anyhow::Result<Vec<_>>>()?;
-                bytes_read += bytes_of(&local) * extra.len() as u64;
                 // The previous table's words are replaced by the new positions.
                 for (b, l) in batch.iter().zip(&local) {
                     let reached = &mut table[b.local_word..b.local_word + b.words];
@@ -472,11 +467,6 @@ fn finish_chunk(
         }
     }
     Ok(ChunkOutput { tables: out, streams, new_count, work: ChunkWork::Dense, bytes_read })
-}
-
-/// Bytes of some blocks of a bit table.
-fn bytes_of(blocks: &[Block]) -> u64 {
-    blocks.iter().map(|b| b.words as u64 * 8).sum()
 }
 
 /// Splits a chunk's blocks into runs that are contiguous in storage, of at most `max_words`.

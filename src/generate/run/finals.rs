@@ -20,8 +20,6 @@ pub struct LevelFinals<'a> {
     /// rule are kept too.
     pub cursed: bool,
     pub block_bits: u32,
-    /// Largest single read or write.
-    pub io_bytes: usize,
 }
 
 impl LevelFinals<'_> {
@@ -48,7 +46,7 @@ impl LevelFinals<'_> {
         let intact = |table: WorkTable| -> anyhow::Result<()> {
             anyhow::ensure!(folder.bits(table).exists(), "{} is missing", folder.bits(table).display());
             let sums = load_sums(&folder.sums(table), n_blocks)?;
-            let file = BitFile::open(&folder.bits(table), self.level.n_words(), self.io_bytes)?;
+            let file = BitFile::open(&folder.bits(table), self.level.n_words(), block_words)?;
             let step = (1 << 20) / (block_words * 8).max(1);
             for first in (0..n_blocks).step_by(step.max(1)) {
                 file.read_range(first, step.min(n_blocks - first), block_words, &sums)?;
@@ -83,7 +81,7 @@ impl LevelFinals<'_> {
                 WorkTable::FinalEventual(stm) => (stm, true),
                 _ => unreachable!("final tables only"),
             };
-            let file = BitFile::open(&folder.bits(table), level.n_words(), self.io_bytes)?;
+            let file = BitFile::open(&folder.bits(table), level.n_words(), block_words)?;
             let (offset, _) = partial.range(Section::bitbase(stm), level.first_slot, level.n_slots);
             let (values_offset, _) = partial.range(Section::values(stm), level.first_slot, level.n_slots);
             let mut sums = Vec::with_capacity(n_blocks);
@@ -103,7 +101,7 @@ impl LevelFinals<'_> {
                         *w |= beyond_rule_mask(stm, &planes);
                     }
                 }
-                sums.extend(file.write_blocks(&Block::run_of(first, n, block_words), &words)?);
+                sums.extend(file.write_blocks(&Block::run_of(first, n, block_words), &words)?.0);
             }
             // Not synced: on resume `ensure` checks them block by block.
             save_sums(&folder.sums(table), &sums)?;

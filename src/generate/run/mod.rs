@@ -202,13 +202,7 @@ pub fn solve_run(
         let above_cursed: Vec<bool> = above.iter().map(|l| level_is_cursed(&manifest, l)).collect();
         for (l, &cursed) in above.iter().zip(&above_cursed) {
             let f = folder.level(l.number);
-            let finals = LevelFinals {
-                level: l,
-                folder: &f,
-                cursed,
-                block_bits: cut.block_bits,
-                io_bytes: budget.block_bytes as usize,
-            };
+            let finals = LevelFinals { level: l, folder: &f, cursed, block_bits: cut.block_bits };
             finals.ensure(partial.as_ref().context("levels above without a table being assembled")?, progress)?;
         }
         let ctx = LevelContext::new(&run, level, plan, above_cursed);
@@ -303,13 +297,7 @@ fn solve_level(
     // The levels below read this level's final bitbases.
     if let (Assembly::Partial(partial), true) = (to, ctx.level.number > 0) {
         let cursed = level_is_cursed(manifest, &ctx.level);
-        let finals = LevelFinals {
-            level: &ctx.level,
-            folder: &ctx.folder,
-            cursed,
-            block_bits: ctx.plan.block_bits,
-            io_bytes: ctx.io_bytes,
-        };
+        let finals = LevelFinals { level: &ctx.level, folder: &ctx.folder, cursed, block_bits: ctx.plan.block_bits };
         finals.extract(partial)?;
     }
     Ok(published)
