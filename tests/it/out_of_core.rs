@@ -148,6 +148,19 @@ fn flip_byte(path: &Path, at: u64) {
     f.write_all_at(&b, at).unwrap();
 }
 
+/// A byte of the payload of a work table's middle block (docs/WORKFILES.md: block `b` of `W`
+/// words stored in the slot at `b * (8 W + 8)`, after an 8-byte header), whichever way the
+/// block is stored: a flip there changes its words (the rest of a slot may be unused).
+fn middle_payload_byte(table: &Path, run_json: &Path) -> u64 {
+    let text = std::fs::read_to_string(run_json).unwrap();
+    let json = text.rsplit_once("\nxxh3:").unwrap().0;
+    let run: serde_json::Value = serde_json::from_str(json).unwrap();
+    let words = 1u64 << (run["block_bits"].as_u64().unwrap() - 6);
+    let slot = 8 * words + 8;
+    let n_blocks = std::fs::metadata(table).unwrap().len() / slot;
+    (n_blocks / 2) * slot + 8
+}
+
 #[test]
 fn damaged_files_are_reported_and_recomputed() {
     // (file to damage, text the resume must report)
@@ -165,8 +178,11 @@ fn damaged_files_are_reported_and_recomputed() {
         let d = interrupted_run();
         let folder = if file == "run.json" { ".work/KQvKR" } else { ".work/KQvKR/level-00" };
         let path = d.path().join(folder).join(file);
-        let len = std::fs::metadata(&path).unwrap().len();
-        flip_byte(&path, len / 2);
+        let at = match file.ends_with(".bits") {
+            true => middle_payload_byte(&path, &d.path().join(".work/KQvKR/run.json")),
+            false => std::fs::metadata(&path).unwrap().len() / 2,
+        };
+        flip_byte(&path, at);
         let o = gen(d.path(), &["KQvKR"], &[]);
         assert!(o.status.success(), "{file}: {}", stderr(&o));
         assert!(stderr(&o).contains(message), "{file}: expected '{message}' in:\n{}", stderr(&o));
