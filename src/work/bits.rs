@@ -175,7 +175,7 @@ fn decode_block(codec: u32, payload: &[u64], words: &mut [u64]) -> Option<()> {
 
 /// A bit table file of a run: block `i` (of `w` words, first storage word `s`) in its slot
 /// of `8 w + SLOT_PAD` bytes at offset `8 s + i * SLOT_PAD`, stored compressed
-/// (`docs/WORKFILES.md`, "Bit tables"). What a pass moves is the stored bytes.
+/// (`docs/WORKFILES.md`, "`NAME.bits`: work tables"). What a pass moves is the stored bytes.
 pub struct BitFile {
     pub path: PathBuf,
     file: File,
