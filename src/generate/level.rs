@@ -35,7 +35,8 @@ pub struct LevelContext<'a> {
     pub folder: LevelFolder,
     /// The budget for chunk buffers (the sub-endgames' bitbases already taken out).
     pub budget: Budget,
-    /// Largest single read or write.
+    /// Bytes of the previous table a worker reads and combines at once (the `--block`
+    /// size): its buffers beyond the chunk's.
     pub io_bytes: usize,
     pub progress: &'a dyn Progress,
     /// Set when the level's conversions reach cursed positions (an eventual level, see

@@ -37,7 +37,7 @@ const HEADER: usize = 8;
 
 /// Bytes each block's slot holds beyond the block's own size: room for the header, so that
 /// a block that does not compress is stored as it is.
-pub const SLOT_PAD: usize = HEADER;
+const SLOT_PAD: usize = HEADER;
 
 /// First read of a block: its header and, for the blocks of late steps (mostly all-one or
 /// all-zero words), often all of it; the rest, if any, in a second read.
@@ -71,7 +71,7 @@ impl Codec {
 /// (3.6-5.4x against 1.8-2.6x), but at 0.5 GB/s to compress and 1.6 GB/s to expand per core,
 /// which on two cores costs more time than the bytes it spares (`docs/BENCHMARKS.md`,
 /// "Compressed work tables").
-pub fn encode_block(words: &[u64], out: &mut Vec<u64>) {
+fn encode_block(words: &[u64], out: &mut Vec<u64>) {
     let header = |codec: Codec, payload_words: usize| {
         let mut h = [0u8; HEADER];
         LittleEndian::write_u32(&mut h[..4], payload_words as u32 * 8);
@@ -98,7 +98,7 @@ pub fn encode_block(words: &[u64], out: &mut Vec<u64>) {
 /// Appends the [`Codec::Words`] form of `words` to `out`: for each group of 64 words (the
 /// last one may be shorter), a word whose bit `i` says word `i` of the group is 0, a word
 /// whose bit `i` says it is all ones, then the group's other words in order.
-pub fn encode_words(words: &[u64], out: &mut Vec<u64>) {
+fn encode_words(words: &[u64], out: &mut Vec<u64>) {
     let start = out.len();
     out.resize(start + words.len() + 2 * words.len().div_ceil(64), 0);
     let mut at = start;
@@ -381,14 +381,20 @@ mod tests {
         assert!(load_sums(&path, 9).is_err());
     }
 
+    /// A new table `name` of four blocks of `words` words in a temporary folder, and its
+    /// blocks laid out from local word 0.
+    fn four_blocks(name: &str, words: usize) -> (tempfile::TempDir, std::path::PathBuf, BitFile, Vec<Block>) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(name);
+        let file = BitFile::open(&path, 4 * words, words).unwrap();
+        (dir, path, file, blocks(4, words))
+    }
+
     #[test]
     fn blocks_round_trip_in_every_stored_form() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("t005.bits");
         let words = 512;
-        let file = BitFile::open(&path, 4 * words, words).unwrap();
+        let (_dir, path, file, bl) = four_blocks("t005.bits", words);
         assert_eq!(std::fs::metadata(&path).unwrap().len(), 4 * (8 * words + SLOT_PAD) as u64);
-        let bl = blocks(4, words);
         // All ones (fill), sparse (words), random (raw), one word set in zeros (words).
         let mut data = vec![!0u64; words];
         data.extend((0..words as u64).map(|i| if i % 37 == 0 { 1 << (i % 64) } else { 0 }));
@@ -420,11 +426,8 @@ mod tests {
 
     #[test]
     fn a_partly_written_chunk_is_found_block_by_block() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("t004.bits");
         let words = 512;
-        let file = BitFile::open(&path, 4 * words, words).unwrap();
-        let bl = blocks(4, words);
+        let (_dir, path, file, bl) = four_blocks("t004.bits", words);
         let data: Vec<u64> = (0..4 * words as u64).map(|i| if i % 7 == 0 { i } else { 0 }).collect();
         let (sums, _) = file.write_blocks(&bl, &data).unwrap();
         let mut back = vec![0u64; 4 * words];
@@ -449,11 +452,7 @@ mod tests {
         assert!(text.contains("t004.bits") && text.contains("block 2"), "{text}");
         // Unchecked, the torn block reads as zeros (its checksum then refuses it).
         let mut torn_back = vec![7u64; words];
-        file.read_blocks_unchecked(
-            &blocks(1, words).iter().map(|b| Block { id: 2, slot_word: 2 * words, ..*b }).collect::<Vec<_>>(),
-            &mut torn_back,
-        )
-        .unwrap();
+        file.read_blocks_unchecked(&[Block { local_word: 0, ..bl[2] }], &mut torn_back).unwrap();
         assert!(torn_back.iter().all(|&w| w == 0));
         // The other blocks still read.
         file.read_range(3, 1, words, &sums).unwrap();

@@ -437,7 +437,9 @@ fn finish_chunk(
                 .collect();
             let todo: Vec<Block> = places.iter().map(|&i| blocks[i]).collect();
             let mut place = places.into_iter();
-            for batch in io_batches(&todo, io_words) {
+            // Batches bound the worker's buffers only: each block is read by itself.
+            let per_batch = todo.first().map_or(1, |b| (io_words / b.words).max(1));
+            for batch in todo.chunks(per_batch) {
                 let local = rebased(batch);
                 let n = batch.iter().map(|b| b.words).sum::<usize>();
                 let mut read = |s: &SourceTable, blocks: &[Block]| -> anyhow::Result<Vec<u64>> {
@@ -467,26 +469,6 @@ fn finish_chunk(
         }
     }
     Ok(ChunkOutput { tables: out, streams, new_count, work: ChunkWork::Dense, bytes_read })
-}
-
-/// Splits a chunk's blocks into runs that are contiguous in storage, of at most `max_words`.
-fn io_batches(blocks: &[Block], max_words: usize) -> Vec<&[Block]> {
-    let mut out = Vec::new();
-    let mut start = 0;
-    let mut words = 0;
-    for (i, b) in blocks.iter().enumerate() {
-        let contiguous = i > start && blocks[i - 1].slot_word + blocks[i - 1].words == b.slot_word;
-        if i > start && (!contiguous || words + b.words > max_words) {
-            out.push(&blocks[start..i]);
-            start = i;
-            words = 0;
-        }
-        words += b.words;
-    }
-    if start < blocks.len() {
-        out.push(&blocks[start..]);
-    }
-    out
 }
 
 /// The same blocks placed one after the other from local word 0.
