@@ -123,6 +123,15 @@ impl LevelContext<'_> {
         matches!(pass, Pass::Step(k) if k % 4 < 2) && self.in_place_source(pass).is_some()
     }
 
+    /// Whether `table` is read once the level's chains are complete. A pawnless run's edge
+    /// and compaction read its delta streams, its illegal positions and `forced-zeroing`
+    /// only, so its other tables go as soon as the last step is recorded; a level with pawns
+    /// merges from its chain tables and `d` too.
+    pub fn read_after_chains(&self, table: WorkTable) -> bool {
+        self.layout.has_pawns()
+            || matches!(table, WorkTable::IllegalWtm | WorkTable::IllegalBtm | WorkTable::ForcedZeroing)
+    }
+
     /// An eventual level's conversion sources for a chunk, given the push targets read for
     /// it (`rule`, and `eventual` when a level above has cursed positions, else the same
     /// words serve); `None` for a level that is not eventual.

@@ -5,11 +5,11 @@
 use super::level::LevelContext;
 use super::pass::PassFinals;
 use crate::index::Block;
-use crate::solve::{compute_chunk, obsolete_after, ChunkTables, Conversions, Frame, Pass, WorkTable};
+use crate::solve::{chains_complete, compute_chunk, obsolete_after, ChunkTables, Conversions, Frame, Pass, WorkTable};
 use crate::work::bits::{block_sum, load_sums, save_sums, BitFile};
 use crate::work::deltalog::PassStreams;
 use crate::work::gap::set_positions;
-use crate::work::manifest::PassDone;
+use crate::work::manifest::{new_per_pass, PassDone};
 use crate::work::StorageError;
 use anyhow::Context;
 
@@ -44,13 +44,15 @@ pub fn check_and_repair(ctx: &LevelContext, passes: &[PassDone]) -> anyhow::Resu
     let owned = ctx
         .in_place_source(last.next())
         .filter(|&src| !ctx.folder.bits(src).exists() && ctx.folder.bits(ctx.spec(last.next()).outputs[0]).exists());
+    // Once the chains are complete, tables no later stage reads may already be deleted.
+    let complete = chains_complete(&new_per_pass(passes), ctx.is_eventual());
     for done in passes {
         let ps = PassStreams::open(&ctx.folder.log(done.pass), n_blocks)?;
         let sums = ps.sums.clone();
         streams.push(FinishedPass { pass: done.pass, streams: ps });
         for (o, &table) in ctx.spec(done.pass).outputs.iter().enumerate() {
-            if is_obsolete(table, last, ctx.is_eventual()) {
-                continue; // deleted (or about to be): no later pass reads it
+            if is_obsolete(table, last, ctx.is_eventual()) || (complete && !ctx.read_after_chains(table)) {
+                continue; // deleted (or about to be): nothing later reads it
             }
             let bits = ctx.folder.bits(table);
             if !bits.exists() && owned != Some(table) {

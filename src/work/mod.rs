@@ -6,7 +6,8 @@
 //! - [`gap`]: Koistinen's gap code of a step's new positions;
 //! - [`manifest`]: the job's and each run's manifest;
 //! - [`publish`]: crash-safe publishing (temporary file, sync, rename, sync the folder);
-//! - [`lock`]: one job per work folder, one builder per table.
+//! - [`lock`]: one job per work folder, one builder per table;
+//! - [`reaper`]: work files deleted in the background.
 //!
 //! This layer stores and checks; it never decides. Damage comes back as a
 //! [`StorageError`], and the generate layer chooses to rebuild a block or restart a run.
@@ -21,6 +22,7 @@ pub mod gap;
 pub mod lock;
 pub mod manifest;
 pub mod publish;
+pub mod reaper;
 
 pub use error::{IoContext, StorageError};
 
@@ -119,6 +121,11 @@ impl LevelFolder {
     /// The folder itself.
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// Files being deleted in the background, `trash/` (see [`reaper`]).
+    pub fn trash(&self) -> PathBuf {
+        self.path.join("trash")
     }
 
     /// A work table's bits, `NAME.bits`.

@@ -29,6 +29,7 @@ use crate::table::uncompressed::PartialTable;
 use crate::work::bits::save_sums;
 use crate::work::manifest::{self, new_per_pass, LevelDone, PassDone, RunManifest};
 use crate::work::publish::Durability;
+use crate::work::reaper::Reaper;
 use crate::work::RunFolder;
 use anyhow::Context;
 use finals::LevelFinals;
@@ -255,12 +256,20 @@ fn solve_level(
         }
     }
     manifest.eventual = ctx.is_eventual();
+    let reaper = Reaper::new(&ctx.folder.trash());
     while !chains_complete(&new_per_pass(&manifest.passes), ctx.is_eventual()) {
         anyhow::ensure!(
             manifest.passes.len() < MAX_STEP as usize + 2,
             "{material}: positions are still being won after step {MAX_STEP} (beyond any known endgame)"
         );
-        run_next_pass(ctx, folder, manifest)?;
+        run_next_pass(ctx, folder, manifest, &reaper)?;
+    }
+    // The tables nothing reads from here on are freed while the edge and the compaction run.
+    for table in manifest.passes.iter().flat_map(|p| ctx.spec(p.pass).outputs) {
+        if !ctx.read_after_chains(table) {
+            reaper.discard(&ctx.folder.bits(table))?;
+            reaper.discard(&ctx.folder.sums(table))?;
+        }
     }
     let t = Instant::now();
     // Wins of exactly 100 plies among step 101's positions (recomputed whole on resume).
@@ -292,6 +301,7 @@ fn solve_level(
     // Not synced (the final table is, when published): after a power loss the resume finds
     // a lost level by its range checksums and solves it again.
     manifest::save_with(&folder.manifest(), manifest, Durability::Atomic)?;
+    reaper.finish();
     let dir = ctx.folder.path();
     std::fs::remove_dir_all(dir).with_context(|| format!("removing {}", dir.display()))?;
     // The levels below read this level's final bitbases.
@@ -315,7 +325,12 @@ fn level_is_cursed(manifest: &RunManifest, level: &Level) -> bool {
 /// Runs the next pass of a level and records it: its tables' block checksums, then the
 /// manifest (the pass is finished from then on), then the tables no later pass reads are
 /// deleted.
-fn run_next_pass(ctx: &LevelContext, folder: &RunFolder, manifest: &mut RunManifest) -> anyhow::Result<()> {
+fn run_next_pass(
+    ctx: &LevelContext,
+    folder: &RunFolder,
+    manifest: &mut RunManifest,
+    reaper: &Reaper,
+) -> anyhow::Result<()> {
     let pass = Pass::nth(manifest.passes.len());
     let spec = ctx.spec(pass);
     let t = Instant::now();
@@ -344,7 +359,7 @@ fn run_next_pass(ctx: &LevelContext, folder: &RunFolder, manifest: &mut RunManif
         match next_outputs.next().filter(|next| !next.exists() && old.exists()) {
             Some(next) => std::fs::rename(&old, &next)
                 .with_context(|| format!("renaming {} to {}", old.display(), next.display()))?,
-            None => drop(std::fs::remove_file(old)),
+            None => reaper.discard(&old)?,
         }
     }
     Ok(())
