@@ -166,6 +166,8 @@ fn decode_words(payload: &[u64], words: &mut [u64]) -> Option<()> {
 fn decode_block(codec: u32, payload: &[u64], words: &mut [u64]) -> Option<()> {
     match Codec::of(codec)? {
         Codec::Raw if payload.len() == words.len() => words.copy_from_slice(payload),
+        // An all-zero header: a slot left unwritten in a new table ([`BitFile::write_blocks`]).
+        Codec::Raw if payload.is_empty() => words.fill(0),
         Codec::Fill if payload.len() == 1 => words.fill(payload[0]),
         Codec::Words => decode_words(payload, words)?,
         _ => return None,
@@ -179,6 +181,8 @@ fn decode_block(codec: u32, payload: &[u64], words: &mut [u64]) -> Option<()> {
 pub struct BitFile {
     pub path: PathBuf,
     file: File,
+    /// Whether this open created the table: its slots all read as zeros until written.
+    fresh: bool,
 }
 
 thread_local! {
@@ -205,7 +209,7 @@ impl BitFile {
         }
         // A chunk's blocks lie apart in the file; its reads are whole blocks already.
         super::no_readahead(&file);
-        Ok(BitFile { path: path.to_path_buf(), file })
+        Ok(BitFile { path: path.to_path_buf(), file, fresh: held == 0 })
     }
 
     /// Reads the blocks of a chunk into its local buffer and checks each against `sums`;
@@ -275,11 +279,22 @@ impl BitFile {
         Ok(total)
     }
 
-    /// Writes the blocks of a chunk from its local buffer; returns each block's checksum and
-    /// the bytes written.
+    /// Writes the blocks of a chunk from its local buffer, each once in the pass that writes
+    /// the table whole; returns each block's checksum and the bytes written. In a table this
+    /// open created, a block of zeros is not written: its slot reads as zeros already, which
+    /// is its stored form (an all-zero header), and a table whose blocks are mostly zeros
+    /// stays one unwritten extent, which the file system frees at once (a slot written in
+    /// part leaves an extent of its own: `docs/WORKFILES.md`).
     pub fn write_blocks(&self, blocks: &[Block], local: &[u64]) -> Result<(Vec<u64>, u64), StorageError> {
-        let written = self.put_blocks(blocks, local)?;
-        let sums = blocks.iter().map(|b| block_sum(&local[b.local_word..b.local_word + b.words])).collect();
+        let words = |b: &Block| &local[b.local_word..b.local_word + b.words];
+        let sums = blocks.iter().map(|b| block_sum(words(b))).collect();
+        let written = match self.fresh {
+            true => {
+                let stored: Vec<Block> = blocks.iter().filter(|b| words(b).iter().any(|&w| w != 0)).copied().collect();
+                self.put_blocks(&stored, local)?
+            }
+            false => self.put_blocks(blocks, local)?,
+        };
         Ok((sums, written))
     }
 
@@ -422,6 +437,42 @@ mod tests {
         let (sums, _) = file.write_blocks(&bl[2..3], &ones).unwrap();
         let (again, _) = file.read_range(2, 1, words, &[0, 0, sums[0]]).unwrap();
         assert_eq!(again, vec![!0u64; words]);
+    }
+
+    #[test]
+    fn zero_blocks_of_a_new_table_stay_unwritten_and_read_back() {
+        let words = 512;
+        let (_dir, path, file, bl) = four_blocks("forced-zeroing.bits", words);
+        // Blocks 0 and 2 all zeros, 1 and 3 a few positions.
+        let data: Vec<u64> =
+            (0..4 * words).map(|i| if (i / words) % 2 == 1 && i % 97 == 0 { 1 << (i % 64) } else { 0 }).collect();
+        let (sums, written) = file.write_blocks(&bl, &data).unwrap();
+        let one = |b: usize| {
+            let mut out = Vec::new();
+            encode_block(&data[b * words..(b + 1) * words], &mut out);
+            out.len() as u64 * 8
+        };
+        assert_eq!(written, one(1) + one(3));
+        let mut header = [0u8; HEADER];
+        file.file.read_exact_at(&mut header, slot_of(&bl[2]).0).unwrap();
+        assert_eq!(header, [0; HEADER], "block 2's slot was written");
+        let mut back = vec![7u64; 4 * words];
+        file.read_blocks(&bl, &mut back, &sums).unwrap();
+        assert_eq!(back, data);
+        // A lost write of a block that is not zeros is damage, not a block of zeros.
+        let mut other = data.clone();
+        other[2 * words + 5] = 9;
+        let lost = block_sum(&other[2 * words..3 * words]);
+        let err = file.read_range(2, 1, words, &[0, 0, lost, 0]).unwrap_err();
+        assert!(matches!(err, StorageError::ChecksumMismatch { block: 2, .. }), "{err}");
+        // Opened again (a resume, a recycled table), the table writes every block: a stale
+        // slot must not stand for a block of zeros.
+        let again = BitFile::open(&path, 4 * words, words).unwrap();
+        let zeros = vec![0u64; 4 * words];
+        let (zero_sums, written) = again.write_blocks(&bl, &zeros).unwrap();
+        assert_eq!(written, 4 * 16);
+        again.read_blocks(&bl, &mut back, &zero_sums).unwrap();
+        assert_eq!(back, zeros);
     }
 
     #[test]

@@ -324,7 +324,7 @@ fn level_is_cursed(manifest: &RunManifest, level: &Level) -> bool {
 
 /// Runs the next pass of a level and records it: its tables' block checksums, then the
 /// manifest (the pass is finished from then on), then the tables no later pass reads are
-/// deleted.
+/// recycled as the next pass's outputs or deleted in the background.
 fn run_next_pass(
     ctx: &LevelContext,
     folder: &RunFolder,
@@ -352,7 +352,12 @@ fn run_next_pass(
     // size, and the pass writes every block): overwriting cached pages is cheaper than
     // allocating new ones. Its stale blocks are never trusted: a chunk counts only with its
     // record, whose checksums its blocks must match.
-    let mut next_outputs = ctx.spec(pass.next()).outputs.into_iter().map(|t| ctx.folder.bits(t));
+    // (A step updated in place takes over its source's file instead.)
+    let recycled = match ctx.in_place_source(pass.next()) {
+        Some(_) => Vec::new(),
+        None => ctx.spec(pass.next()).outputs,
+    };
+    let mut next_outputs = recycled.into_iter().map(|t| ctx.folder.bits(t));
     for table in obsolete_after(pass, ctx.is_eventual()) {
         std::fs::remove_file(ctx.folder.sums(table)).ok();
         let old = ctx.folder.bits(table);
