@@ -166,8 +166,6 @@ fn decode_words(payload: &[u64], words: &mut [u64]) -> Option<()> {
 fn decode_block(codec: u32, payload: &[u64], words: &mut [u64]) -> Option<()> {
     match Codec::of(codec)? {
         Codec::Raw if payload.len() == words.len() => words.copy_from_slice(payload),
-        // An all-zero header: a slot left unwritten in a new table ([`BitFile::write_blocks`]).
-        Codec::Raw if payload.is_empty() => words.fill(0),
         Codec::Fill if payload.len() == 1 => words.fill(payload[0]),
         Codec::Words => decode_words(payload, words)?,
         _ => return None,
@@ -281,34 +279,39 @@ impl BitFile {
 
     /// Writes the blocks of a chunk from its local buffer, each once in the pass that writes
     /// the table whole; returns each block's checksum and the bytes written. In a table this
-    /// open created, a block of zeros is not written: its slot reads as zeros already, which
-    /// is its stored form (an all-zero header), and a table whose blocks are mostly zeros
-    /// stays one unwritten extent, which the file system frees at once (a slot written in
-    /// part leaves an extent of its own: `docs/WORKFILES.md`).
+    /// open created, each slot is written whole, its tail zeros: a slot written in part
+    /// leaves the rest of its reserved space an extent of its own, which splits the file
+    /// into two extents per block, slows every later write into it and takes the file
+    /// system seconds per table to free (`docs/WORKFILES.md`); written whole once, the file
+    /// stays a few extents however its blocks are rewritten.
     pub fn write_blocks(&self, blocks: &[Block], local: &[u64]) -> Result<(Vec<u64>, u64), StorageError> {
-        let words = |b: &Block| &local[b.local_word..b.local_word + b.words];
-        let sums = blocks.iter().map(|b| block_sum(words(b))).collect();
-        let written = match self.fresh {
-            true => {
-                let stored: Vec<Block> = blocks.iter().filter(|b| words(b).iter().any(|&w| w != 0)).copied().collect();
-                self.put_blocks(&stored, local)?
-            }
-            false => self.put_blocks(blocks, local)?,
-        };
+        let sums = blocks.iter().map(|b| block_sum(&local[b.local_word..b.local_word + b.words])).collect();
+        let written = SLOT.with(|slot| self.put_blocks_from(blocks, local, &mut slot.borrow_mut(), self.fresh))?;
         Ok((sums, written))
     }
 
     /// Writes blocks as [`BitFile::write_blocks`] does, without computing their checksums
     /// (the caller has them already); returns the bytes written.
     pub fn put_blocks(&self, blocks: &[Block], local: &[u64]) -> Result<u64, StorageError> {
-        SLOT.with(|slot| self.put_blocks_from(blocks, local, &mut slot.borrow_mut()))
+        SLOT.with(|slot| self.put_blocks_from(blocks, local, &mut slot.borrow_mut(), false))
     }
 
-    fn put_blocks_from(&self, blocks: &[Block], local: &[u64], stored: &mut Vec<u64>) -> Result<u64, StorageError> {
+    /// Writes blocks in their stored form, each padded with zeros to its whole slot if
+    /// `whole`; returns the bytes written.
+    fn put_blocks_from(
+        &self,
+        blocks: &[Block],
+        local: &[u64],
+        stored: &mut Vec<u64>,
+        whole: bool,
+    ) -> Result<u64, StorageError> {
         let mut total = 0u64;
         for b in blocks {
             encode_block(&local[b.local_word..b.local_word + b.words], stored);
-            let (offset, _) = slot_of(b);
+            let (offset, cap) = slot_of(b);
+            if whole {
+                stored.resize(cap / 8, 0);
+            }
             self.file
                 .write_all_at(as_bytes(stored), offset)
                 .doing(|| format!("writing {} at offset {offset}", self.path.display()))?;
@@ -408,8 +411,11 @@ mod tests {
     #[test]
     fn blocks_round_trip_in_every_stored_form() {
         let words = 512;
-        let (_dir, path, file, bl) = four_blocks("t005.bits", words);
+        let (_dir, path, new, bl) = four_blocks("t005.bits", words);
         assert_eq!(std::fs::metadata(&path).unwrap().len(), 4 * (8 * words + SLOT_PAD) as u64);
+        drop(new);
+        // Opened again, as a recycled table: only the blocks' stored forms are written.
+        let file = BitFile::open(&path, 4 * words, words).unwrap();
         // All ones (fill), sparse (words), random (raw), one word set in zeros (words).
         let mut data = vec![!0u64; words];
         data.extend((0..words as u64).map(|i| if i % 37 == 0 { 1 << (i % 64) } else { 0 }));
@@ -440,39 +446,30 @@ mod tests {
     }
 
     #[test]
-    fn zero_blocks_of_a_new_table_stay_unwritten_and_read_back() {
+    fn a_new_tables_slots_are_written_whole_and_rewrites_only_their_stored_form() {
         let words = 512;
         let (_dir, path, file, bl) = four_blocks("forced-zeroing.bits", words);
         // Blocks 0 and 2 all zeros, 1 and 3 a few positions.
         let data: Vec<u64> =
             (0..4 * words).map(|i| if (i / words) % 2 == 1 && i % 97 == 0 { 1 << (i % 64) } else { 0 }).collect();
         let (sums, written) = file.write_blocks(&bl, &data).unwrap();
-        let one = |b: usize| {
-            let mut out = Vec::new();
-            encode_block(&data[b * words..(b + 1) * words], &mut out);
-            out.len() as u64 * 8
-        };
-        assert_eq!(written, one(1) + one(3));
-        let mut header = [0u8; HEADER];
-        file.file.read_exact_at(&mut header, slot_of(&bl[2]).0).unwrap();
-        assert_eq!(header, [0; HEADER], "block 2's slot was written");
+        let slot = (8 * words + SLOT_PAD) as u64;
+        assert_eq!(written, 4 * slot);
         let mut back = vec![7u64; 4 * words];
         file.read_blocks(&bl, &mut back, &sums).unwrap();
         assert_eq!(back, data);
-        // A lost write of a block that is not zeros is damage, not a block of zeros.
-        let mut other = data.clone();
-        other[2 * words + 5] = 9;
-        let lost = block_sum(&other[2 * words..3 * words]);
-        let err = file.read_range(2, 1, words, &[0, 0, lost, 0]).unwrap_err();
-        assert!(matches!(err, StorageError::ChecksumMismatch { block: 2, .. }), "{err}");
-        // Opened again (a resume, a recycled table), the table writes every block: a stale
-        // slot must not stand for a block of zeros.
+        // Opened again (a resume, a recycled table), only the stored forms are written: a
+        // fill over the sparse blocks, and the tails of the slots are left as they are.
         let again = BitFile::open(&path, 4 * words, words).unwrap();
         let zeros = vec![0u64; 4 * words];
         let (zero_sums, written) = again.write_blocks(&bl, &zeros).unwrap();
         assert_eq!(written, 4 * 16);
         again.read_blocks(&bl, &mut back, &zero_sums).unwrap();
         assert_eq!(back, zeros);
+        // A slot of zeros (never written) is damage, not a block of zeros.
+        let fresh = BitFile::open(&path.with_file_name("t009.bits"), 4 * words, words).unwrap();
+        let err = fresh.read_range(2, 1, words, &zero_sums).unwrap_err();
+        assert!(matches!(err, StorageError::ChecksumMismatch { block: 2, .. }), "{err}");
     }
 
     #[test]

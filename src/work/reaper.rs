@@ -1,11 +1,11 @@
 //! Deleting work files in the background.
 //!
-//! A work table's blocks are stored in slots that are only partly written (the slot code of
-//! [`super::bits`]), so its file has an extent for every written piece; freeing those costs
-//! the file system time in proportion to their number, far more with online discard (this
-//! machine: about 8 s per 2 GiB table). Deleted in the calling thread that time stops the run;
-//! here a thread of its own frees the files while the run goes on (docs/BENCHMARKS.md, "Work
-//! tables deleted in the background").
+//! Freeing a work table takes the file system time in proportion to the file's extents, far
+//! more with online discard: seconds for a 1.3 GB table whose slots were written in part
+//! (before [`super::bits::BitFile::write_blocks`] wrote a new table's slots whole), about
+//! a second for a 4 GiB file written whole. Deleted in the calling thread that time stops
+//! the run; here a thread of its own frees the files while the run goes on
+//! (docs/BENCHMARKS.md, "Work tables deleted in the background").
 //!
 //! A file handed over is first renamed into the trash folder under a name of its own, so
 //! that a later file of the same name (the next pass's table) is never the one deleted; a
