@@ -52,13 +52,13 @@ impl Reaper {
     /// Takes `path` out of its folder now and deletes it in the background; a missing file is
     /// no error.
     pub fn discard(&self, path: &Path) -> Result<(), StorageError> {
-        if !path.exists() {
-            return Ok(());
-        }
         std::fs::create_dir_all(&self.trash).doing(|| format!("creating {}", self.trash.display()))?;
         let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
         let to = self.trash.join(format!("{}-{name}", self.next.fetch_add(1, Ordering::Relaxed)));
-        std::fs::rename(path, &to).doing(|| format!("moving {} to {}", path.display(), to.display()))?;
+        match std::fs::rename(path, &to) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+            moved => moved.doing(|| format!("moving {} to {}", path.display(), to.display()))?,
+        }
         match &self.queue {
             Some(queue) if queue.send(to.clone()).is_ok() => {}
             _ => drop(std::fs::remove_file(&to)),
