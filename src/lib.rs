@@ -52,6 +52,9 @@ pub use generate::{set_from_list, set_of_size, write_checksums, Checksums, CHECK
 pub use index::Layout;
 pub use pipeline::WorkerPanicked;
 pub use progress::{Progress, SilentProgress};
+/// One chunk's move kernels, for the criterion benchmarks only (not a stable API).
+#[doc(hidden)]
+pub use solve::KernelBench;
 pub use solve::Pass;
 pub use table::probe::{men_in_layout_order, Category, Probe, Run, Tablebase, Wdl};
 /// The statistics the leading generator publishes, and their comparison with ours.

@@ -62,44 +62,63 @@ fn any_word(words: &[u64], cfg: &Config, contrib: &[u64]) -> bool {
     false
 }
 
+/// The input word of each free square for the man of `contrib` (each read once: a slider's
+/// directions then sweep these, not the chunk), `fill` on occupied squares.
+#[inline]
+fn words_by_square(contrib: &[u64; 64], cfg: &Config, input: &[u64], fill: u64) -> [u64; 64] {
+    let mut words = [fill; 64];
+    let mut free = !cfg.occ;
+    while free != 0 {
+        let s = free.trailing_zeros() as usize;
+        free &= free - 1;
+        words[s] = input[word(cfg.base, contrib[s])];
+    }
+    words
+}
+
+/// Combines each free square's result into its output word: `out = op(out, res)`.
+#[inline]
+fn store_by_square(contrib: &[u64; 64], cfg: &Config, res: &[u64; 64], out: &mut [u64], op: fn(u64, u64) -> u64) {
+    let mut free = !cfg.occ;
+    while free != 0 {
+        let s = free.trailing_zeros() as usize;
+        free &= free - 1;
+        let o = &mut out[word(cfg.base, contrib[s])];
+        *o = op(*o, res[s]);
+    }
+}
+
 fn sweep_white(role: Role, contrib: &[u64; 64], cfg: &Config, input: &[u64], out: &mut [u64]) {
     let occ = cfg.occ;
+    let at = words_by_square(contrib, cfg, input, 0);
+    let mut res = [0u64; 64];
     if role == Role::Knight {
-        for s in 0..64u8 {
-            if occ & (1 << s) != 0 {
-                continue;
-            }
-            let mut acc = 0;
-            let mut targets = knight_attacks(s) & !occ;
+        let mut free = !occ;
+        while free != 0 {
+            let s = free.trailing_zeros() as usize;
+            free &= free - 1;
+            let mut targets = knight_attacks(s as Square) & !occ;
             while targets != 0 {
-                let t = targets.trailing_zeros() as usize;
-                acc |= input[word(cfg.base, contrib[t])];
+                res[s] |= at[targets.trailing_zeros() as usize];
                 targets &= targets - 1;
             }
-            out[word(cfg.base, contrib[s as usize])] |= acc;
         }
-        return;
-    }
-    let t = tables();
-    for &d in role.directions() {
-        for line in &t.lines[d] {
-            let mut acc = 0u64;
-            for i in (0..line.len() - 1).rev() {
-                let to = line[i + 1];
-                let bit = 1u64 << to;
-                acc = if occ & bit != 0 {
-                    0
-                } else {
+    } else {
+        let t = tables();
+        for &d in role.directions() {
+            for line in &t.lines[d] {
+                let mut acc = 0u64;
+                for i in (0..line.len() - 1).rev() {
+                    let to = line[i + 1];
+                    let bit = 1u64 << to;
                     // The white king standing on `to` blocks the ray in that bit only.
-                    input[word(cfg.base, contrib[to as usize])] | (acc & !bit)
-                };
-                let from = line[i];
-                if occ & (1 << from) == 0 {
-                    out[word(cfg.base, contrib[from as usize])] |= acc;
+                    acc = if occ & bit != 0 { 0 } else { at[to as usize] | (acc & !bit) };
+                    res[line[i] as usize] |= acc;
                 }
             }
         }
     }
+    store_by_square(contrib, cfg, &res, out, |o, r| o | r);
 }
 
 /// `out[w] &= succ` for every btm word: AND over black's non-capturing moves of `input`.
@@ -170,37 +189,34 @@ fn black_king_steps(frame: &Frame, input: &[u64], out: &mut [u64], at: Option<&[
 
 fn sweep_black(role: Role, contrib: &[u64; 64], cfg: &Config, input: &[u64], out: &mut [u64]) {
     let occ = cfg.occ;
+    let at = words_by_square(contrib, cfg, input, !0);
+    let mut res = [!0u64; 64];
     if role == Role::Knight {
-        for s in 0..64u8 {
-            if occ & (1 << s) != 0 {
-                continue;
-            }
-            let mut acc = !0u64;
-            let mut targets = knight_attacks(s) & !occ;
+        let mut free = !occ;
+        while free != 0 {
+            let s = free.trailing_zeros() as usize;
+            free &= free - 1;
+            let mut targets = knight_attacks(s as Square) & !occ;
             while targets != 0 {
-                let t = targets.trailing_zeros() as usize;
-                acc &= input[word(cfg.base, contrib[t])];
+                res[s] &= at[targets.trailing_zeros() as usize];
                 targets &= targets - 1;
             }
-            out[word(cfg.base, contrib[s as usize])] &= acc;
         }
-        return;
-    }
-    let t = tables();
-    for &d in role.directions() {
-        for line in &t.lines[d] {
-            let mut acc = !0u64;
-            for i in (0..line.len() - 1).rev() {
-                let to = line[i + 1];
-                // A white king on the ray would be in check: that btm bit is illegal anyway.
-                acc = if occ & (1 << to) != 0 { !0 } else { input[word(cfg.base, contrib[to as usize])] & acc };
-                let from = line[i];
-                if occ & (1 << from) == 0 {
-                    out[word(cfg.base, contrib[from as usize])] &= acc;
+    } else {
+        let t = tables();
+        for &d in role.directions() {
+            for line in &t.lines[d] {
+                let mut acc = !0u64;
+                for i in (0..line.len() - 1).rev() {
+                    let to = line[i + 1];
+                    // A white king on the ray would be in check: that btm bit is illegal anyway.
+                    acc = if occ & (1 << to) != 0 { !0 } else { at[to as usize] & acc };
+                    res[line[i] as usize] &= acc;
                 }
             }
         }
     }
+    store_by_square(contrib, cfg, &res, out, |o, r| o & r);
 }
 
 /// One black-king step from a triangle square: the target, the symmetry that brings it back
@@ -269,5 +285,62 @@ fn black_king_moves(frame: &Frame, input: &[u64], out: &mut [u64], at: Option<&[
                 moves(cfg);
             }
         }),
+    }
+}
+
+/// One chunk of a run filled with random words, its kernel run over and over: what the
+/// criterion benchmarks time (`bench/benches/kernels.rs`). Not a stable API.
+pub struct KernelBench {
+    frame: Frame,
+    mover: crate::chess::Color,
+    input: Vec<u64>,
+    out: Vec<u64>,
+}
+
+impl KernelBench {
+    /// Chunk `nth` of `material`'s chunks for `mover`'s passes, on storage blocks of
+    /// `2^block_bits` positions (as a budget would cut it), its input words random.
+    pub fn new(
+        material: &crate::chess::Material,
+        mover: crate::chess::Color,
+        block_bits: u32,
+        nth: usize,
+    ) -> KernelBench {
+        use crate::index::{ChunkKey, ChunkScheme, Layout};
+        let layout = Layout::new(material);
+        let scheme = ChunkScheme::new(&layout, mover, block_bits);
+        let key = scheme.keys().nth(nth % scheme.n_keys()).expect("a chunk key");
+        let slice = layout.slices.as_ref().map(|s| nth as u32 % s.len() as u32);
+        let frame = Frame::new(&layout, &scheme, ChunkKey(key.0), slice);
+        // xorshift: about three quarters of the bits set, as in a chain table's middle steps.
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        let input = (0..scheme.local_words()).map(|_| next() | next()).collect();
+        KernelBench { frame, mover, input, out: vec![0; scheme.local_words()] }
+    }
+
+    /// Words of the chunk.
+    pub fn words(&self) -> usize {
+        self.input.len()
+    }
+
+    /// Runs the mover's kernel over the chunk; the number of bits it set (for a check).
+    pub fn run(&mut self) -> u64 {
+        match self.mover {
+            crate::chess::Color::White => {
+                self.out.fill(0);
+                white_moves(&self.frame, &self.input, &mut self.out)
+            }
+            crate::chess::Color::Black => {
+                self.out.fill(!0);
+                black_moves(&self.frame, &self.input, &mut self.out)
+            }
+        }
+        self.out.iter().map(|w| w.count_ones() as u64).sum()
     }
 }

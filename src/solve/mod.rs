@@ -21,6 +21,7 @@ pub use captures::{BitWords, Bitbase, Captures, Promotions};
 pub use chunk::{combine_words, compute_chunk, edge_chunk, ChunkTables, Conversions, Eventual, Extra};
 pub use frame::Frame;
 pub use init::PushTargets;
+pub use kernels::KernelBench;
 pub use pass::{
     captures_lose, chains_complete, last_step_where, last_step_within, obsolete_after, Pass, PassSpec, WorkTable,
     EVENTUAL_CAPTURE_STEP, LAST_STEP, MAX_STEP,
