@@ -256,10 +256,17 @@ pub(super) fn king_steps() -> &'static ([Vec<KingStep>; 10], Vec<Symmetry>) {
 fn black_king_moves(frame: &Frame, input: &[u64], out: &mut [u64], at: Option<&[u64]>) {
     let np = frame.n_pieces();
     let (steps, used) = king_steps();
+    // Per symmetry used, per piece and square: the contribution of the square's image.
+    let image_contrib: Vec<Vec<[u64; 64]>> = used
+        .iter()
+        .map(|sym| {
+            (0..np).map(|k| std::array::from_fn(|sq| frame.piece[k][sym.apply(sq as Square) as usize])).collect()
+        })
+        .collect();
     let mut sym_base = [0u64; 8];
     let mut moves = |cfg: &Config| {
-        for &sym in used {
-            sym_base[sym.code() as usize] = (0..np).map(|k| frame.piece[k][sym.apply(cfg.sq[k]) as usize]).sum();
+        for (sym, contribs) in used.iter().zip(&image_contrib) {
+            sym_base[sym.code() as usize] = contribs.iter().zip(&cfg.sq[..np]).map(|(c, &sq)| c[sq as usize]).sum();
         }
         for (code, from_steps) in steps.iter().enumerate() {
             let here = frame.bk[code];

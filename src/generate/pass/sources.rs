@@ -38,12 +38,12 @@ pub enum ChunkWork {
 /// bytes per word, within a chunk buffer). White's sparse step only marks the predecessors
 /// of each new position (about 40 writes); black's evaluates every move of each of those
 /// (about 40 x 40 random reads), so it pays only when the new positions are much sparser.
-/// Measured on KQRvKQR (`docs/BENCHMARKS.md`, "Sparse steps"): a black step with 1 new
-/// position in 1,900 took 11.3 s sparse against 7.0 s dense, a white one with 1 in 2,700
-/// took 1.1 s against 3-4 s for dense white steps. (The count comes from decoding the
-/// streams: their length says little, a sparse stream spends a byte per 255 positions
-/// skipped.)
-const SPARSE_DENSITY: [u64; 2] = [128, 4096];
+/// Measured on KQRvKQR (`docs/BENCHMARKS.md`, "Sparse steps"): a white step with 1 new
+/// position in 2,700 took 1.1 s sparse against 3-4 s for dense white steps. Black's limit
+/// moved when the dense kernels got twice as fast ("Kernels a block at a time"): dense black
+/// steps take 3.8-4.4 s; sparse ones whose chunks held 1 new position per 6,000 to 19,000
+/// (on average) took 4.0-6.1 s, with 1 per 30,000 and fewer 3.3 s and less.
+const SPARSE_DENSITY: [u64; 2] = [128, 16384];
 
 /// What the reader hands a worker for one chunk.
 #[derive(Default)]
