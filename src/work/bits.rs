@@ -150,11 +150,15 @@ fn decode_words(payload: &[u64], words: &mut [u64]) -> Option<()> {
                 *w = 0u64.wrapping_sub(ones >> i & 1);
             }
         } else {
-            let mut j = 0;
+            // The constant words first (a loop without branches), then the literals over
+            // their places.
             for (i, w) in g.iter_mut().enumerate() {
-                let (z, o) = (zero >> i & 1, ones >> i & 1);
-                *w = if z | o != 0 { 0u64.wrapping_sub(o) } else { literal.get(j).copied().unwrap_or(0) };
-                j += (1 ^ (z | o)) as usize;
+                *w = 0u64.wrapping_sub(ones >> i & 1);
+            }
+            let mut places = !(zero | ones) & !unused;
+            for &w in literal {
+                g[places.trailing_zeros() as usize] = w;
+                places &= places - 1;
             }
         }
     }
