@@ -249,7 +249,6 @@ mod tests {
     fn by_product(frame: &Frame, skip: Option<usize>, skip_bk: bool) -> Vec<Seen> {
         let mut men: Vec<Option<usize>> = if skip_bk { vec![] } else { vec![None] };
         men.extend((0..frame.n_pieces()).filter(|&k| skip != Some(k)).map(Some));
-        let mut all = Vec::new();
         let mut stack = vec![Config { bk_code: 0, bk: 64, sq: [64; MAX_PIECES], occ: frame.pawns.occupied(), base: 0 }];
         for man in men {
             let mut next = Vec::new();
@@ -275,7 +274,7 @@ mod tests {
             }
             stack = next;
         }
-        all.extend(stack.iter().map(|c| (c.base, c.occ, c.bk_code, c.sq)));
+        let mut all: Vec<Seen> = stack.iter().map(|c| (c.base, c.occ, c.bk_code, c.sq)).collect();
         all.sort_unstable();
         all
     }

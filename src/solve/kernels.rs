@@ -8,7 +8,8 @@
 use super::frame::{Config, Frame, INVALID};
 use crate::chess::attacks::{king_attacks, king_dilate, knight_attacks, tables};
 use crate::chess::square::{triangle_code, TRIANGLE};
-use crate::chess::{Role, Square, Symmetry};
+use crate::chess::{Color, Material, Role, Square, Symmetry};
+use crate::index::{ChunkKey, ChunkScheme, Layout};
 use std::sync::OnceLock;
 
 #[inline]
@@ -78,7 +79,7 @@ fn words_by_square(contrib: &[u64; 64], cfg: &Config, input: &[u64], fill: u64) 
 
 /// Combines each free square's result into its output word: `out = op(out, res)`.
 #[inline]
-fn store_by_square(contrib: &[u64; 64], cfg: &Config, res: &[u64; 64], out: &mut [u64], op: fn(u64, u64) -> u64) {
+fn store_by_square(contrib: &[u64; 64], cfg: &Config, res: &[u64; 64], out: &mut [u64], op: impl Fn(u64, u64) -> u64) {
     let mut free = !cfg.occ;
     while free != 0 {
         let s = free.trailing_zeros() as usize;
@@ -299,35 +300,27 @@ fn black_king_moves(frame: &Frame, input: &[u64], out: &mut [u64], at: Option<&[
 /// criterion benchmarks time (`bench/benches/kernels.rs`). Not a stable API.
 pub struct KernelBench {
     frame: Frame,
-    mover: crate::chess::Color,
+    mover: Color,
     input: Vec<u64>,
     out: Vec<u64>,
 }
 
 impl KernelBench {
     /// Chunk `nth` of `material`'s chunks for `mover`'s passes, on storage blocks of
-    /// `2^block_bits` positions (as a budget would cut it), its input words random.
+    /// `2^block_bits` positions (as a budget would cut it), its input words drawn from `word`.
     pub fn new(
-        material: &crate::chess::Material,
-        mover: crate::chess::Color,
+        material: &Material,
+        mover: Color,
         block_bits: u32,
         nth: usize,
+        word: impl FnMut() -> u64,
     ) -> KernelBench {
-        use crate::index::{ChunkKey, ChunkScheme, Layout};
         let layout = Layout::new(material);
         let scheme = ChunkScheme::new(&layout, mover, block_bits);
         let key = scheme.keys().nth(nth % scheme.n_keys()).expect("a chunk key");
         let slice = layout.slices.as_ref().map(|s| nth as u32 % s.len() as u32);
         let frame = Frame::new(&layout, &scheme, ChunkKey(key.0), slice);
-        // xorshift: about three quarters of the bits set, as in a chain table's middle steps.
-        let mut x = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = || {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x
-        };
-        let input = (0..scheme.local_words()).map(|_| next() | next()).collect();
+        let input = std::iter::repeat_with(word).take(scheme.local_words()).collect();
         KernelBench { frame, mover, input, out: vec![0; scheme.local_words()] }
     }
 
@@ -339,11 +332,11 @@ impl KernelBench {
     /// Runs the mover's kernel over the chunk; the number of bits it set (for a check).
     pub fn run(&mut self) -> u64 {
         match self.mover {
-            crate::chess::Color::White => {
+            Color::White => {
                 self.out.fill(0);
                 white_moves(&self.frame, &self.input, &mut self.out)
             }
-            crate::chess::Color::Black => {
+            Color::Black => {
                 self.out.fill(!0);
                 black_moves(&self.frame, &self.input, &mut self.out)
             }

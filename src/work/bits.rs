@@ -145,10 +145,6 @@ fn decode_words(payload: &[u64], words: &mut [u64]) -> Option<()> {
         at += n;
         if n == g.len() {
             g.copy_from_slice(literal);
-        } else if n == 0 {
-            for (i, w) in g.iter_mut().enumerate() {
-                *w = 0u64.wrapping_sub(ones >> i & 1);
-            }
         } else {
             // The constant words first (a loop without branches), then the literals over
             // their places.

@@ -14,12 +14,14 @@
 use super::error::{IoContext, StorageError};
 use crossbeam::channel::{unbounded, Sender};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::thread::JoinHandle;
 
 /// A background thread that deletes the files handed to it; dropping it waits for them.
 pub struct Reaper {
     trash: PathBuf,
+    /// Whether the trash folder exists (made by the first discard, not again for each).
+    trash_made: AtomicBool,
     /// Names files apart in the trash.
     next: AtomicU64,
     queue: Option<Sender<PathBuf>>,
@@ -46,17 +48,27 @@ impl Reaper {
             .ok();
         // Without a thread (none could be started) files are deleted by `discard` itself.
         let queue = thread.as_ref().map(|_| tx);
-        Reaper { trash: trash.to_path_buf(), next: AtomicU64::new(0), queue, thread }
+        Reaper {
+            trash: trash.to_path_buf(),
+            trash_made: AtomicBool::new(false),
+            next: AtomicU64::new(0),
+            queue,
+            thread,
+        }
     }
 
     /// Takes `path` out of its folder now and deletes it in the background; a missing file is
     /// no error.
     pub fn discard(&self, path: &Path) -> Result<(), StorageError> {
-        std::fs::create_dir_all(&self.trash).doing(|| format!("creating {}", self.trash.display()))?;
+        if !self.trash_made.load(Ordering::Relaxed) {
+            std::fs::create_dir_all(&self.trash).doing(|| format!("creating {}", self.trash.display()))?;
+            self.trash_made.store(true, Ordering::Relaxed);
+        }
         let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
         let to = self.trash.join(format!("{}-{name}", self.next.fetch_add(1, Ordering::Relaxed)));
         match std::fs::rename(path, &to) {
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+            // The file is gone already (the trash, made once, is there unless someone took it).
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound && !path.exists() => return Ok(()),
             moved => moved.doing(|| format!("moving {} to {}", path.display(), to.display()))?,
         }
         match &self.queue {
