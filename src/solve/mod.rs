@@ -23,6 +23,6 @@ pub use frame::Frame;
 pub use init::PushTargets;
 pub use kernels::KernelBench;
 pub use pass::{
-    captures_lose, chains_complete, last_step_where, last_step_within, obsolete_after, Pass, PassSpec, WorkTable,
-    EVENTUAL_CAPTURE_STEP, LAST_STEP, MAX_STEP,
+    captures_lose, chains_complete, last_step_where, last_step_within, obsolete_after, still_steps, Pass, PassSpec,
+    WorkTable, EVENTUAL_CAPTURE_STEP, LAST_STEP, MAX_STEP,
 };

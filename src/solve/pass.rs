@@ -288,6 +288,17 @@ pub fn chains_complete(new_per_pass: &[(Pass, u64)], eventual: bool) -> bool {
     far_enough && steps.len() >= 2 && steps[steps.len() - 2..].iter().all(|(_, new)| *new == 0)
 }
 
+/// The steps an eventual level records without running them: once two steps in a row have
+/// added nothing before step 100, every step up to 100 adds nothing (no conversion enters
+/// the chains between step 2 and step 102, so each table equals the one two steps before),
+/// while the level must still go on past 100 for its cursed positions. The steps from the
+/// next one to 100, if any; `None` for a level that is not eventual (its chains are
+/// complete then) or whose chains still move.
+pub fn still_steps(new_per_pass: &[(Pass, u64)], eventual: bool) -> Option<std::ops::RangeInclusive<u16>> {
+    let [.., (Pass::Step(a), 0), (Pass::Step(b), 0)] = new_per_pass else { return None };
+    (eventual && *b == a + 1 && *b < LAST_STEP).then(|| b + 1..=LAST_STEP)
+}
+
 /// The last step among those `which` takes that added positions, 0 if none.
 pub fn last_step_where(new_per_pass: &[(Pass, u64)], which: impl Fn(u16) -> bool) -> u16 {
     new_per_pass
@@ -362,6 +373,30 @@ mod tests {
         assert_eq!(PassSpec::of(Pass::Step(105), true).combine, [Chain(103)]);
         assert_eq!(PassSpec::of(Pass::Step(106), true).combine, [Chain(104)]);
         assert_eq!(obsolete_after(Pass::Step(103), true), [Chain(101), WinningCaptureEventual]);
+    }
+
+    #[test]
+    fn an_eventual_level_skips_the_steps_after_two_empty_ones_up_to_100() {
+        let run =
+            |news: &[u64]| -> Vec<(Pass, u64)> { news.iter().enumerate().map(|(i, &n)| (Pass::nth(i), n)).collect() };
+        // Init passes, steps 1..=3 add positions, steps 4 and 5 none: steps 6..=100 go.
+        assert_eq!(still_steps(&run(&[0, 5, 3, 2, 1, 0, 0]), true), Some(6..=100));
+        assert_eq!(still_steps(&run(&[0, 5, 3, 2, 1, 0, 0]), false), None);
+        // One empty step is not enough, and an init pass does not count as a step.
+        assert_eq!(still_steps(&run(&[0, 5, 3, 2, 1, 0]), true), None);
+        assert_eq!(still_steps(&run(&[0, 0, 0]), true), None);
+        // Steps 1 and 2 empty: everything from step 3 on.
+        assert_eq!(still_steps(&run(&[0, 5, 0, 0]), true), Some(3..=100));
+        // Steps 98 and 99 empty: step 100 alone; 99 and 100: none (101 onwards run).
+        let mut long: Vec<u64> = vec![1; 2 + 97];
+        long.extend([0, 0]);
+        assert_eq!(still_steps(&run(&long), true), Some(100..=100));
+        long.push(0);
+        assert_eq!(still_steps(&run(&long), true), None);
+        // Past 100 the steps run (cursed positions come in at steps 102 and 103).
+        let mut past: Vec<u64> = vec![1; 2 + 101];
+        past.extend([0, 0]);
+        assert_eq!(still_steps(&run(&past), true), None);
     }
 
     #[test]

@@ -43,6 +43,21 @@ pub fn open_kept(path: &Path) -> Result<(std::fs::File, u64), StorageError> {
     Ok((file, len))
 }
 
+/// Gives the file at `from` a second name `to`, replacing a file there: a hard link, which
+/// copies nothing and allocates no inode (creating a file is what costs on a file system
+/// that reuses inodes slowly); a copy where the file system has no hard links.
+pub fn link_or_copy(from: &Path, to: &Path) -> Result<(), StorageError> {
+    match std::fs::remove_file(to) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e),
+        _ => Ok(()),
+    }
+    .doing(|| format!("removing {}", to.display()))?;
+    if std::fs::hard_link(from, to).is_err() {
+        std::fs::copy(from, to).doing(|| format!("copying {} to {}", from.display(), to.display()))?;
+    }
+    Ok(())
+}
+
 /// Reserves `len` bytes of disk for `file` (Linux `fallocate`; a file system without it
 /// allocates as blocks are written, as it would without the call). The bit tables are
 /// stored compressed, so that without the reservation a table would take a share of the
@@ -150,5 +165,27 @@ impl LevelFolder {
     /// The stream file that goes with a pass's log.
     pub fn streams(&self, pass: Pass) -> PathBuf {
         deltalog::streams_path(&self.log(pass))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_second_name_replaces_a_file_there_and_shares_the_bytes() {
+        let dir = tempfile::tempdir().unwrap();
+        let (a, b) = (dir.path().join("pass-040.log"), dir.path().join("pass-042.log"));
+        std::fs::write(&a, b"records").unwrap();
+        // A name left by an interrupted skip is replaced.
+        std::fs::write(&b, b"stale").unwrap();
+        link_or_copy(&a, &b).unwrap();
+        assert_eq!(std::fs::read(&b).unwrap(), b"records");
+        link_or_copy(&a, &b).unwrap();
+        assert_eq!(std::fs::read(&b).unwrap(), b"records");
+        // The old name can go; the new one keeps the bytes.
+        std::fs::remove_file(&a).unwrap();
+        assert_eq!(std::fs::read(&b).unwrap(), b"records");
+        assert!(link_or_copy(&a, &dir.path().join("c")).is_err(), "a missing file has no second name");
     }
 }

@@ -3,7 +3,7 @@
 //! that keeps the job's log lines, which the tests read as they would read `gen`'s stderr.
 
 use std::path::Path;
-use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::sync::{Arc, Mutex};
 use tbstream::{generate, GenOptions, JobHooks, Material, Progress};
 
@@ -99,4 +99,47 @@ pub fn gen_here(out: &Path, signatures: &[&str], adjust: impl FnOnce(&mut GenOpt
 /// [`gen_here`] with `hooks` as the job's hooks.
 pub fn gen_hooked(out: &Path, signatures: &[&str], hooks: Arc<dyn JobHooks>) -> (anyhow::Result<()>, String) {
     gen_here(out, signatures, |o| o.hooks = Some(hooks))
+}
+
+/// Stops a job with an error at the first chunk committed after a log line containing
+/// `watched` (the hooks see no log lines: this is the job's progress too).
+#[derive(Debug)]
+struct StopAfterLine {
+    watched: &'static str,
+    seen: AtomicBool,
+    lines: Mutex<String>,
+}
+
+impl JobHooks for StopAfterLine {
+    fn after_chunk(&self) -> anyhow::Result<()> {
+        match self.seen.load(Ordering::Relaxed) {
+            true => anyhow::bail!("stopped on purpose after the line {:?}", self.watched),
+            false => Ok(()),
+        }
+    }
+}
+
+impl Progress for StopAfterLine {
+    fn log(&self, msg: &str) {
+        self.seen.fetch_or(msg.contains(self.watched), Ordering::Relaxed);
+        let mut lines = self.lines.lock().unwrap();
+        lines.push_str(msg);
+        lines.push('\n');
+    }
+    fn start(&self, _: String, _: u64, _: &str) {}
+    fn set(&self, _: u64) {}
+    fn inc(&self) {}
+    fn finish(&self, _: &str) {}
+}
+
+/// Builds `signatures` into `out` in this process, stopped at the first chunk committed
+/// after a log line containing `watched`: the outcome and the log lines up to then.
+pub fn gen_stopped_after_line(out: &Path, signatures: &[&str], watched: &'static str) -> (anyhow::Result<()>, String) {
+    let stop = Arc::new(StopAfterLine { watched, seen: AtomicBool::new(false), lines: Mutex::default() });
+    let mut opts = GenOptions::new(out, 2);
+    opts.hooks = Some(stop.clone());
+    let materials: Vec<Material> = signatures.iter().map(|s| Material::parse(s).unwrap()).collect();
+    let outcome = generate(&materials, &opts, stop.as_ref()).map(drop);
+    let lines = stop.lines.lock().unwrap().clone();
+    (outcome, lines)
 }

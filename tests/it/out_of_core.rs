@@ -3,8 +3,8 @@
 //! and recomputed, and a full disk is a clear error that a later run recovers from.
 
 use crate::fixtures::{self, SMALL};
-use crate::hooks::{gen_here, gen_hooked, StopAfter};
-use crate::util::{assert_same_tables, bin, gen, stderr, tables};
+use crate::hooks::{gen_here, gen_hooked, gen_stopped_after_line, StopAfter};
+use crate::util::{assert_same_tables, bin, copy_tables, gen, stderr, tables};
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::sync::Arc;
@@ -301,6 +301,35 @@ fn a_damaged_solved_level_is_solved_again_with_the_levels_after_it() {
     assert!(!err.contains(&format!("KPvK/{} init", levels[0].number)), "{err}");
     assert!(err.contains(&format!("KPvK/{} init", second.number)), "{err}");
     assert!(std::fs::read(&table).unwrap() == whole, "the resumed table differs");
+}
+
+/// KRPvKR's levels are eventual (its promotions reach cursed positions): once two steps in a
+/// row find nothing, the steps up to 100 are recorded without running, their logs and the
+/// chains' last tables given second names. A build stopped at the first chunk after such a
+/// skip (step 101 of the first level) resumes over those files to the same bytes.
+#[test]
+fn a_build_stopped_after_skipped_steps_resumes_byte_identical() {
+    use std::os::unix::fs::MetadataExt;
+    let whole = fixtures::krpvkr();
+    let runs = ["KRPvKR.tbs", "KRvKRP.tbs"];
+    let d = copy_tables(whole, |name| !runs.contains(&name));
+    let (built, log) = gen_stopped_after_line(d.path(), &["KRPvKR"], "recorded without running");
+    assert!(format!("{:#}", built.unwrap_err()).contains("stopped on purpose"), "{log}");
+    let skip = log.lines().find(|l| l.contains("recorded without running")).unwrap();
+    let level: u32 = skip["KRPvKR/".len()..skip.find(' ').unwrap()].parse().unwrap();
+    let folder = d.path().join(format!(".work/KRPvKR/level-{level:02}"));
+    // Hard links to the logs of the last steps that ran (no file was created for them).
+    for name in ["pass-099.log", "pass-100.log", "pass-100.streams", "t099.bits", "t100.bits"] {
+        let meta = std::fs::metadata(folder.join(name)).unwrap_or_else(|e| panic!("{name}: {e}\n{log}"));
+        if name.starts_with("pass") {
+            assert!(meta.nlink() > 1, "{name} has {} names", meta.nlink());
+        }
+    }
+    let o = gen(d.path(), &["KRPvKR"], &[]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    for run in runs {
+        assert!(std::fs::read(d.path().join(run)).unwrap() == std::fs::read(whole.join(run)).unwrap(), "{run}");
+    }
 }
 
 /// Builds `sigs` into `dense` and `sparse` with the steps forced each way; the tables are the

@@ -23,14 +23,15 @@ use crate::chess::Material;
 use crate::index::{Layout, Level};
 use crate::progress::Progress;
 use crate::solve::{
-    chains_complete, last_step_where, last_step_within, obsolete_after, Pass, Promotions, LAST_STEP, MAX_STEP,
+    chains_complete, last_step_where, last_step_within, obsolete_after, still_steps, Pass, Promotions, WorkTable,
+    LAST_STEP, MAX_STEP,
 };
 use crate::table::uncompressed::PartialTable;
 use crate::work::bits::save_sums;
 use crate::work::manifest::{self, new_per_pass, LevelDone, PassDone, RunManifest};
 use crate::work::publish::Durability;
 use crate::work::reaper::Reaper;
-use crate::work::RunFolder;
+use crate::work::{link_or_copy, RunFolder};
 use anyhow::Context;
 use finals::LevelFinals;
 use std::path::{Path, PathBuf};
@@ -262,7 +263,10 @@ fn solve_level(
             manifest.passes.len() < MAX_STEP as usize + 2,
             "{material}: positions are still being won after step {MAX_STEP} (beyond any known endgame)"
         );
-        run_next_pass(ctx, folder, manifest, &reaper)?;
+        match still_steps(&new_per_pass(&manifest.passes), ctx.is_eventual()) {
+            Some(steps) => skip_still_steps(ctx, folder, manifest, steps)?,
+            None => run_next_pass(ctx, folder, manifest, &reaper)?,
+        }
     }
     // The tables nothing reads from here on are freed while the edge and the compaction run.
     for table in manifest.passes.iter().flat_map(|p| ctx.spec(p.pass).outputs) {
@@ -367,6 +371,56 @@ fn run_next_pass(
             None => reaper.discard(&old)?,
         }
     }
+    Ok(())
+}
+
+/// Records the steps `steps` of an eventual level as finished without running them
+/// ([`still_steps`]). Each would find nothing and log every chunk with empty streams and its
+/// table's block checksums, the same bytes as the log of the last step of its chain that
+/// ran (the two steps before it found nothing either), so it gets that log and its streams
+/// under its own names (hard links: no new file, nothing copied); the chains' last tables
+/// become `t099` and `t100` the same way. The manifest then records the steps, and the old
+/// names of the tables go. A kill before the manifest is saved leaves new names that the
+/// same skip replaces on resume; after it, old names that nothing reads.
+fn skip_still_steps(
+    ctx: &LevelContext,
+    folder: &RunFolder,
+    manifest: &mut RunManifest,
+    steps: std::ops::RangeInclusive<u16>,
+) -> anyhow::Result<()> {
+    let ran = steps.start() - 1;
+    let last_of_chain = |j: u16| if (j - ran) % 2 == 0 { ran } else { ran - 1 };
+    for j in steps.clone() {
+        let from = Pass::Step(last_of_chain(j));
+        link_or_copy(&ctx.folder.log(from), &ctx.folder.log(Pass::Step(j)))?;
+        link_or_copy(&ctx.folder.streams(from), &ctx.folder.streams(Pass::Step(j)))?;
+    }
+    let end = *steps.end();
+    let renamed: Vec<(WorkTable, WorkTable)> = [end - 1, end]
+        .into_iter()
+        .map(|j| (WorkTable::Chain(last_of_chain(j)), WorkTable::Chain(j)))
+        .filter(|(from, to)| from != to)
+        .collect();
+    for &(from, to) in &renamed {
+        link_or_copy(&ctx.folder.bits(from), &ctx.folder.bits(to))?;
+        link_or_copy(&ctx.folder.sums(from), &ctx.folder.sums(to))?;
+    }
+    for j in steps.clone() {
+        let pass = Pass::Step(j);
+        manifest.passes.push(PassDone { pass, new: 0, secs: 0.0, bytes_read: 0, bytes_written: 0, stream_bytes: 0 });
+    }
+    manifest::save_with(&folder.manifest(), manifest, Durability::Atomic)?;
+    for &(from, _) in &renamed {
+        for path in [ctx.folder.bits(from), ctx.folder.sums(from)] {
+            std::fs::remove_file(&path).with_context(|| format!("removing {}", path.display()))?;
+        }
+    }
+    ctx.progress.log(&format!(
+        "{} steps {} to {end}: nothing to find (steps {} and {ran} found nothing), recorded without running",
+        ctx.name(),
+        steps.start(),
+        ran - 1
+    ));
     Ok(())
 }
 
