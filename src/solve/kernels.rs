@@ -63,6 +63,31 @@ fn any_word(words: &[u64], cfg: &Config, contrib: &[u64]) -> bool {
     false
 }
 
+/// The white-king squares (the bits of a word) where a btm position is illegal whatever the
+/// other moves do: on a man (`occ`) or next to the black king on `bk`. Black's kernels may
+/// leave any value there (the chains hold those positions as decided, and every reader of a
+/// kernel's output masks them), so a word is settled when its other bits are 0.
+#[inline]
+pub(super) fn illegal_white_kings(occ: u64, bk: Square) -> u64 {
+    occ | king_attacks(bk) | 1 << bk
+}
+
+/// Whether some word of a configuration where the man of `contrib` stands on a free square
+/// still has a legal position without an escape (a 1 outside [`illegal_white_kings`]).
+#[inline]
+fn any_unsettled(out: &[u64], cfg: &Config, contrib: &[u64]) -> bool {
+    let mut free = !cfg.occ;
+    let kings = illegal_white_kings(cfg.occ, cfg.bk);
+    while free != 0 {
+        let s = free.trailing_zeros() as usize;
+        free &= free - 1;
+        if contrib[s] != INVALID && out[word(cfg.base, contrib[s])] & !(kings | 1 << s) != 0 {
+            return true;
+        }
+    }
+    false
+}
+
 /// The input word of each free square for the man of `contrib` (each read once: a slider's
 /// directions then sweep these, not the chunk), `fill` on occupied squares.
 #[inline]
@@ -123,7 +148,10 @@ fn sweep_white(role: Role, contrib: &[u64; 64], cfg: &Config, input: &[u64], out
 }
 
 /// `out[w] &= succ` for every btm word: AND over black's non-capturing moves of `input`.
-/// `out` must start as all ones; words of hole configurations are left untouched.
+/// `out` starts as all ones, or as the positions whose value is wanted (the others' bits
+/// come out as they are or lower); words of hole configurations are left untouched. A
+/// position with the white king on a man or next to the black king is illegal: its bit may
+/// come out anything.
 pub fn black_moves(frame: &Frame, input: &[u64], out: &mut [u64]) {
     black_moves_where(frame, input, out, None)
 }
@@ -138,10 +166,17 @@ fn black_moves_where(frame: &Frame, input: &[u64], out: &mut [u64], at: Option<&
     for k in frame.n_white..frame.n_pieces() {
         let contrib = &frame.piece[k];
         let role = frame.roles[k];
+        // A configuration where every legal position of the piece's words has an escape
+        // already, or was decided before (`out` may start as the undecided positions only),
+        // gains nothing from this piece's moves.
         match at {
-            None => frame.for_each_config(Some(k), false, &mut |cfg| sweep_black(role, contrib, cfg, input, out)),
+            None => frame.for_each_config(Some(k), false, &mut |cfg| {
+                if any_unsettled(out, cfg, contrib) {
+                    sweep_black(role, contrib, cfg, input, out);
+                }
+            }),
             Some(at) => frame.for_each_config(Some(k), false, &mut |cfg| {
-                if any_word(at, cfg, contrib) {
+                if any_word(at, cfg, contrib) && any_unsettled(out, cfg, contrib) {
                     sweep_black(role, contrib, cfg, input, out);
                 }
             }),
@@ -163,7 +198,8 @@ fn black_king_steps(frame: &Frame, input: &[u64], out: &mut [u64], at: Option<&[
             let from = free.trailing_zeros() as usize;
             free &= free - 1;
             let here = frame.bk[from];
-            if here == INVALID {
+            // A word whose every legal position has an escape already gains nothing.
+            if here == INVALID || out[word(cfg.base, here)] & !illegal_white_kings(cfg.occ, from as Square) == 0 {
                 continue;
             }
             let mut acc = !0u64;
@@ -271,7 +307,12 @@ fn black_king_moves(frame: &Frame, input: &[u64], out: &mut [u64], at: Option<&[
         }
         for (code, from_steps) in steps.iter().enumerate() {
             let here = frame.bk[code];
-            if here == INVALID || cfg.occ & (1 << TRIANGLE[code]) != 0 {
+            // A word whose every legal position has an escape already (by the pieces' moves)
+            // gains nothing from the king's.
+            if here == INVALID
+                || cfg.occ & (1 << TRIANGLE[code]) != 0
+                || out[word(cfg.base, here)] & !illegal_white_kings(cfg.occ, TRIANGLE[code]) == 0
+            {
                 continue;
             }
             let mut acc = !0u64;

@@ -112,6 +112,9 @@ pub struct PassSources {
     /// Whether `t(k-1)`, the table the pass reads whole, was deferred: the previous step's
     /// streams are OR-ed into its blocks.
     input_deferred: bool,
+    /// Whether a dense chunk reads the previous table of the chain whole with its input
+    /// ([`crate::generate::plan::Plan::prefills`]), for the kernel and then the combine.
+    prefill: bool,
 }
 
 impl PassSources {
@@ -144,7 +147,19 @@ impl PassSources {
         let (work, new_prev) =
             chunk_work(ctx, spec, ctx.plan.chunks_of(spec.pass), input_deferred, old_streams.as_ref())?;
         let defers = ctx.defers(spec.pass);
-        Ok(PassSources { inputs, combined, finals, work, new_prev, in_place, defers, old_streams, input_deferred })
+        let prefill = ctx.plan.prefills(spec.pass, &ctx.budget) && combined.len() == 1;
+        Ok(PassSources {
+            inputs,
+            combined,
+            finals,
+            work,
+            new_prev,
+            in_place,
+            defers,
+            old_streams,
+            input_deferred,
+            prefill,
+        })
     }
 
     /// Step `k-2`'s streams when it deferred its table.
@@ -190,6 +205,16 @@ impl PassSources {
                     let mut new = vec![0u64; words];
                     input.bytes_read += streams.or_into(&ch.blocks, &mut new)?;
                     input.tables.insert(WorkTable::Chain(prev), new);
+                }
+                if self.prefill {
+                    // `t(k-2)` as the combine would read it (with the streams of a deferred step).
+                    let old = &self.combined[0];
+                    let mut words_old = vec![0u64; words];
+                    input.bytes_read += old.file.read_blocks(&ch.blocks, &mut words_old, &old.sums)?;
+                    if let Some(streams) = &self.old_streams {
+                        input.bytes_read += streams.or_into(&ch.blocks, &mut words_old)?;
+                    }
+                    input.tables.insert(old.name, words_old);
                 }
                 input.pushes = self.finals.read(ctx, spec.pass, ch, words)?;
             }
@@ -425,6 +450,9 @@ fn finish_chunk(
             blocks.iter().enumerate().for_each(|(i, b)| encode(i, &t0[b.local_word..b.local_word + b.words]))
         }
         Pass::Step(k) => {
+            // The previous table of the chain, if the chunk's reader read it whole.
+            let previous = old_table.sources[0].name;
+            let prefetched = out.get(previous).is_some().then(|| out.take(previous));
             let table = out.words_mut(WorkTable::Chain(k));
             // The blocks to combine, and their places in the chunk's list (their streams').
             let places: Vec<usize> = (0..blocks.len())
@@ -448,10 +476,16 @@ fn finish_chunk(
                     Ok(buf)
                 };
                 let combined = old_table.sources;
-                let mut old = read(&combined[0], &local)?;
+                let mut old = match &prefetched {
+                    // Read with the chunk's input (deferred streams OR-ed in already).
+                    Some(words) => {
+                        batch.iter().flat_map(|b| &words[b.local_word..b.local_word + b.words]).copied().collect()
+                    }
+                    None => read(&combined[0], &local)?,
+                };
                 // `c`, `d` or `d∞` where a step takes them in: read whole (steps 1, 2, 102, 103).
                 let extra = combined[1..].iter().map(|s| read(s, &local)).collect::<anyhow::Result<Vec<_>>>()?;
-                if let Some(streams) = old_table.deferred {
+                if let (Some(streams), None) = (old_table.deferred, &prefetched) {
                     bytes_read += streams.or_into(&local, &mut old)?;
                 }
                 // The previous table's words are replaced by the new positions.
