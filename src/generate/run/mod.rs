@@ -389,7 +389,7 @@ fn skip_still_steps(
     steps: std::ops::RangeInclusive<u16>,
 ) -> anyhow::Result<()> {
     let ran = steps.start() - 1;
-    let last_of_chain = |j: u16| if (j - ran) % 2 == 0 { ran } else { ran - 1 };
+    let last_of_chain = |j: u16| if (j - ran).is_multiple_of(2) { ran } else { ran - 1 };
     for j in steps.clone() {
         let from = Pass::Step(last_of_chain(j));
         link_or_copy(&ctx.folder.log(from), &ctx.folder.log(Pass::Step(j)))?;
