@@ -2,7 +2,7 @@
 
 use crate::chess::Color;
 use crate::index::{Block, ChunkKey, ChunkScheme, Layout, Level};
-use crate::solve::{Pass, LAST_STEP};
+use crate::solve::Pass;
 
 /// Smallest storage block: 512 positions (64 bytes of a bit table).
 pub const MIN_BLOCK_BITS: u32 = 9;
@@ -112,7 +112,7 @@ pub fn pass_slots(pass: Pass, t: u64) -> u64 {
 }
 
 /// One pass of each kind, for the worst case over a run's passes.
-const PASS_KINDS: [Pass; 5] = [Pass::InitWhite, Pass::InitBlack, Pass::Step(1), Pass::Step(2), Pass::Step(4)];
+const PASS_KINDS: [Pass; 4] = [Pass::InitWhite, Pass::InitBlack, Pass::Step(1), Pass::Step(2)];
 
 /// Chunks on each side preferred for load balance, and the chunk buffer size preferred for
 /// cache locality of the move kernels (measured on KQRvKR: larger chunks run slower).
@@ -212,17 +212,14 @@ impl Plan {
         (1..=budget.threads.max(1) as u64).rev().find(fits).unwrap_or(0) as usize
     }
 
-    /// Whether a black step reads `t(k-2)` whole with its input, so that its kernel starts
-    /// from the positions not decided yet and skips what is (`solve::compute_chunk`): the
-    /// even steps from 4 on whose previous table is all they combine with (not step 102 of
-    /// an eventual level), when the budget holds one more chunk buffer per worker and one
-    /// for the reader besides the pass's others (the choice of chunks does not count them).
+    /// Whether a black step's chunks may read `t(k-2)` whole with their input, so that the
+    /// kernel starts from the positions not decided yet (`solve::compute_chunk`; the steps
+    /// that combine with `t(k-2)` alone take it, `generate::pass`): when the budget holds one
+    /// more chunk buffer per worker and one for the reader besides the pass's others (the
+    /// choice of chunks does not count them).
     pub fn prefills(&self, pass: Pass, budget: &Budget) -> bool {
-        let Pass::Step(k) = pass else { return false };
         let t = self.pass_threads(pass, budget).max(1) as u64;
-        k % 2 == 0
-            && k >= 4
-            && k != LAST_STEP + 2
+        matches!(pass, Pass::Step(k) if k % 2 == 0)
             && (self.slots(pass, t) + t + 1) * self.chunks_of(pass).buffer_bytes() <= budget.mem
     }
 

@@ -144,14 +144,15 @@ pub fn compute_chunk(
             // undecided and skips the words where none is left (the new positions are the
             // same: `reached & !t(k-2)`); `t(k-2)` then goes on to the combine.
             let previous = WorkTable::chain(k as i32 - 2);
-            let mut reached = match inputs.get(previous) {
+            let old = inputs.get(previous).is_some().then(|| inputs.take(previous));
+            let mut reached = match &old {
                 Some(old) => old.iter().map(|&o| !o).collect(),
                 None => vec![!0u64; words],
             };
             kernels::black_moves(frame, inputs.words(WorkTable::chain(k as i32 - 1)), &mut reached);
             out.insert(WorkTable::Chain(k), reached);
-            if inputs.get(previous).is_some() {
-                out.insert(previous, inputs.take(previous));
+            if let Some(old) = old {
+                out.insert(previous, old);
             }
         }
     }

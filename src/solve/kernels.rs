@@ -35,7 +35,7 @@ fn white_moves_where(frame: &Frame, input: &[u64], out: &mut [u64], sparse: bool
         // Two loops, so that the dense one is the plain sweep.
         if sparse {
             frame.for_each_config(Some(k), false, &mut |cfg| {
-                if any_word(input, cfg, contrib) {
+                if any_word(input, cfg, contrib, |_| 0) {
                     sweep_white(role, contrib, cfg, input, out);
                 }
             });
@@ -48,15 +48,15 @@ fn white_moves_where(frame: &Frame, input: &[u64], out: &mut [u64], sparse: bool
     }
 }
 
-/// Whether some word of `words` is non-zero among a configuration's words where the man of
-/// `contrib` (per square) stands on a free square.
+/// Whether some word of `words` has a bit outside `ignored(square)` among a configuration's
+/// words where the man of `contrib` (per square) stands on a free square.
 #[inline]
-fn any_word(words: &[u64], cfg: &Config, contrib: &[u64]) -> bool {
+fn any_word(words: &[u64], cfg: &Config, contrib: &[u64], ignored: impl Fn(usize) -> u64) -> bool {
     let mut free = !cfg.occ;
     while free != 0 {
         let s = free.trailing_zeros() as usize;
         free &= free - 1;
-        if contrib[s] != INVALID && words[word(cfg.base, contrib[s])] != 0 {
+        if contrib[s] != INVALID && words[word(cfg.base, contrib[s])] & !ignored(s) != 0 {
             return true;
         }
     }
@@ -73,19 +73,12 @@ pub(super) fn illegal_white_kings(occ: u64, bk: Square) -> u64 {
 }
 
 /// Whether some word of a configuration where the man of `contrib` stands on a free square
-/// still has a legal position without an escape (a 1 outside [`illegal_white_kings`]).
+/// still has a legal position without an escape: a 1 outside [`illegal_white_kings`] and
+/// the man's own square.
 #[inline]
 fn any_unsettled(out: &[u64], cfg: &Config, contrib: &[u64]) -> bool {
-    let mut free = !cfg.occ;
     let kings = illegal_white_kings(cfg.occ, cfg.bk);
-    while free != 0 {
-        let s = free.trailing_zeros() as usize;
-        free &= free - 1;
-        if contrib[s] != INVALID && out[word(cfg.base, contrib[s])] & !(kings | 1 << s) != 0 {
-            return true;
-        }
-    }
-    false
+    any_word(out, cfg, contrib, |s| kings | 1 << s)
 }
 
 /// The input word of each free square for the man of `contrib` (each read once: a slider's
@@ -176,7 +169,7 @@ fn black_moves_where(frame: &Frame, input: &[u64], out: &mut [u64], at: Option<&
                 }
             }),
             Some(at) => frame.for_each_config(Some(k), false, &mut |cfg| {
-                if any_word(at, cfg, contrib) && any_unsettled(out, cfg, contrib) {
+                if any_word(at, cfg, contrib, |_| 0) && any_unsettled(out, cfg, contrib) {
                     sweep_black(role, contrib, cfg, input, out);
                 }
             }),
@@ -217,7 +210,7 @@ fn black_king_steps(frame: &Frame, input: &[u64], out: &mut [u64], at: Option<&[
     match at {
         None => frame.for_each_config(None, true, &mut steps),
         Some(at) => frame.for_each_config(None, true, &mut |cfg| {
-            if any_word(at, cfg, &frame.bk) {
+            if any_word(at, cfg, &frame.bk, |_| 0) {
                 steps(cfg);
             }
         }),

@@ -58,7 +58,7 @@ impl JobHooks for EdgeSets {
 }
 
 /// Keeps a job's log lines and stage summaries, one per line, as `gen` prints them.
-#[derive(Default)]
+#[derive(Debug, Default)]
 pub struct Lines(Mutex<String>);
 
 impl Lines {
@@ -88,12 +88,23 @@ impl Progress for Lines {
 /// Builds `signatures` into `out` in this process, with two threads and the options `adjust`
 /// sets (hooks among them): the outcome and the job's log lines.
 pub fn gen_here(out: &Path, signatures: &[&str], adjust: impl FnOnce(&mut GenOptions)) -> (anyhow::Result<()>, String) {
+    let lines = Lines::default();
+    let outcome = gen_with(out, signatures, adjust, &lines);
+    (outcome, lines.text())
+}
+
+/// Builds `signatures` into `out` in this process, with two threads, the options `adjust`
+/// sets and `progress`.
+fn gen_with(
+    out: &Path,
+    signatures: &[&str],
+    adjust: impl FnOnce(&mut GenOptions),
+    progress: &dyn Progress,
+) -> anyhow::Result<()> {
     let mut opts = GenOptions::new(out, 2);
     adjust(&mut opts);
     let materials: Vec<Material> = signatures.iter().map(|s| Material::parse(s).unwrap()).collect();
-    let lines = Lines::default();
-    let outcome = generate(&materials, &opts, &lines).map(drop);
-    (outcome, lines.text())
+    generate(&materials, &opts, progress).map(drop)
 }
 
 /// [`gen_here`] with `hooks` as the job's hooks.
@@ -102,12 +113,12 @@ pub fn gen_hooked(out: &Path, signatures: &[&str], hooks: Arc<dyn JobHooks>) -> 
 }
 
 /// Stops a job with an error at the first chunk committed after a log line containing
-/// `watched` (the hooks see no log lines: this is the job's progress too).
+/// `watched` (the hooks see no log lines: this is the job's progress too, keeping its lines).
 #[derive(Debug)]
 struct StopAfterLine {
     watched: &'static str,
     seen: AtomicBool,
-    lines: Mutex<String>,
+    lines: Lines,
 }
 
 impl JobHooks for StopAfterLine {
@@ -122,24 +133,20 @@ impl JobHooks for StopAfterLine {
 impl Progress for StopAfterLine {
     fn log(&self, msg: &str) {
         self.seen.fetch_or(msg.contains(self.watched), Ordering::Relaxed);
-        let mut lines = self.lines.lock().unwrap();
-        lines.push_str(msg);
-        lines.push('\n');
+        self.lines.log(msg);
     }
     fn start(&self, _: String, _: u64, _: &str) {}
     fn set(&self, _: u64) {}
     fn inc(&self) {}
-    fn finish(&self, _: &str) {}
+    fn finish(&self, summary: &str) {
+        self.lines.finish(summary);
+    }
 }
 
 /// Builds `signatures` into `out` in this process, stopped at the first chunk committed
-/// after a log line containing `watched`: the outcome and the log lines up to then.
+/// after a log line containing `watched`: the outcome and the job's lines up to then.
 pub fn gen_stopped_after_line(out: &Path, signatures: &[&str], watched: &'static str) -> (anyhow::Result<()>, String) {
-    let stop = Arc::new(StopAfterLine { watched, seen: AtomicBool::new(false), lines: Mutex::default() });
-    let mut opts = GenOptions::new(out, 2);
-    opts.hooks = Some(stop.clone());
-    let materials: Vec<Material> = signatures.iter().map(|s| Material::parse(s).unwrap()).collect();
-    let outcome = generate(&materials, &opts, stop.as_ref()).map(drop);
-    let lines = stop.lines.lock().unwrap().clone();
-    (outcome, lines)
+    let stop = Arc::new(StopAfterLine { watched, seen: AtomicBool::new(false), lines: Lines::default() });
+    let outcome = gen_with(out, signatures, |o| o.hooks = Some(stop.clone()), stop.as_ref());
+    (outcome, stop.lines.text())
 }

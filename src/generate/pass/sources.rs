@@ -87,6 +87,16 @@ impl SourceTable {
         let (file, sums) = ctx.open_finished(name)?;
         Ok(SourceTable { name, file, sums })
     }
+
+    /// Reads `blocks` into `words` (placed at their `local_word`), with the streams of the
+    /// step that deferred the table OR-ed in, if it did; the bytes read.
+    fn read_with(&self, blocks: &[Block], deferred: Option<&PassStreams>, words: &mut [u64]) -> anyhow::Result<u64> {
+        let mut read = self.file.read_blocks(blocks, words, &self.sums)?;
+        if let Some(streams) = deferred {
+            read += streams.or_into(blocks, words)?;
+        }
+        Ok(read)
+    }
 }
 
 /// What a pass's chunks read, opened once by each process that computes chunks of the pass
@@ -147,7 +157,11 @@ impl PassSources {
         let (work, new_prev) =
             chunk_work(ctx, spec, ctx.plan.chunks_of(spec.pass), input_deferred, old_streams.as_ref())?;
         let defers = ctx.defers(spec.pass);
-        let prefill = ctx.plan.prefills(spec.pass, &ctx.budget) && combined.len() == 1;
+        // Black steps that combine with `t(k-2)` alone (not steps 2 and 102, where `d` comes in).
+        let prefill = spec.pass.mover() == Color::Black
+            && !spec.pass.is_init()
+            && combined.len() == 1
+            && ctx.plan.prefills(spec.pass, &ctx.budget);
         Ok(PassSources {
             inputs,
             combined,
@@ -207,13 +221,9 @@ impl PassSources {
                     input.tables.insert(WorkTable::Chain(prev), new);
                 }
                 if self.prefill {
-                    // `t(k-2)` as the combine would read it (with the streams of a deferred step).
                     let old = &self.combined[0];
                     let mut words_old = vec![0u64; words];
-                    input.bytes_read += old.file.read_blocks(&ch.blocks, &mut words_old, &old.sums)?;
-                    if let Some(streams) = &self.old_streams {
-                        input.bytes_read += streams.or_into(&ch.blocks, &mut words_old)?;
-                    }
+                    input.bytes_read += old.read_with(&ch.blocks, self.old_streams.as_ref(), &mut words_old)?;
                     input.tables.insert(old.name, words_old);
                 }
                 input.pushes = self.finals.read(ctx, spec.pass, ch, words)?;
@@ -465,29 +475,30 @@ fn finish_chunk(
                 .collect();
             let todo: Vec<Block> = places.iter().map(|&i| blocks[i]).collect();
             let mut place = places.into_iter();
+            if let Some(mut old) = prefetched {
+                // Read with the chunk's input (deferred streams OR-ed in), and combined alone.
+                for b in &todo {
+                    let words = b.local_word..b.local_word + b.words;
+                    combine_words(&mut table[words.clone()], &mut old[words.clone()], Extra::of(k, &[]));
+                    encode(place.next().expect("a place per block"), &old[words]);
+                }
+                return Ok(ChunkOutput { tables: out, streams, new_count, work: ChunkWork::Dense, bytes_read });
+            }
             // Batches bound the worker's buffers only: each block is read by itself.
             let per_batch = todo.first().map_or(1, |b| (io_words / b.words).max(1));
             for batch in todo.chunks(per_batch) {
                 let local = rebased(batch);
                 let n = batch.iter().map(|b| b.words).sum::<usize>();
+                let combined = old_table.sources;
+                let mut old = vec![0u64; n];
+                bytes_read += combined[0].read_with(&local, old_table.deferred, &mut old)?;
                 let mut read = |s: &SourceTable, blocks: &[Block]| -> anyhow::Result<Vec<u64>> {
                     let mut buf = vec![0u64; n];
                     bytes_read += s.file.read_blocks(blocks, &mut buf, &s.sums)?;
                     Ok(buf)
                 };
-                let combined = old_table.sources;
-                let mut old = match &prefetched {
-                    // Read with the chunk's input (deferred streams OR-ed in already).
-                    Some(words) => {
-                        batch.iter().flat_map(|b| &words[b.local_word..b.local_word + b.words]).copied().collect()
-                    }
-                    None => read(&combined[0], &local)?,
-                };
                 // `c`, `d` or `d∞` where a step takes them in: read whole (steps 1, 2, 102, 103).
                 let extra = combined[1..].iter().map(|s| read(s, &local)).collect::<anyhow::Result<Vec<_>>>()?;
-                if let (Some(streams), None) = (old_table.deferred, &prefetched) {
-                    bytes_read += streams.or_into(&local, &mut old)?;
-                }
                 // The previous table's words are replaced by the new positions.
                 for (b, l) in batch.iter().zip(&local) {
                     let reached = &mut table[b.local_word..b.local_word + b.words];
