@@ -20,23 +20,27 @@ use crate::index::Block;
 use crate::pipeline::{self, Order};
 use crate::solve::sparse::{self, Word};
 use crate::solve::{edge_chunk, Frame, Pass, WorkTable, LAST_STEP};
-use crate::work::deltalog::PassStreams;
+use crate::work::deltalog::{BlockEntry, PassLog, PassStreams};
 use crate::work::gap::{decode, GapEncoder};
 use crate::work::manifest::PassDone;
+use crate::work::StorageError;
 use anyhow::Context;
+use std::path::Path;
 
 /// The step whose wtm positions of `E_k` are wins of exactly 100 plies.
 pub const EDGE_STEP: u16 = LAST_STEP + 1;
 
 /// A small set of positions of one side to move, in memory: each storage block's positions
 /// gap-coded (block-relative, as in the delta streams).
+#[derive(Clone)]
 pub struct EdgeSet {
     blocks: Vec<Vec<u8>>,
     count: u64,
 }
 
 impl EdgeSet {
-    fn new(n_blocks: usize) -> EdgeSet {
+    /// The empty set of a level of `n_blocks` storage blocks.
+    pub fn new(n_blocks: usize) -> EdgeSet {
         EdgeSet { blocks: vec![Vec::new(); n_blocks], count: 0 }
     }
 
@@ -82,6 +86,36 @@ impl EdgeSet {
             self.each(b.id, |w, bit| sparse::push_bits(&mut out, b.local_word + w, bit));
         }
         out
+    }
+
+    /// Writes the set as a pass log of one record (`docs/WORKFILES.md`, `exact-100.log`):
+    /// every block's stream, none with a table checksum. Flushed, not synced, as pass logs
+    /// are.
+    pub fn save(&self, log: &Path) -> Result<(), StorageError> {
+        let blocks = (0..self.blocks.len()).map(|id| BlockEntry { id: id as u32, stream_len: 0, sums: Vec::new() });
+        let mut out = PassLog::open(log, 0, 0)?;
+        out.append_chunk(0, self.count, blocks.collect(), &self.blocks)?;
+        out.flush()
+    }
+
+    /// Reads a set [`EdgeSet::save`] wrote for `n_blocks` blocks, checking its checksums.
+    pub fn load(log: &Path, n_blocks: usize) -> Result<EdgeSet, StorageError> {
+        let streams = PassStreams::open(log, n_blocks)?;
+        let mut set = EdgeSet::new(n_blocks);
+        for id in 0..n_blocks {
+            let bytes = streams.block(id)?;
+            for pos in decode(&bytes) {
+                pos.map_err(|e| StorageError::Damaged { path: log.to_path_buf(), what: format!("block {id}: {e}") })?;
+                set.count += 1;
+            }
+            set.blocks[id] = bytes;
+        }
+        Ok(set)
+    }
+
+    /// Positions in the set.
+    pub fn count(&self) -> u64 {
+        self.count
     }
 
     /// Blocks `first..first + n` of `block_words` words each, as words.

@@ -1,29 +1,56 @@
 //! The merge: the delta streams of all steps, read block by block in storage order, become
-//! the 6-bit values; with the last tables of both chains they form the table being
-//! assembled (levels of a run with pawns), written sequentially. A pawnless run skips that
-//! table: its compact table is written from [`StreamPlanes`], the values decoded from the
-//! streams a storage block at a time as the compaction asks for them.
+//! the 6-bit values ([`StreamPlanes`]), decoded a storage block at a time as the compaction
+//! asks for them. A solved level with pawns keeps its streams, its illegal tables and its
+//! wins of exactly 100 plies until the run's compaction, and first writes its final
+//! bitbases from the chains' last tables ([`write_finals`]): the levels below read them.
 
 use super::edge::{EdgeSet, EDGE_STEP};
 use super::level::LevelContext;
 use super::plan::Budget;
 use crate::chess::Color;
 use crate::index::{Block, Level};
-use crate::pipeline::{self, Order};
 use crate::solve::{captures_lose, Pass, WorkTable, LAST_STEP};
-use crate::table::uncompressed::{PartialTable, Section, VALUE_WORD_BYTES};
+use crate::table::uncompressed::beyond_rule_mask;
 use crate::table::values::{step_code, CODE_EXACT_100, CODE_ILLEGAL};
 use crate::table::{PlaneSource, TableError};
-use crate::work::bits::BitFile;
+use crate::work::bits::{load_sums, save_sums, BitFile};
 use crate::work::deltalog::PassStreams;
 use crate::work::gap::decode_words;
 use crate::work::manifest::PassDone;
+use crate::work::LevelFolder;
 use anyhow::Context;
-use byteorder::{ByteOrder, LittleEndian};
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
-use xxhash_rust::xxh3::Xxh3;
+
+/// A level's folder and how its tables are cut into storage blocks.
+#[derive(Clone, Debug)]
+pub struct LevelFiles {
+    pub folder: LevelFolder,
+    pub level: Level,
+    pub block_bits: u32,
+}
+
+impl LevelFiles {
+    /// The files of the level a context solves.
+    pub fn of(ctx: &LevelContext) -> LevelFiles {
+        LevelFiles { folder: ctx.folder.clone(), level: ctx.level, block_bits: ctx.plan.block_bits }
+    }
+
+    pub fn n_blocks(&self) -> usize {
+        (self.level.n_slots >> self.block_bits) as usize
+    }
+
+    pub fn block_words(&self) -> usize {
+        1 << (self.block_bits - 6)
+    }
+
+    /// Opens a finished work table of the level with its block checksums.
+    pub fn open_finished(&self, table: WorkTable) -> anyhow::Result<(BitFile, Vec<u64>)> {
+        let file = BitFile::open(&self.folder.bits(table), self.level.n_words(), self.block_words())?;
+        Ok((file, load_sums(&self.folder.sums(table), self.n_blocks())?))
+    }
+}
 
 /// The streams of one step, with the step's value code.
 struct StepIndex {
@@ -33,8 +60,8 @@ struct StepIndex {
     edge: bool,
 }
 
-fn index_step(ctx: &LevelContext, pass: Pass, n_blocks: usize) -> anyhow::Result<StepIndex> {
-    let streams = PassStreams::open(&ctx.folder.log(pass), n_blocks)
+fn index_step(files: &LevelFiles, pass: Pass) -> anyhow::Result<StepIndex> {
+    let streams = PassStreams::open(&files.folder.log(pass), files.n_blocks())
         .context("delta log damaged (delete the work folder to recompute the run)")?;
     let k = pass.step().context("an init pass has no values")?;
     Ok(StepIndex { code: step_code(k), streams, edge: k == EDGE_STEP })
@@ -49,15 +76,17 @@ struct SideValues {
 }
 
 impl SideValues {
-    fn open(ctx: &LevelContext, passes: &[PassDone], stm: Color) -> anyhow::Result<SideValues> {
+    /// The values of the steps `pick` selects among the side's (all of them for the
+    /// table's values).
+    fn open(files: &LevelFiles, passes: &[PassDone], stm: Color, pick: impl Fn(u16) -> bool) -> anyhow::Result<Self> {
         let parity = if stm == Color::White { 1 } else { 0 };
         let index = passes
             .iter()
             .map(|p| p.pass)
-            .filter(|p| p.step().is_some_and(|k| k % 2 == parity))
-            .map(|p| index_step(ctx, p, ctx.n_blocks()))
+            .filter(|p| p.step().is_some_and(|k| k % 2 == parity && pick(k)))
+            .map(|p| index_step(files, p))
             .collect::<anyhow::Result<_>>()?;
-        Ok(SideValues { stm, index, illegal: ctx.open_finished(WorkTable::illegal(stm))? })
+        Ok(SideValues { stm, index, illegal: files.open_finished(WorkTable::illegal(stm))? })
     }
 
     /// The value planes of storage blocks `first..first + n`, and the bytes read for them;
@@ -77,56 +106,27 @@ impl SideValues {
     }
 }
 
-/// What the merge of a level wrote.
+/// What writing a level's final bitbases read and wrote.
 pub struct Merged {
-    /// XXH3 of the level's range in each section of the table.
-    pub range_sums: [u64; 4],
     pub bytes_read: u64,
     pub bytes_written: u64,
 }
 
-/// Writes one section's range of a level, in order, hashing what it writes.
-struct RangeWriter<'a> {
-    partial: &'a PartialTable,
-    at: u64,
-    end: u64,
-    hasher: Xxh3,
-}
-
-impl<'a> RangeWriter<'a> {
-    fn new(partial: &'a PartialTable, section: Section, level: &Level) -> RangeWriter<'a> {
-        let (at, len) = partial.range(section, level.first_slot, level.n_slots);
-        RangeWriter { partial, at, end: at + len, hasher: Xxh3::new() }
-    }
-
-    fn write(&mut self, bytes: &[u8]) -> anyhow::Result<()> {
-        anyhow::ensure!(self.at + bytes.len() as u64 <= self.end, "merge wrote past its range");
-        self.partial.write_at(self.at, bytes)?;
-        self.hasher.update(bytes);
-        self.at += bytes.len() as u64;
-        Ok(())
-    }
-
-    fn finish(self) -> anyhow::Result<u64> {
-        anyhow::ensure!(self.at == self.end, "merge left its range incomplete");
-        Ok(self.hasher.digest())
-    }
-}
-
-/// Writes a solved level's bitbases and values into its ranges of the table being
-/// assembled, from its work folder. `edge` is `E_101` (`docs/CURSED.md`): wtm wins of exactly
-/// 100 plies, wins under the rule although step 101 found them.
-pub fn write_level(
+/// Writes a solved level's final bitbases into its folder for the levels below, whose pawn
+/// pushes lead into it: `final-wtm` (the odd chain's last table up to step 99, with step
+/// 101's wins of exactly 100 plies in `edge`), `final-btm` (`t100 & d`, with the mates);
+/// with cursed positions (`cursed`) also `final-wtm-inf` and `final-btm-inf`, the same OR
+/// the positions won only without the rule (value code 52, or 51 with white to move).
+pub fn write_finals(
     ctx: &LevelContext,
     passes: &[PassDone],
-    partial: &PartialTable,
     edge: Option<&EdgeSet>,
+    cursed: bool,
 ) -> anyhow::Result<Merged> {
+    let files = LevelFiles::of(ctx);
     let bb = ctx.plan.block_bits;
     let n_blocks = ctx.n_blocks();
     let block_words = ctx.block_words();
-    // The merge runs on this process alone: in a distributed job it takes the threads of the
-    // ranks on its node too, which wait meanwhile.
     let budget = Budget { threads: super::alone_threads(ctx.budget.threads), ..ctx.budget };
     let group = (ctx.plan.merge_group_positions(&budget) >> bb).max(1) as usize;
     let n_groups = n_blocks.div_ceil(group);
@@ -135,7 +135,7 @@ pub fn write_level(
         |parity: u16| passes.iter().filter_map(|p| p.pass.step()).filter(|&k| k % 2 == parity && k <= LAST_STEP).max();
     let last_odd = last_of(1).context("no odd step")?;
     let last_even = last_of(0).context("no even step")?;
-    let mut merged = Merged { range_sums: [0; 4], bytes_read: 0, bytes_written: 0 };
+    let mut merged = Merged { bytes_read: 0, bytes_written: 0 };
     ctx.progress.start(format!("{} merge", ctx.name()), 2 * n_groups as u64, "chunks");
 
     // The final bitbases: t99 and t100 are the last tables of the chains (the even chain's
@@ -149,62 +149,51 @@ pub fn write_level(
         Ok(ctx.defers(pass).then(|| PassStreams::open(&ctx.folder.log(pass), n_blocks)).transpose()?)
     };
     let deferred = [deferred_streams(last_odd)?, deferred_streams(last_even)?];
-    for (section, table) in [(Section::WtmBitbase, last_odd), (Section::BtmBitbase, last_even)] {
+    for (stm, table) in [(Color::White, last_odd), (Color::Black, last_even)] {
         let (file, sums) = ctx.open_finished(WorkTable::Chain(table))?;
-        let mut w = RangeWriter::new(partial, section, &ctx.level);
+        // Only the steps past the rule's have the codes the eventual bitbases add.
+        let cursed_values = cursed.then(|| SideValues::open(&files, passes, stm, |k| k > LAST_STEP)).transpose()?;
+        let out = ctx.open_table(WorkTable::Final(stm))?;
+        let out_eventual = cursed.then(|| ctx.open_table(WorkTable::FinalEventual(stm))).transpose()?;
+        let (mut out_sums, mut eventual_sums) = (Vec::with_capacity(n_blocks), Vec::with_capacity(n_blocks));
         for g in 0..n_groups {
             let first = g * group;
             let n = group.min(n_blocks - first);
             let (mut words, read) = file.read_range(first, n, block_words, &sums)?;
             merged.bytes_read += read;
             let blocks = Block::run_of(first, n, block_words);
-            if let Some(deferred) = &deferred[section as usize] {
+            if let Some(deferred) = &deferred[stm.index()] {
                 merged.bytes_read += deferred.or_into(&blocks, &mut words)?;
             }
-            if section == Section::BtmBitbase {
+            if stm == Color::Black {
                 let (d, read) = d_file.read_range(first, n, block_words, &d_sums)?;
                 merged.bytes_read += read;
                 words.iter_mut().zip(&d).for_each(|(w, &d)| *w &= d);
                 merged.bytes_read += mates.or_into(&blocks, &mut words)?;
             }
-            if let (Section::WtmBitbase, Some(edge)) = (section, edge) {
+            if let (Color::White, Some(edge)) = (stm, edge) {
                 for (w, e) in words.iter_mut().zip(edge.read_range(first, n, block_words)) {
                     *w |= e;
                 }
             }
-            let mut bytes = vec![0u8; words.len() * 8];
-            LittleEndian::write_u64_into(&words, &mut bytes);
-            w.write(&bytes)?;
-            merged.bytes_written += bytes.len() as u64;
+            let (block_sums, written) = out.write_blocks(&blocks, &words)?;
+            out_sums.extend(block_sums);
+            merged.bytes_written += written;
+            if let (Some(values), Some(out)) = (&cursed_values, &out_eventual) {
+                let (planes, read) = values.planes(edge, first, n, block_words)?;
+                merged.bytes_read += read;
+                words.iter_mut().zip(&planes).for_each(|(w, planes)| *w |= beyond_rule_mask(stm, planes));
+                let (block_sums, written) = out.write_blocks(&blocks, &words)?;
+                eventual_sums.extend(block_sums);
+                merged.bytes_written += written;
+            }
+            ctx.progress.inc();
         }
-        merged.range_sums[section as usize] = w.finish()?;
-    }
-
-    // The 6-bit values, side by side to move.
-    for stm in [Color::White, Color::Black] {
-        let side = SideValues::open(ctx, passes, stm)?;
-        let section = Section::values(stm);
-        let mut w = RangeWriter::new(partial, section, &ctx.level);
-        pipeline::run(
-            n_groups,
-            budget.threads,
-            Order::Sequence { window: budget.threads + 1 },
-            Ok,
-            |_, g| {
-                let first = g * group;
-                side.planes(edge, first, group.min(n_blocks - first), block_words)
-            },
-            |_, (planes, r)| {
-                merged.bytes_read += r;
-                let mut bytes = vec![0u8; planes.len() * VALUE_WORD_BYTES as usize];
-                LittleEndian::write_u64_into(planes.as_flattened(), &mut bytes);
-                w.write(&bytes)?;
-                merged.bytes_written += bytes.len() as u64;
-                ctx.progress.inc();
-                Ok(())
-            },
-        )?;
-        merged.range_sums[section as usize] = w.finish()?;
+        // Not synced: a resume checks them block by block.
+        save_sums(&ctx.folder.sums(WorkTable::Final(stm)), &out_sums)?;
+        if cursed {
+            save_sums(&ctx.folder.sums(WorkTable::FinalEventual(stm)), &eventual_sums)?;
+        }
     }
     ctx.progress.finish("written");
     Ok(merged)
@@ -265,38 +254,71 @@ fn values_of_group(
     Ok((planes, bytes_read))
 }
 
-/// A side to move and a storage block.
+/// A side to move and a storage block of the run.
 type BlockKey = (Color, usize);
 /// A storage block's value planes, shared by the workers that read it.
 type BlockPlanes = Arc<Vec<[u64; 6]>>;
 
-/// A solved pawnless run's value planes read straight from its work folder: every step's
-/// delta streams, the illegal positions and the wins of exactly 100 plies, decoded a storage
-/// block at a time (the last few kept: the compaction asks for blocks smaller than a storage
-/// block, in order, from a few workers at once). Reading it in storage order reads each
-/// stream once per class or distance section that needs it.
-pub struct StreamPlanes<'a> {
-    n_slots: u64,
-    block_words: usize,
+/// The values of one solved level: both sides' streams and illegal tables, and `E_101`.
+struct LevelValues {
+    /// The level's first storage block in the run's slot order, and its blocks.
+    first_block: usize,
+    n_blocks: usize,
     /// White's values, black's.
     sides: [SideValues; 2],
-    edge: Option<&'a EdgeSet>,
+    edge: Option<EdgeSet>,
+}
+
+impl LevelValues {
+    fn open(files: &LevelFiles, passes: &[PassDone], edge: Option<EdgeSet>) -> anyhow::Result<LevelValues> {
+        let side = |stm| SideValues::open(files, passes, stm, |_| true);
+        anyhow::ensure!(
+            files.level.first_slot.trailing_zeros() >= files.block_bits,
+            "level {} does not start on a storage block",
+            files.level.number
+        );
+        Ok(LevelValues {
+            first_block: (files.level.first_slot >> files.block_bits) as usize,
+            n_blocks: files.n_blocks(),
+            sides: [side(Color::White)?, side(Color::Black)?],
+            edge,
+        })
+    }
+}
+
+/// A solved run's value planes read straight from its work folder: each level's delta
+/// streams, illegal positions and wins of exactly 100 plies, decoded a storage block at a
+/// time (the last few kept: the compaction asks for blocks smaller than a storage block, in
+/// order, from a few workers at once). Reading it in storage order reads each stream once
+/// per class or distance section that needs it.
+pub struct StreamPlanes {
+    n_slots: u64,
+    block_words: usize,
+    /// In slot order.
+    levels: Vec<LevelValues>,
     cache: Mutex<VecDeque<(BlockKey, BlockPlanes)>>,
     cache_len: usize,
     bytes_read: AtomicU64,
 }
 
-impl<'a> StreamPlanes<'a> {
-    /// Opens the streams of the level's `passes` (the run's only level) and its illegal
-    /// tables; `edge` is `E_101` as for [`write_level`].
-    pub fn open(ctx: &LevelContext, passes: &[PassDone], edge: Option<&'a EdgeSet>) -> anyhow::Result<Self> {
+impl StreamPlanes {
+    /// Opens the values of a run's levels: each level's files, its `passes` and its `E_101`
+    /// (as [`write_finals`] takes it); `threads` read at once.
+    pub fn open(
+        levels: Vec<(LevelFiles, &[PassDone], Option<EdgeSet>)>,
+        n_slots: u64,
+        threads: usize,
+    ) -> anyhow::Result<StreamPlanes> {
+        let block_words = levels.first().context("a run without levels")?.0.block_words();
+        let mut opened =
+            levels.into_iter().map(|(f, p, e)| LevelValues::open(&f, p, e)).collect::<anyhow::Result<Vec<_>>>()?;
+        opened.sort_by_key(|l| l.first_block);
         Ok(StreamPlanes {
-            n_slots: ctx.level.n_slots,
-            block_words: ctx.block_words(),
-            sides: [SideValues::open(ctx, passes, Color::White)?, SideValues::open(ctx, passes, Color::Black)?],
-            edge,
+            n_slots,
+            block_words,
+            levels: opened,
             cache: Mutex::new(VecDeque::new()),
-            cache_len: 2 * ctx.budget.threads + 2,
+            cache_len: 2 * threads + 2,
             bytes_read: AtomicU64::new(0),
         })
     }
@@ -306,13 +328,17 @@ impl<'a> StreamPlanes<'a> {
         self.bytes_read.load(Ordering::Relaxed)
     }
 
-    /// The planes of storage block `b` of a side to move.
+    /// The planes of the run's storage block `b` of a side to move.
     fn block(&self, stm: Color, b: usize) -> anyhow::Result<BlockPlanes> {
         let key = (stm, b);
         if let Some((_, planes)) = self.cache.lock().expect("cache lock").iter().find(|(k, _)| *k == key) {
             return Ok(planes.clone());
         }
-        let (planes, read) = self.sides[stm.index()].planes(self.edge, b, 1, self.block_words)?;
+        let at = self.levels.partition_point(|l| l.first_block <= b);
+        let level = at.checked_sub(1).map(|i| &self.levels[i]).filter(|l| b < l.first_block + l.n_blocks);
+        let level = level.with_context(|| format!("storage block {b} is in no solved level"))?;
+        let side = &level.sides[stm.index()];
+        let (planes, read) = side.planes(level.edge.as_ref(), b - level.first_block, 1, self.block_words)?;
         self.bytes_read.fetch_add(read, Ordering::Relaxed);
         let planes = Arc::new(planes);
         let mut cache = self.cache.lock().expect("cache lock");
@@ -324,7 +350,7 @@ impl<'a> StreamPlanes<'a> {
     }
 }
 
-impl PlaneSource for StreamPlanes<'_> {
+impl PlaneSource for StreamPlanes {
     fn n_slots(&self) -> u64 {
         self.n_slots
     }

@@ -4,8 +4,8 @@
 //! (crash-safe publishing), `pipeline` and `progress`; never `solve` (the reader is independent
 //! of the generator), `generate` or `cli`.
 //!
-//! Nothing here builds. The generate layer assembles a run in the uncompressed format
-//! ([`uncompressed::PartialTable`]), converts it into the published compact format
+//! Nothing here builds. The generate layer writes a run's compact table from its value planes
+//! ([`convert::planes_to_compact`]), converts old uncompressed tables
 //! ([`convert::uncompressed_to_compact`]) and reads its sub-endgames' bitbases from compact
 //! tables ([`compact::CompactTable`]). What a table says of a position (value codes, classes,
 //! distances) is defined once, in [`values`].

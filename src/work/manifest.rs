@@ -49,8 +49,6 @@ pub struct LevelDone {
     pub merge_secs: f64,
     pub merge_bytes_read: u64,
     pub merge_bytes_written: u64,
-    /// XXH3 of the level's byte range in each of the four sections of `table.partial`.
-    pub range_sums: [u64; 4],
 }
 
 /// Progress of one run.

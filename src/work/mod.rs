@@ -109,12 +109,7 @@ impl RunFolder {
         self.path.join("run.json")
     }
 
-    /// The final table being assembled level by level, `table.partial`.
-    pub fn partial_table(&self) -> PathBuf {
-        self.path.join("table.partial")
-    }
-
-    /// The compact table being written from the assembled one, `table.compact`.
+    /// The compact table being written from the levels' streams, `table.compact`.
     pub fn compact_table(&self) -> PathBuf {
         self.path.join("table.compact")
     }
@@ -165,6 +160,20 @@ impl LevelFolder {
     /// The stream file that goes with a pass's log.
     pub fn streams(&self, pass: Pass) -> PathBuf {
         deltalog::streams_path(&self.log(pass))
+    }
+
+    /// The wins of exactly 100 plies of a solved level with pawns (`E_101`), `exact-100.log`
+    /// (with `exact-100.streams`): a pass log of one record, empty when there are none.
+    pub fn exact_100_log(&self) -> PathBuf {
+        self.path.join("exact-100.log")
+    }
+
+    /// Whether a solved level with pawns keeps the file `name` until its run's compaction:
+    /// what its values are decoded from (the pass logs and streams, the illegal tables, the
+    /// wins of exactly 100 plies) and its final bitbases, which the levels below read.
+    pub fn solved_keeps(name: &str) -> bool {
+        let kept = ["pass-", "exact-100.", "illegal-wtm.", "illegal-btm.", "final-"];
+        kept.iter().any(|k| name.starts_with(k)) && !name.ends_with(".tmp")
     }
 }
 

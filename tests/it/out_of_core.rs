@@ -272,7 +272,6 @@ fn another_job_in_the_work_folder_is_refused() {
 
 #[test]
 fn a_damaged_solved_level_is_solved_again_with_the_levels_after_it() {
-    use tbstream::file::{Header, Section};
     use tbstream::{Layout, Material};
     let d = tempfile::tempdir().unwrap();
     assert!(gen(d.path(), &["KPvK"], &[]).status.success());
@@ -286,14 +285,24 @@ fn a_damaged_solved_level_is_solved_again_with_the_levels_after_it() {
     let mut levels = layout.levels();
     levels.sort_by_key(|l| std::cmp::Reverse(l.number));
     let second = &levels[1];
-    // As after a power loss: a byte of the second solved level's range never reached disk.
-    let section = Header::new(&layout).sections[Section::WtmBitbase as usize];
-    flip_byte(&d.path().join(".work/KPvK/table.partial"), section.offset + second.first_slot / 8 + 3);
+    // A solved level keeps only what the compaction and the levels below read.
+    let kept = d.path().join(format!(".work/KPvK/level-{:02}", second.number));
+    let names: Vec<String> =
+        std::fs::read_dir(&kept).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    for name in ["illegal-wtm.bits", "exact-100.log", "final-wtm.bits", "final-btm.sums", "pass-001.streams"] {
+        assert!(names.iter().any(|n| n == name), "{name} not kept: {names:?}");
+    }
+    assert!(!names.iter().any(|n| n.starts_with("t0") || n.starts_with("d.")), "{names:?}");
+    // As after a power loss: a byte of the second solved level's illegal positions never
+    // reached the disk.
+    let illegal = kept.join("illegal-wtm.bits");
+    flip_byte(&illegal, middle_payload_byte(&illegal, &d.path().join(".work/KPvK/run.json")));
     let o = gen(d.path(), &["KPvK"], &[]);
     let err = stderr(&o);
     assert!(o.status.success(), "{err}");
     assert!(
-        err.contains(&format!("level {} is damaged in section WtmBitbase", second.number))
+        err.contains(&format!("level {} is damaged", second.number))
+            && err.contains("illegal-wtm.bits")
             && err.contains("solving it and the levels after it again"),
         "{err}"
     );

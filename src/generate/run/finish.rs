@@ -1,7 +1,5 @@
-//! The end of a run: the header of the table assembled in its work folder (checksums, last
-//! steps, the sub-endgames' flags, the slice section with pawns), its conversion into the
-//! compact format (resumable) and its publication in the output folder; and the run's
-//! report.
+//! The end of a run: its compact table, written (resumably) straight from its levels' delta
+//! streams and published in the output folder; and the run's report.
 
 use super::{longest_cursed, rule_last_step, RunReport, TableSettings};
 use crate::chess::Material;
@@ -13,8 +11,7 @@ use crate::progress::Progress;
 use crate::solve::Pass;
 use crate::table::compact::CompactTable;
 use crate::table::compact::{slice_bytes, TableMeta};
-use crate::table::convert::{planes_to_compact, uncompressed_to_compact, CompactTarget};
-use crate::table::uncompressed::{slice_section, LevelRecord, PartialTable, TableFile};
+use crate::table::convert::{planes_to_compact, CompactTarget};
 use crate::table::version::table_path;
 use crate::table::PlaneSource;
 use crate::table::TableError;
@@ -24,57 +21,25 @@ use crate::work::RunFolder;
 use std::path::{Path, PathBuf};
 use xxhash_rust::xxh3::xxh3_64;
 
-/// Writes the header of the run's table as assembled, then converts it into the compact
-/// format (resuming an interrupted conversion) and publishes that in the output folder.
-pub(super) fn finish_table(
-    partial: PartialTable,
-    manifest: &RunManifest,
-    layout: &Layout,
-    folder: &RunFolder,
-    settings: &TableSettings,
-    progress: &dyn Progress,
-) -> anyhow::Result<PathBuf> {
-    let material = &layout.material;
-    let passes: Vec<(Pass, u64)> = manifest.levels.iter().flat_map(|l| new_per_pass(&l.passes)).collect();
-    // One level covers every section whole: its range checksums are the sections'.
-    let sums = if manifest.levels.len() == 1 { Some(manifest.levels[0].range_sums) } else { None };
-    let slices = layout.has_pawns().then(|| {
-        let records: Vec<LevelRecord> = manifest
-            .levels
-            .iter()
-            .map(|l| LevelRecord { last_step: rule_last_step(&new_per_pass(&l.passes)), range_sums: l.range_sums })
-            .collect();
-        slice_section(layout, &records)
-    });
-    // Conversions into cursed positions are followed (`c∞`, `d∞`); what the sub-endgames
-    // could not tell, this table cannot either.
-    // Wins of exactly 100 plies are told apart from cursed wins (`exact_100_wins`); a black
-    // capture into a sub-endgame's win of exactly 100 plies is a rule loss only if the
-    // sub-endgame tells them apart too.
-    let assembled = partial.finish(
-        rule_last_step(&passes),
-        longest_cursed(&passes),
-        sub_flags(material, &settings.out_dir)?,
-        sums,
-        slices.as_deref(),
-    )?;
-    let src = TableFile::open_run_unchecked(&assembled, material)?;
-    compacting(material, folder, settings, progress, |to, show| uncompressed_to_compact(&src, to, show))
-}
-
-/// Writes the compact table of a solved pawnless run straight from its delta streams
-/// (`planes`), resuming an interrupted write, and publishes it in the output folder.
+/// Writes the compact table of a solved run straight from its delta streams (`planes`, of
+/// every level; `levels`: each level's passes, in solve order), resuming an interrupted
+/// write, and publishes it in the output folder.
 pub(super) fn compact_from_streams(
     planes: &StreamPlanes,
-    passes: &[PassDone],
+    levels: &[&[PassDone]],
     layout: &Layout,
     folder: &RunFolder,
     settings: &TableSettings,
     progress: &dyn Progress,
 ) -> anyhow::Result<PathBuf> {
     let material = &layout.material;
-    let per_pass = new_per_pass(passes);
+    let per_pass: Vec<(Pass, u64)> = levels.iter().flat_map(|p| new_per_pass(p)).collect();
+    let last_steps: Vec<u8> = levels.iter().map(|p| rule_last_step(&new_per_pass(p))).collect();
     let (five_valued, edge_exact) = sub_flags(material, &settings.out_dir)?;
+    // Conversions into cursed positions are followed (`c∞`, `d∞`); what the sub-endgames
+    // could not tell, this table cannot either. Wins of exactly 100 plies are told apart
+    // from cursed wins; a black capture into a sub-endgame's win of exactly 100 plies is a
+    // rule loss only if the sub-endgame tells them apart too.
     let meta = TableMeta {
         last_step: rule_last_step(&per_pass),
         five_valued,
@@ -83,9 +48,9 @@ pub(super) fn compact_from_streams(
     };
     // The streams are identified by what each pass found (a resumed run recomputes a lost
     // pass to the same positions) and the header's facts.
-    let id = xxh3_64(format!("{material} {} {per_pass:?} {meta:?}", planes.n_slots()).as_bytes());
+    let id = xxh3_64(format!("{material} {} {per_pass:?} {last_steps:?} {meta:?}", planes.n_slots()).as_bytes());
     compacting(material, folder, settings, progress, |to, show| {
-        planes_to_compact(planes, layout, meta, &slice_bytes(layout, &[]), id, to, show)
+        planes_to_compact(planes, layout, meta, &slice_bytes(layout, &last_steps), id, to, show)
     })
 }
 

@@ -1,20 +1,21 @@
 //! One white-wins run, out of core: the run's manifest ([`resume`]), then level by level (a
 //! pawnless run is one level) the check of an interrupted level's files (and the decision to
-//! repair or restart), the passes until the chains are complete, the edge and the merge of
-//! the level's values into the table being assembled, and the level's final bitbases for the
-//! levels below ([`finals`]); finally the table is compacted and published ([`finish`]).
+//! repair or restart), the passes until the chains are complete, the edge, and with pawns
+//! the level's final bitbases for the levels below and the files its values are decoded
+//! from, kept until the compaction ([`kept`]); finally the table is compacted straight from
+//! every level's streams and published ([`finish`]).
 //!
 //! Owns: a run's manifest and the order of its stages. May not import: `job`, `cluster`,
 //! `cli`.
 
-mod finals;
 mod finish;
+mod kept;
 mod resume;
 
 use super::captures::LoadedCaptures;
-use super::edge::exact_100_wins;
+use super::edge::{exact_100_wins, EdgeSet};
 use super::level::{levels_above, LevelContext, RunContext};
-use super::merge::{write_level, Merged, StreamPlanes};
+use super::merge::{write_finals, LevelFiles, Merged, StreamPlanes};
 use super::options::{GenOptions, JobHooks, NoHooks};
 use super::pass::run_pass;
 use super::plan::{show_size, Budget, Plan};
@@ -26,14 +27,12 @@ use crate::solve::{
     chains_complete, last_step_where, last_step_within, obsolete_after, still_steps, Pass, Promotions, WorkTable,
     LAST_STEP, MAX_STEP,
 };
-use crate::table::uncompressed::PartialTable;
 use crate::work::bits::save_sums;
 use crate::work::manifest::{self, new_per_pass, LevelDone, PassDone, RunManifest};
 use crate::work::publish::Durability;
 use crate::work::reaper::Reaper;
 use crate::work::{link_or_copy, RunFolder};
 use anyhow::Context;
-use finals::LevelFinals;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
@@ -88,17 +87,18 @@ struct TableSettings {
 /// Where a solved level's values go.
 #[derive(Clone, Copy)]
 enum Assembly<'a> {
-    /// Into the table being assembled (runs with pawns: the levels below read it).
-    Partial(&'a PartialTable),
+    /// Kept in the level's folder, with its final bitbases, until every level is solved
+    /// (runs with pawns: the levels below read the bitbases).
+    Kept,
     /// Straight into the compact table, published at once (a pawnless run's only level).
     Compact(&'a TableSettings),
 }
 
-/// A solved run's table: assembled in the work folder, to be compacted and published
-/// ([`Solved::finish`], which may go on while the next run is solved), or (pawnless)
-/// published already, with the seconds its compaction took.
+/// A solved run's table: its levels' values kept in the work folder, to be compacted and
+/// published ([`Solved::finish`], which may go on while the next run is solved), or
+/// (pawnless) published already, with the seconds its compaction took.
 enum SolvedTable {
-    Assembled(PartialTable),
+    Kept,
     Published(PathBuf, f64),
 }
 
@@ -118,15 +118,25 @@ impl Solved {
         super::plan::run_needs(&self.layout).final_bytes
     }
 
-    /// Compacts the assembled table (resuming an interrupted compaction), publishes it and
-    /// removes the run's work folder.
+    /// Compacts the levels' values (resuming an interrupted compaction), publishes the table
+    /// and removes the run's work folder.
     pub fn finish(self, progress: &dyn Progress) -> anyhow::Result<RunReport> {
         let t = Instant::now();
         let Solved { table, manifest, layout, folder, settings, report } = self;
         let (path, compact_secs) = match table {
             SolvedTable::Published(path, secs) => (path, secs),
-            SolvedTable::Assembled(partial) => {
-                let path = finish::finish_table(partial, &manifest, &layout, &folder, &settings, progress)?;
+            SolvedTable::Kept => {
+                let mut levels = Vec::new();
+                for done in &manifest.levels {
+                    let level = layout.levels().into_iter().find(|l| l.number == done.level);
+                    let level = level.context("the manifest names a level the run lacks")?;
+                    let files = LevelFiles { folder: folder.level(done.level), level, block_bits: manifest.block_bits };
+                    let edge = EdgeSet::load(&files.folder.exact_100_log(), files.n_blocks())?;
+                    levels.push((files, done.passes.as_slice(), (edge.count() > 0).then_some(edge)));
+                }
+                let planes = StreamPlanes::open(levels, layout.n_slots, settings.threads)?;
+                let passes: Vec<&[PassDone]> = manifest.levels.iter().map(|l| l.passes.as_slice()).collect();
+                let path = finish::compact_from_streams(&planes, &passes, &layout, &folder, &settings, progress)?;
                 (path, t.elapsed().as_secs_f64())
             }
         };
@@ -162,9 +172,7 @@ pub fn solve_run(
         threads: super::alone_threads(budget.threads),
         hooks: opts.hooks.clone(),
     };
-    // Without pawns the run is one level, and nothing reads its values but the compact table.
-    let assembled = layout.has_pawns();
-    let (mut manifest, partial) = resume::resume_levels(&layout, &folder, chosen.cut(), assembled, progress)?;
+    let mut manifest = resume::resume_levels(&layout, &folder, chosen.cut(), progress)?;
     let mut published = None;
     let cut = resume::cut_of(&manifest);
     let mut chosen = Some(chosen);
@@ -200,39 +208,26 @@ pub fn solve_run(
             Some(p) if p.cut() == cut && levels.len() == 1 => p,
             _ => Plan::new(&layout, &level, cut),
         };
-        let above = levels_above(&layout, &level);
-        let above_cursed: Vec<bool> = above.iter().map(|l| level_is_cursed(&manifest, l)).collect();
-        for (l, &cursed) in above.iter().zip(&above_cursed) {
-            let f = folder.level(l.number);
-            let finals = LevelFinals { level: l, folder: &f, cursed, block_bits: cut.block_bits };
-            finals.ensure(partial.as_ref().context("levels above without a table being assembled")?, progress)?;
-        }
+        // The levels above were checked when the run resumed.
+        let above_cursed: Vec<bool> =
+            levels_above(&layout, &level).iter().map(|l| level_is_cursed(&manifest, l)).collect();
         let ctx = LevelContext::new(&run, level, plan, above_cursed);
-        let to = match &partial {
-            Some(p) => Assembly::Partial(p),
-            None => Assembly::Compact(&settings),
-        };
+        let to = if layout.has_pawns() { Assembly::Kept } else { Assembly::Compact(&settings) };
         published = solve_level(&ctx, &folder, &mut manifest, to)?;
-        // Levels more than one above are read no more.
-        for l in levels.iter().filter(|l| l.number > level.number + 1) {
-            let dir = folder.level(l.number);
-            if dir.path().exists() {
-                std::fs::remove_dir_all(dir.path()).with_context(|| format!("removing {}", dir.path().display()))?;
-            }
-        }
     }
     let report = finish::run_report(&manifest, &layout);
-    let table = match (published, partial) {
-        (Some((path, secs)), _) => SolvedTable::Published(path, secs),
-        (None, Some(partial)) => SolvedTable::Assembled(partial),
-        (None, None) => anyhow::bail!("{material}: solved without a table"),
+    let table = match published {
+        Some((path, secs)) => SolvedTable::Published(path, secs),
+        None if layout.has_pawns() => SolvedTable::Kept,
+        None => anyhow::bail!("{material}: solved without a table"),
     };
     Ok(Solved { table, manifest, layout, folder, settings, report })
 }
 
-/// Solves (or resumes) one level: its passes, then the merge of its values into the table
-/// being assembled, or their compaction into the published table (returned, with the
-/// seconds it took); records it in the run's manifest.
+/// Solves (or resumes) one level: its passes, then (with pawns) its final bitbases and the
+/// files its values are decoded from, kept for the compaction, or (pawnless) the compaction
+/// of its values into the published table (returned, with the seconds it took); records it
+/// in the run's manifest.
 fn solve_level(
     ctx: &LevelContext,
     folder: &RunFolder,
@@ -278,19 +273,37 @@ fn solve_level(
     let t = Instant::now();
     // Wins of exactly 100 plies among step 101's positions (recomputed whole on resume).
     let edge = exact_100_wins(ctx, &manifest.passes)?;
-    // The merge, or (pawnless) the edge alone: the compaction is timed on its own.
+    // The final bitbases and the kept files, or (pawnless) the edge alone: the compaction is
+    // timed on its own.
     let (merged, merge_secs, published) = match to {
-        Assembly::Partial(partial) => {
-            let merged = write_level(ctx, &manifest.passes, partial, edge.as_ref())?;
+        Assembly::Kept => {
+            let n_blocks = ctx.n_blocks();
+            edge.as_ref().map_or_else(|| EdgeSet::new(n_blocks), EdgeSet::clone).save(&ctx.folder.exact_100_log())?;
+            let merged = if ctx.level.number > 0 {
+                let cursed = longest_cursed(&new_per_pass(&manifest.passes)) != [0, 0];
+                write_finals(ctx, &manifest.passes, edge.as_ref(), cursed)?
+            } else {
+                Merged { bytes_read: 0, bytes_written: 0 }
+            };
             (merged, t.elapsed().as_secs_f64(), None)
         }
         Assembly::Compact(settings) => {
             let edge_secs = t.elapsed().as_secs_f64();
-            let planes = StreamPlanes::open(ctx, &manifest.passes, edge.as_ref())?;
-            let path =
-                finish::compact_from_streams(&planes, &manifest.passes, &ctx.layout, folder, settings, ctx.progress)?;
+            let planes = StreamPlanes::open(
+                vec![(LevelFiles::of(ctx), &manifest.passes, edge)],
+                ctx.level.n_slots,
+                ctx.budget.threads,
+            )?;
+            let path = finish::compact_from_streams(
+                &planes,
+                &[&manifest.passes],
+                &ctx.layout,
+                folder,
+                settings,
+                ctx.progress,
+            )?;
             let written = std::fs::metadata(&path).with_context(|| format!("reading {}", path.display()))?.len();
-            let merged = Merged { range_sums: [0; 4], bytes_read: planes.bytes_read(), bytes_written: written };
+            let merged = Merged { bytes_read: planes.bytes_read(), bytes_written: written };
             (merged, edge_secs, Some((path, t.elapsed().as_secs_f64() - edge_secs)))
         }
     };
@@ -300,19 +313,24 @@ fn solve_level(
         merge_secs,
         merge_bytes_read: merged.bytes_read,
         merge_bytes_written: merged.bytes_written,
-        range_sums: merged.range_sums,
     });
     // Not synced (the final table is, when published): after a power loss the resume finds
-    // a lost level by its range checksums and solves it again.
+    // a lost level by the checksums of its kept files and solves it again.
     manifest::save_with(&folder.manifest(), manifest, Durability::Atomic)?;
-    reaper.finish();
-    let dir = ctx.folder.path();
-    std::fs::remove_dir_all(dir).with_context(|| format!("removing {}", dir.display()))?;
-    // The levels below read this level's final bitbases.
-    if let (Assembly::Partial(partial), true) = (to, ctx.level.number > 0) {
-        let cursed = level_is_cursed(manifest, &ctx.level);
-        let finals = LevelFinals { level: &ctx.level, folder: &ctx.folder, cursed, block_bits: ctx.plan.block_bits };
-        finals.extract(partial)?;
+    match to {
+        Assembly::Kept => {
+            kept::prune(&ctx.folder, &reaper)?;
+            reaper.finish();
+            let trash = ctx.folder.trash();
+            if trash.exists() {
+                std::fs::remove_dir_all(&trash).with_context(|| format!("removing {}", trash.display()))?;
+            }
+        }
+        Assembly::Compact(_) => {
+            reaper.finish();
+            let dir = ctx.folder.path();
+            std::fs::remove_dir_all(dir).with_context(|| format!("removing {}", dir.display()))?;
+        }
     }
     Ok(published)
 }

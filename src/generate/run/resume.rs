@@ -1,61 +1,48 @@
 //! Resuming a run: its manifest (an interrupted run's, or a fresh one), the check of the
-//! solved levels' ranges in the table being assembled, and the decision to solve levels
-//! again or to restart the run.
+//! solved levels' kept files, and the decision to solve levels again or to restart the run.
 
+use super::{kept, level_is_cursed};
 use crate::chess::Material;
+use crate::generate::merge::LevelFiles;
 use crate::generate::plan::Cut;
-use crate::index::{Layout, Level};
+use crate::index::Layout;
 use crate::progress::Progress;
-use crate::table::uncompressed::{PartialTable, Section};
 use crate::work::manifest::{self, RunManifest, MANIFEST_FORMAT};
 use crate::work::publish::Durability;
+use crate::work::reaper::Reaper;
 use crate::work::RunFolder;
 use anyhow::Context;
 
-/// Opens the run's manifest and, if it is `assembled`, its table being assembled, and checks
-/// the solved levels: from the first damaged one, it and the levels solved after it are
-/// solved again. A fresh run is cut by `cut`; an interrupted one keeps its cut. A run that
-/// is not assembled (pawnless: its one level compacted straight from its streams) records
-/// its level only once its table is published: found recorded, its streams are gone, and
-/// the run starts again.
+/// Opens the run's manifest and checks the solved levels (with pawns, each keeps its files
+/// until the compaction): from the first damaged one, it and the levels solved after it are
+/// solved again. A fresh run is cut by `cut`; an interrupted one keeps its cut. A pawnless
+/// run (its one level compacted straight from its streams) records its level only once its
+/// table is published: found recorded, its streams are gone, and the run starts again.
 pub fn resume_levels(
     layout: &Layout,
     folder: &RunFolder,
     cut: Cut,
-    assembled: bool,
     progress: &dyn Progress,
-) -> anyhow::Result<(RunManifest, Option<PartialTable>)> {
+) -> anyhow::Result<RunManifest> {
     let material = &layout.material;
     let mut manifest = open_manifest(material, folder, cut, progress)?;
-    if !assembled {
-        if !manifest.levels.is_empty() {
-            let why =
-                format!("{}: the run was finished, its table is not in the output folder", folder.path().display());
-            manifest = restart(material, folder, why, cut_of(&manifest), progress)?;
-        }
-        return Ok((manifest, None));
+    if manifest.levels.is_empty() {
+        return Ok(manifest);
     }
-    let mut partial = PartialTable::open(&folder.partial_table(), layout)?;
-    if !manifest.levels.is_empty() {
-        match check_levels(&partial, layout, &manifest) {
-            Ok(None) => {}
-            Ok(Some((first_bad, why))) => {
-                // Levels are recorded before their ranges are synced: after a power loss
-                // the lost ones (and those solved after them, which read them) are redone.
-                progress.log(&format!("{material}: {why}; solving it and the levels after it again"));
-                manifest.levels.truncate(first_bad);
-                manifest.passes.clear();
-                remove_unsolved_levels(layout, folder, &manifest)?;
-                manifest::save_with(&folder.manifest(), &manifest, Durability::Atomic)?;
-            }
-            Err(e) => {
-                let cut = cut_of(&manifest);
-                manifest = restart(material, folder, format!("{e:#}"), cut, progress)?;
-                partial = PartialTable::open(&folder.partial_table(), layout)?;
-            }
-        }
+    if !layout.has_pawns() {
+        let why = format!("{}: the run was finished, its table is not in the output folder", folder.path().display());
+        return restart(material, folder, why, cut_of(&manifest), progress);
     }
-    Ok((manifest, Some(partial)))
+    if let Some((first_bad, why)) = check_levels(layout, folder, &manifest)? {
+        // Levels are recorded before their files are synced: after a power loss the lost
+        // ones (and those solved after them, which read them) are redone.
+        progress.log(&format!("{material}: {why}; solving it and the levels after it again"));
+        manifest.levels.truncate(first_bad);
+        manifest.passes.clear();
+        remove_unsolved_levels(layout, folder, &manifest)?;
+        manifest::save_with(&folder.manifest(), &manifest, Durability::Atomic)?;
+    }
+    Ok(manifest)
 }
 
 /// How a run's manifest says it is cut.
@@ -63,23 +50,25 @@ pub fn cut_of(manifest: &RunManifest) -> Cut {
     Cut { block_bits: manifest.block_bits, max_fixed_bits: manifest.max_fixed_bits }
 }
 
-/// Checks that the solved levels' ranges of the table being assembled are intact: the
+/// Checks the solved levels' kept files (first deleting what a kill left behind them): the
 /// position in the manifest of the first damaged level, with what is wrong, if any.
 fn check_levels(
-    partial: &PartialTable,
     layout: &Layout,
+    folder: &RunFolder,
     manifest: &RunManifest,
 ) -> anyhow::Result<Option<(usize, String)>> {
     let levels = layout.levels();
     for (n, done) in manifest.levels.iter().enumerate() {
-        let level: &Level =
-            levels.iter().find(|l| l.number == done.level).context("the manifest names a level the run lacks")?;
-        for (i, s) in Section::ALL.into_iter().enumerate() {
-            let (offset, len) = partial.range(s, level.first_slot, level.n_slots);
-            if partial.checksum(offset, len)? != done.range_sums[i] {
-                let why = format!("{}: level {} is damaged in section {s:?}", partial.path().display(), level.number);
-                return Ok(Some((n, why)));
-            }
+        let level =
+            *levels.iter().find(|l| l.number == done.level).context("the manifest names a level the run lacks")?;
+        let files = LevelFiles { folder: folder.level(level.number), level, block_bits: manifest.block_bits };
+        if files.folder.path().exists() {
+            let reaper = Reaper::new(&files.folder.trash());
+            kept::prune(&files.folder, &reaper)?;
+            reaper.finish();
+        }
+        if let Err(e) = kept::check(&files, &done.passes, level_is_cursed(manifest, &level)) {
+            return Ok(Some((n, format!("level {} is damaged: {e:#}", level.number))));
         }
     }
     Ok(None)

@@ -1,10 +1,9 @@
 //! The uncompressed table file of one white-wins run (`docs/FORMAT.md`, Part II, format
 //! versions 1 and 2): a checksummed header and four sections (five with pawns: the fifth
 //! lists the run's slices and levels), every position's 6-bit value code in bit planes and
-//! the final bitbases. The generator assembles each run in this format ([`PartialTable`])
-//! before converting it into the compact format it publishes; older builds published it
-//! ([`TableFile`] reads those for the conversion), and the verifier expands compact tables
-//! into it.
+//! the final bitbases. Older builds published it ([`TableFile`] reads those for the
+//! conversion into the compact format), and the verifier expands compact tables into it
+//! ([`PartialTable`]).
 //!
 //! Owns: the older format and the table being assembled. May import `table`'s `values`,
 //! `version`, `header` and `error`, never the compact format or its readers.

@@ -1,5 +1,5 @@
-//! A run's uncompressed table being assembled in its work folder: the merge writes each
-//! level's slot range of every section, the header comes last.
+//! A table of the uncompressed format written in place (`verify` expands a compact table
+//! into one): each level's slot range of every section, the header last.
 
 use super::header::Header;
 use super::sections::{Section, VALUE_WORD_BYTES};
@@ -10,9 +10,8 @@ use std::fs::File;
 use std::path::{Path, PathBuf};
 use xxhash_rust::xxh3::{xxh3_64, Xxh3};
 
-/// A run's table being assembled in place (in the run's work folder): full length from the
-/// start (sparse), each level of the run writes its slot range of every section, and the
-/// header comes last, when the table is published.
+/// A table of the uncompressed format being written in place: full length from the start
+/// (sparse), each level's slot range of every section written, the header last.
 pub struct PartialTable {
     file: File,
     path: PathBuf,
@@ -30,11 +29,6 @@ impl PartialTable {
         Ok(PartialTable { file, path: path.to_path_buf(), header })
     }
 
-    /// The file's path.
-    pub fn path(&self) -> &Path {
-        &self.path
-    }
-
     /// File offset and length of the bytes of slots `first..first + n` in a section (both
     /// multiples of 64).
     pub fn range(&self, s: Section, first: u64, n: u64) -> (u64, u64) {
@@ -49,15 +43,6 @@ impl PartialTable {
             .file
             .write_all_at(bytes, offset)
             .doing(|| format!("writing {} at offset {offset}", self.path.display()))?)
-    }
-
-    /// Reads bytes at a file offset.
-    pub fn read_at(&self, offset: u64, buf: &mut [u8]) -> Result<(), FormatError> {
-        use std::os::unix::fs::FileExt;
-        Ok(self
-            .file
-            .read_exact_at(buf, offset)
-            .doing(|| format!("reading {} at offset {offset}", self.path.display()))?)
     }
 
     /// XXH3 of `len` bytes at `offset`.
