@@ -80,7 +80,7 @@ pub mod file {
     /// The compact format (version 5; versions 3 and 4 still read) that final tables are published
     /// in (Part I).
     pub use crate::table::compact;
-    /// The uncompressed format (versions 1 and 2, Part II): runs being assembled, old tables.
+    /// The uncompressed format (versions 1 and 2, Part II): old tables, and `verify`'s expansions.
     pub use crate::table::uncompressed::{Header, Section, SectionEntry, TableFile, VALUE_WORD_BYTES};
     /// What a table says of a position: value codes, classes, distances.
     pub use crate::table::values::{

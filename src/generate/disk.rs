@@ -79,7 +79,7 @@ fn run_disk(m: &Material, opts: &GenOptions) -> RunDisk {
 
 /// The growth still ahead of a job that builds `todo` in this order, on each file system.
 /// Runs are built one after the other: a run's work folder grows to its peak while its table
-/// is assembled there, then the table moves to the output folder (renamed on one file
+/// is solved and written there, then the table moves to the output folder (renamed on one file
 /// system, copied across two) and the folder goes; tables stay. What a run already holds is
 /// subtracted from its peak, and the folders and temporary files of runs built before it are
 /// gone by then.
@@ -98,7 +98,7 @@ pub fn disk_needs(todo: &[&Material], opts: &GenOptions) -> Vec<DiskNeed> {
         let work_now = work_growth.max(0) - freed_work;
         peak_same = peak_same.max(out_now + work_now);
         peak_out = peak_out.max(out_now);
-        // The table is assembled in the work folder, then copied out.
+        // The table is written in the work folder, then copied out.
         peak_work = peak_work.max(work_now + r.table as i128);
         freed_out += r.out_held as i128;
         freed_work += r.work_held as i128;

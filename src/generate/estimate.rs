@@ -100,7 +100,8 @@ const ASSUMED_STEPS: f64 = 101.0;
 /// the RAM, every stage moves its tables through the disk: the init passes write eight bit
 /// tables and read one, a step of each side reads two (white) or three (black) and writes one,
 /// the merge reads the last tables and the delta streams and writes the assembled table (14
-/// bit tables), which the compaction reads back. A stage takes the longer of the two.
+/// bit tables), which the compaction reads back (the rates' model; since then the compaction
+/// reads the streams instead). A stage takes the longer of the two.
 pub fn estimate_run(layout: &Layout, machine: &Machine) -> TimeEstimate {
     let level_slots = layout.levels().iter().map(|l| l.n_slots).max().unwrap_or(0);
     estimate(layout.material.men(), layout.n_slots, level_slots, machine)
@@ -154,8 +155,6 @@ pub fn project_pawnless(men: usize, machine: &Machine) -> Projection {
             level_slots: positions,
             n_slots: positions,
             eventual: true,
-            finals_above: 0,
-            header: 0,
             pawns: false,
             capture_bitbases: 0,
             promotion_bitbases: 0,

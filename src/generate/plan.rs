@@ -298,25 +298,25 @@ impl Plan {
 pub struct RunNeeds {
     /// Bytes of one bit table.
     pub table_bytes: u64,
-    /// Peak bytes in the work folder: the uncompressed table the levels are merged into (with
-    /// pawns) or the compact table written from the delta streams (without), with the last
-    /// level's tables and delta streams beside it.
+    /// Peak bytes in the work folder: the largest level's tables and delta streams, with
+    /// pawns beside the files the other levels keep (their streams, illegal tables and final
+    /// bitbases), or the compact table written from every level's streams, whichever is more.
     pub work_peak: u64,
     /// Bytes of the final (compact) table file, estimated from the uncompressed table:
     /// a twelfth with pawns, a sixteenth without (measured: KRPvKR 13x smaller, KQRvKQR
     /// 19x, KQRvKR 31x; `docs/BENCHMARKS.md`, "Disk peaks").
     pub final_bytes: u64,
-    /// Bytes of the uncompressed table a run with pawns is assembled in (in its work folder,
-    /// until it is compacted); 0 without pawns.
-    pub assembled_bytes: u64,
+    /// Bytes of the files the solved levels of a run with pawns keep until its compaction
+    /// (all levels); 0 without pawns.
+    pub kept_bytes: u64,
     /// Bytes read and written by one pass.
     pub pass_io: u64,
 }
 
-/// Bit tables alive in a level's folder when it is merged, the run's peak: `t(k-1)`, `t(k)`,
-/// `d`, `forced-zeroing`, the two illegal-position tables, and past step 100 `t99` and `t100`,
-/// with `d-inf` for a run that may be eventual (5 men or more; its sub-endgames may have
-/// cursed positions, and they are not all built when a job plans).
+/// Bit tables alive in a level's folder when its chains are complete, the run's peak:
+/// `t(k-1)`, `t(k)`, `d`, `forced-zeroing`, the two illegal-position tables, and past step 100
+/// `t99` and `t100`, with `d-inf` for a run that may be eventual (5 men or more; its
+/// sub-endgames may have cursed positions, and they are not all built when a job plans).
 const TABLES_AT_MERGE: u64 = 9;
 /// Without cursed positions and chains past 100 plies (3 and 4 men).
 const TABLES_AT_MERGE_SHORT: u64 = 7;
@@ -325,22 +325,20 @@ const TABLES_AT_MERGE_SHORT: u64 = 7;
 /// endgame is won (measured: KQRvKR 7.4 bits, KRPvKR's last level 4.3, KQRvKQR 4.1); the
 /// middle of those, which keeps the work peak of all three within 20%.
 const DELTA_BITS_PER_POSITION: u64 = 6;
+/// Bits per position a solved level with pawns keeps: its delta streams, its two illegal
+/// tables and its two final bitbases (two more for a level with cursed positions, which few
+/// have: KRPvKR's levels have none; measured there 4.1-7.4 bits of streams per position).
+const KEPT_BITS_PER_POSITION: u64 = DELTA_BITS_PER_POSITION + 2 + 2;
 
-/// Estimates a run's disk needs. The work folder peaks when the last level is merged: with
-/// pawns the uncompressed table (header, slices, two class bits and six distance bits per
-/// position for each side to move), without them the compact table written straight from
-/// the streams; the level's bit tables and delta streams, and for pawns the final bitbases
-/// of the two levels above, which its pawn moves read. Earlier levels' work is gone
-/// by then (each level's folder is released once it is merged). The sub-endgames' bitbases
-/// may be files there too (when they do not fit half the RAM budget; counted as if they
-/// never did): the captures' for every level, the promotions' only while the levels that
-/// promote are solved, before the table has grown (the larger of the two counts).
+/// Estimates a run's disk needs. The work folder peaks either while its largest level is
+/// solved (its bit tables and delta streams, and with pawns what the levels solved before
+/// keep: their streams, illegal tables and final bitbases) or while the compact table is
+/// written (beside every level's kept files, with pawns). The sub-endgames' bitbases may be
+/// files there too (when they do not fit half the RAM budget; counted as if they never did):
+/// the captures' for every level, the promotions' only while the levels that promote are
+/// solved, first, when little is kept (the larger of the two counts).
 pub fn run_needs(layout: &Layout) -> RunNeeds {
     let level_slots = layout.levels().iter().map(|l| l.n_slots).max().unwrap_or(0);
-    let table_bytes = level_slots / 8;
-    let finals_above = if layout.has_pawns() { 4 * table_bytes } else { 0 };
-    let slice_section = layout.slices.as_ref().map_or(0, |s| 4 * s.len() as u64 + 48 * s.levels.len() as u64);
-    let header = 4096 * (5 + layout.has_pawns() as u64) + slice_section;
     let m = &layout.material;
     let eventual = m.men() >= 5;
     // Both sides to move of each sub-run, and its eventual bitbases when it may have cursed
@@ -354,8 +352,6 @@ pub fn run_needs(layout: &Layout) -> RunNeeds {
         level_slots,
         n_slots: layout.n_slots,
         eventual,
-        finals_above,
-        header,
         pawns: layout.has_pawns(),
         capture_bitbases: bitbases(false),
         promotion_bitbases: bitbases(true),
@@ -369,11 +365,7 @@ pub struct RunShape {
     pub n_slots: u64,
     /// Whether it may be eventual (`d-inf` too) or need more than 100 steps.
     pub eventual: bool,
-    /// Bytes of the final bitbases of the levels above that its pawn moves read.
-    pub finals_above: u64,
-    /// Bytes of the assembled table's header and slice sections.
-    pub header: u64,
-    /// Whether it has pawns (its final table compresses less).
+    /// Whether it has pawns (its final table compresses less, its levels keep their files).
     pub pawns: bool,
     /// Bytes of the sub-endgames' bitbases its captures read (every level), and its
     /// promotions (the levels that promote, solved first).
@@ -383,23 +375,30 @@ pub struct RunShape {
 
 /// [`run_needs`] from a run's shape.
 pub fn needs_of(shape: &RunShape) -> RunNeeds {
-    let &RunShape { level_slots, n_slots, eventual, finals_above, header, pawns, capture_bitbases, promotion_bitbases } =
-        shape;
+    let &RunShape { level_slots, n_slots, eventual, pawns, capture_bitbases, promotion_bitbases } = shape;
     let table_bytes = level_slots / 8;
     let deltas = level_slots * DELTA_BITS_PER_POSITION / 8;
     let tables = if eventual { TABLES_AT_MERGE } else { TABLES_AT_MERGE_SHORT };
-    let uncompressed = header + 2 * n_slots / 8 + 2 * n_slots * 6 / 8;
+    let uncompressed = 2 * n_slots / 8 + 2 * n_slots * 6 / 8;
     let final_bytes = uncompressed / if pawns { 12 } else { 16 };
-    let assembled_bytes = if pawns { uncompressed } else { 0 };
+    let kept = |slots: u64| if pawns { slots * KEPT_BITS_PER_POSITION / 8 } else { 0 };
+    let level_peak = tables * table_bytes + deltas + capture_bitbases;
+    let work_peak = if pawns {
+        // While the largest level is solved (beside what the others keep; the promotions'
+        // bitbases only while the first levels are), or while the compact table is written.
+        let solving = level_peak + kept(n_slots - level_slots);
+        let first_levels = level_peak + promotion_bitbases;
+        let compacting = capture_bitbases + kept(n_slots) + final_bytes;
+        solving.max(first_levels).max(compacting)
+    } else {
+        // The compact table is written beside the level's tables (counted whole).
+        level_peak + final_bytes
+    };
     RunNeeds {
         table_bytes,
-        work_peak: tables * table_bytes
-            + deltas
-            + finals_above
-            + capture_bitbases
-            + if pawns { assembled_bytes.max(promotion_bitbases) } else { final_bytes },
+        work_peak,
         final_bytes,
-        assembled_bytes,
+        kept_bytes: kept(n_slots),
         pass_io: 4 * table_bytes + level_slots / 8,
     }
 }

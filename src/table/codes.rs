@@ -47,8 +47,8 @@ impl PlaneSource for TableFile {
 /// uncompressed format (`docs/FORMAT.md`, 63 for an illegal position), read in batches so
 /// that a scan holds only the batches in flight.
 pub(crate) enum CodeSource<'a> {
-    /// Value planes: an uncompressed table (a run being assembled, or a file to convert), or
-    /// a run's delta streams.
+    /// Value planes: an uncompressed table (a file to convert), or a run's delta
+    /// streams.
     Plain(&'a dyn PlaneSource),
     /// A compact table: classes, wtm distances, legality from the position.
     Compact(&'a CompactTable, &'a Layout),

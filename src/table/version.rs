@@ -18,8 +18,8 @@ pub const VERSION_COMPACT_ORDERS: u16 = 4;
 /// Format version of the compact tables published before stored orders (Part I; every
 /// section in slot order): still read.
 pub const VERSION_COMPACT_SLOT_ORDER: u16 = 3;
-/// Format version of uncompressed tables of pawnless runs (Part II; runs being assembled,
-/// and tables published by older builds).
+/// Format version of uncompressed tables of pawnless runs (Part II; tables published by
+/// older builds, and `verify`'s expansions).
 pub const VERSION_UNCOMPRESSED: u16 = 1;
 /// Format version of uncompressed tables of runs with pawns (Part II).
 pub const VERSION_UNCOMPRESSED_PAWNS: u16 = 2;

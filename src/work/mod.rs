@@ -87,8 +87,8 @@ pub(crate) fn no_readahead(file: &std::fs::File) {
     unsafe { libc::posix_fadvise(file.as_raw_fd(), 0, 0, libc::POSIX_FADV_RANDOM) };
 }
 
-/// The work folder of one run (`WORK/<RUN>/`): its manifest, the table being assembled, and
-/// a folder per level.
+/// The work folder of one run (`WORK/<RUN>/`): its manifest, the compact table being written,
+/// and a folder per level.
 #[derive(Clone, Debug)]
 pub struct RunFolder {
     path: PathBuf,

@@ -150,7 +150,7 @@ impl Solved {
 /// with the sub-endgames' bitbases in `caps`; [`Solved::finish`] then publishes its table
 /// into `opts.out`. The promotions' sub-endgames (as many men as the run: with 6 men, a
 /// bitbase file of gigabytes each) are loaded for the levels whose pawns can promote and
-/// dropped once no level still to solve can, before the table being assembled grows.
+/// dropped once no level still to solve can, before the levels' kept files grow.
 pub fn solve_run(
     material: &Material,
     mut caps: LoadedCaptures,

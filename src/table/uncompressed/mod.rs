@@ -5,7 +5,7 @@
 //! conversion into the compact format), and the verifier expands compact tables into it
 //! ([`PartialTable`]).
 //!
-//! Owns: the older format and the table being assembled. May import `table`'s `values`,
+//! Owns: the older format and the tables written in it. May import `table`'s `values`,
 //! `version`, `header` and `error`, never the compact format or its readers.
 
 mod file;
