@@ -208,16 +208,9 @@ fn block_values(planes: &[[u64; 6]], edge_exact: bool, part: Part) -> (Vec<u8>, 
                 out.extend_from_slice(&[last; 64]);
                 continue;
             }
-            let mut codes = codes_of_planes(p);
-            // Each run of don't-cares takes the win before it.
-            let mut holes = !w;
-            while holes != 0 {
-                let start = holes.trailing_zeros() as usize;
-                let end = start + (holes >> start).trailing_ones() as usize;
-                let fill = if start == 0 { last } else { codes[start - 1] };
-                codes[start..end].fill(fill);
-                holes = if end == 64 { 0 } else { holes & !0u64 << end };
-            }
+            // Each run of don't-cares takes the win before it: filled plane by plane.
+            let filled = std::array::from_fn(|j| fill_plane(p[j], w, last >> j & 1 != 0).0);
+            let codes = codes_of_planes(&filled);
             last = codes[63];
             out.extend_from_slice(&codes);
         }
