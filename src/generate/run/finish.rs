@@ -4,7 +4,8 @@
 use super::{longest_cursed, rule_last_step, RunReport, TableSettings};
 use crate::chess::Material;
 use crate::generate::convert_folder::block_progress;
-use crate::generate::merge::StreamPlanes;
+use crate::generate::edge::EdgeSet;
+use crate::generate::merge::{LevelFiles, StreamPlanes};
 use crate::generate::plan::Plan;
 use crate::index::Layout;
 use crate::progress::Progress;
@@ -18,6 +19,7 @@ use crate::table::TableError;
 use crate::work::manifest::PassDone;
 use crate::work::manifest::{new_per_pass, RunManifest};
 use crate::work::RunFolder;
+use anyhow::Context;
 use std::path::{Path, PathBuf};
 use xxhash_rust::xxh3::xxh3_64;
 
@@ -52,6 +54,28 @@ pub(super) fn compact_from_streams(
     compacting(material, folder, settings, progress, |to, show| {
         planes_to_compact(planes, layout, meta, &slice_bytes(layout, &last_steps), id, to, show)
     })
+}
+
+/// Writes the compact table of a solved run with pawns from the files its levels kept
+/// (resuming an interrupted write) and publishes it in the output folder.
+pub(super) fn compact_kept_levels(
+    manifest: &RunManifest,
+    layout: &Layout,
+    folder: &RunFolder,
+    settings: &TableSettings,
+    progress: &dyn Progress,
+) -> anyhow::Result<PathBuf> {
+    let mut levels = Vec::new();
+    for done in &manifest.levels {
+        let level = layout.levels().into_iter().find(|l| l.number == done.level);
+        let level = level.context("the manifest names a level the run lacks")?;
+        let files = LevelFiles { folder: folder.level(done.level), level, block_bits: manifest.block_bits };
+        let edge = EdgeSet::load(&files.folder.exact_100_log(), files.n_blocks())?;
+        levels.push((files, done.passes.as_slice(), (edge.count() > 0).then_some(edge)));
+    }
+    let planes = StreamPlanes::open(levels, layout.n_slots, settings.threads)?;
+    let passes: Vec<&[PassDone]> = manifest.levels.iter().map(|l| l.passes.as_slice()).collect();
+    compact_from_streams(&planes, &passes, layout, folder, settings, progress)
 }
 
 /// Runs a compaction `write` into the run's compact table (published in the output folder)

@@ -126,17 +126,7 @@ impl Solved {
         let (path, compact_secs) = match table {
             SolvedTable::Published(path, secs) => (path, secs),
             SolvedTable::Kept => {
-                let mut levels = Vec::new();
-                for done in &manifest.levels {
-                    let level = layout.levels().into_iter().find(|l| l.number == done.level);
-                    let level = level.context("the manifest names a level the run lacks")?;
-                    let files = LevelFiles { folder: folder.level(done.level), level, block_bits: manifest.block_bits };
-                    let edge = EdgeSet::load(&files.folder.exact_100_log(), files.n_blocks())?;
-                    levels.push((files, done.passes.as_slice(), (edge.count() > 0).then_some(edge)));
-                }
-                let planes = StreamPlanes::open(levels, layout.n_slots, settings.threads)?;
-                let passes: Vec<&[PassDone]> = manifest.levels.iter().map(|l| l.passes.as_slice()).collect();
-                let path = finish::compact_from_streams(&planes, &passes, &layout, &folder, &settings, progress)?;
+                let path = finish::compact_kept_levels(&manifest, &layout, &folder, &settings, progress)?;
                 (path, t.elapsed().as_secs_f64())
             }
         };
