@@ -32,7 +32,6 @@ pub const EDGE_STEP: u16 = LAST_STEP + 1;
 
 /// A small set of positions of one side to move, in memory: each storage block's positions
 /// gap-coded (block-relative, as in the delta streams).
-#[derive(Clone)]
 pub struct EdgeSet {
     blocks: Vec<Vec<u8>>,
     count: u64,

@@ -156,14 +156,55 @@ impl LevelContext<'_> {
         self.progress.log(&format!("{}: {msg}", self.layout.material));
     }
 
+    /// The level's folder and storage blocks.
+    pub fn files(&self) -> LevelFiles<'_> {
+        LevelFiles { folder: &self.folder, level: &self.level, block_bits: self.plan.block_bits }
+    }
+
     /// Storage blocks per table of the level.
     pub fn n_blocks(&self) -> usize {
-        (self.level.n_slots >> self.plan.block_bits) as usize
+        self.files().n_blocks()
     }
 
     /// Words per storage block.
     pub fn block_words(&self) -> usize {
-        1 << (self.plan.block_bits - 6)
+        self.files().block_words()
+    }
+
+    /// Opens (creating if needed) a work table.
+    pub fn open_table(&self, table: WorkTable) -> anyhow::Result<BitFile> {
+        self.files().open_table(table)
+    }
+
+    /// A finished work table's block checksums.
+    pub fn sums(&self, table: WorkTable) -> anyhow::Result<Vec<u64>> {
+        self.files().sums(table)
+    }
+
+    /// Opens a finished work table with its block checksums.
+    pub fn open_finished(&self, table: WorkTable) -> anyhow::Result<(BitFile, Vec<u64>)> {
+        self.files().open_finished(table)
+    }
+}
+
+/// A level's folder and how its tables are cut into storage blocks: what opening its work
+/// tables takes, for the level being solved and for solved ones.
+#[derive(Clone, Copy)]
+pub struct LevelFiles<'a> {
+    pub folder: &'a LevelFolder,
+    pub level: &'a Level,
+    pub block_bits: u32,
+}
+
+impl LevelFiles<'_> {
+    /// Storage blocks per table of the level.
+    pub fn n_blocks(&self) -> usize {
+        (self.level.n_slots >> self.block_bits) as usize
+    }
+
+    /// Words per storage block.
+    pub fn block_words(&self) -> usize {
+        1 << (self.block_bits - 6)
     }
 
     /// Opens (creating if needed) a work table.

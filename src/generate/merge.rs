@@ -5,52 +5,22 @@
 //! bitbases from the chains' last tables ([`write_finals`]): the levels below read them.
 
 use super::edge::{EdgeSet, EDGE_STEP};
-use super::level::LevelContext;
+use super::level::{LevelContext, LevelFiles};
 use super::plan::Budget;
 use crate::chess::Color;
-use crate::index::{Block, Level};
+use crate::index::Block;
 use crate::solve::{captures_lose, Pass, WorkTable, LAST_STEP};
 use crate::table::uncompressed::beyond_rule_mask;
 use crate::table::values::{step_code, CODE_EXACT_100, CODE_ILLEGAL};
 use crate::table::{PlaneSource, TableError};
-use crate::work::bits::{load_sums, save_sums, BitFile};
+use crate::work::bits::{save_sums, BitFile};
 use crate::work::deltalog::PassStreams;
 use crate::work::gap::decode_words;
 use crate::work::manifest::PassDone;
-use crate::work::LevelFolder;
 use anyhow::Context;
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
-
-/// A level's folder and how its tables are cut into storage blocks.
-#[derive(Clone, Debug)]
-pub struct LevelFiles {
-    pub folder: LevelFolder,
-    pub level: Level,
-    pub block_bits: u32,
-}
-
-impl LevelFiles {
-    /// The files of the level a context solves.
-    pub fn of(ctx: &LevelContext) -> LevelFiles {
-        LevelFiles { folder: ctx.folder.clone(), level: ctx.level, block_bits: ctx.plan.block_bits }
-    }
-
-    pub fn n_blocks(&self) -> usize {
-        (self.level.n_slots >> self.block_bits) as usize
-    }
-
-    pub fn block_words(&self) -> usize {
-        1 << (self.block_bits - 6)
-    }
-
-    /// Opens a finished work table of the level with its block checksums.
-    pub fn open_finished(&self, table: WorkTable) -> anyhow::Result<(BitFile, Vec<u64>)> {
-        let file = BitFile::open(&self.folder.bits(table), self.level.n_words(), self.block_words())?;
-        Ok((file, load_sums(&self.folder.sums(table), self.n_blocks())?))
-    }
-}
 
 /// The streams of one step, with the step's value code.
 struct StepIndex {
@@ -60,7 +30,7 @@ struct StepIndex {
     edge: bool,
 }
 
-fn index_step(files: &LevelFiles, pass: Pass) -> anyhow::Result<StepIndex> {
+fn index_step(files: &LevelFiles<'_>, pass: Pass) -> anyhow::Result<StepIndex> {
     let streams = PassStreams::open(&files.folder.log(pass), files.n_blocks())
         .context("delta log damaged (delete the work folder to recompute the run)")?;
     let k = pass.step().context("an init pass has no values")?;
@@ -78,7 +48,12 @@ struct SideValues {
 impl SideValues {
     /// The values of the steps `pick` selects among the side's (all of them for the
     /// table's values).
-    fn open(files: &LevelFiles, passes: &[PassDone], stm: Color, pick: impl Fn(u16) -> bool) -> anyhow::Result<Self> {
+    fn open(
+        files: &LevelFiles<'_>,
+        passes: &[PassDone],
+        stm: Color,
+        pick: impl Fn(u16) -> bool,
+    ) -> anyhow::Result<Self> {
         let parity = if stm == Color::White { 1 } else { 0 };
         let index = passes
             .iter()
@@ -123,7 +98,7 @@ pub fn write_finals(
     edge: Option<&EdgeSet>,
     cursed: bool,
 ) -> anyhow::Result<Merged> {
-    let files = LevelFiles::of(ctx);
+    let files = ctx.files();
     let bb = ctx.plan.block_bits;
     let n_blocks = ctx.n_blocks();
     let block_words = ctx.block_words();
@@ -270,7 +245,7 @@ struct LevelValues {
 }
 
 impl LevelValues {
-    fn open(files: &LevelFiles, passes: &[PassDone], edge: Option<EdgeSet>) -> anyhow::Result<LevelValues> {
+    fn open(files: &LevelFiles<'_>, passes: &[PassDone], edge: Option<EdgeSet>) -> anyhow::Result<LevelValues> {
         let side = |stm| SideValues::open(files, passes, stm, |_| true);
         anyhow::ensure!(
             files.level.first_slot.trailing_zeros() >= files.block_bits,
@@ -305,7 +280,7 @@ impl StreamPlanes {
     /// Opens the values of a run's levels: each level's files, its `passes` and its `E_101`
     /// (as [`write_finals`] takes it); `threads` read at once.
     pub fn open(
-        levels: Vec<(LevelFiles, &[PassDone], Option<EdgeSet>)>,
+        levels: Vec<(LevelFiles<'_>, &[PassDone], Option<EdgeSet>)>,
         n_slots: u64,
         threads: usize,
     ) -> anyhow::Result<StreamPlanes> {

@@ -3,12 +3,12 @@
 //! for the words of the same chunk there.
 
 use crate::chess::{Color, Square};
-use crate::generate::level::LevelContext;
+use crate::generate::level::{LevelContext, LevelFiles};
 use crate::generate::plan::Chunk;
 use crate::index::slices::MAX_PAWNS;
 use crate::index::{Level, Pawns};
 use crate::solve::{Pass, PushTargets, WorkTable};
-use crate::work::bits::{load_sums, BitFile};
+use crate::work::bits::BitFile;
 use anyhow::Context;
 
 /// A solved level's final bitbase, open for reading.
@@ -44,8 +44,7 @@ fn open_finals(ctx: &LevelContext, pass: Pass, which: Finals) -> anyhow::Result<
         .map(|(i, (level, folder))| {
             let cursed = eventual && above_cursed.get(i).copied().unwrap_or(false);
             let table = if cursed { WorkTable::FinalEventual(stm) } else { WorkTable::Final(stm) };
-            let file = BitFile::open(&folder.bits(table), level.n_words(), ctx.block_words())?;
-            let sums = load_sums(&folder.sums(table), (level.n_slots >> ctx.plan.block_bits) as usize)?;
+            let (file, sums) = LevelFiles { folder, level, block_bits: ctx.plan.block_bits }.open_finished(table)?;
             Ok(Final { level: *level, file, sums })
         })
         .collect()

@@ -1,11 +1,12 @@
 //! The end of a run: its compact table, written (resumably) straight from its levels' delta
 //! streams and published in the output folder; and the run's report.
 
-use super::{longest_cursed, rule_last_step, RunReport, TableSettings};
+use super::{longest_cursed, rule_last_step, solved_level, RunReport, TableSettings};
 use crate::chess::Material;
 use crate::generate::convert_folder::block_progress;
 use crate::generate::edge::EdgeSet;
-use crate::generate::merge::{LevelFiles, StreamPlanes};
+use crate::generate::level::LevelFiles;
+use crate::generate::merge::StreamPlanes;
 use crate::generate::plan::Plan;
 use crate::index::Layout;
 use crate::progress::Progress;
@@ -19,7 +20,6 @@ use crate::table::TableError;
 use crate::work::manifest::PassDone;
 use crate::work::manifest::{new_per_pass, RunManifest};
 use crate::work::RunFolder;
-use anyhow::Context;
 use std::path::{Path, PathBuf};
 use xxhash_rust::xxh3::xxh3_64;
 
@@ -65,12 +65,15 @@ pub(super) fn compact_kept_levels(
     settings: &TableSettings,
     progress: &dyn Progress,
 ) -> anyhow::Result<PathBuf> {
+    let solved: Vec<_> = manifest
+        .levels
+        .iter()
+        .map(|done| Ok((solved_level(layout, done)?, folder.level(done.level))))
+        .collect::<anyhow::Result<_>>()?;
     let mut levels = Vec::new();
-    for done in &manifest.levels {
-        let level = layout.levels().into_iter().find(|l| l.number == done.level);
-        let level = level.context("the manifest names a level the run lacks")?;
-        let files = LevelFiles { folder: folder.level(done.level), level, block_bits: manifest.block_bits };
-        let edge = EdgeSet::load(&files.folder.exact_100_log(), files.n_blocks())?;
+    for ((level, dir), done) in solved.iter().zip(&manifest.levels) {
+        let files = LevelFiles { folder: dir, level, block_bits: manifest.block_bits };
+        let edge = EdgeSet::load(&dir.exact_100_log(), files.n_blocks())?;
         levels.push((files, done.passes.as_slice(), (edge.count() > 0).then_some(edge)));
     }
     let planes = StreamPlanes::open(levels, layout.n_slots, settings.threads)?;

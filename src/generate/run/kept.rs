@@ -4,7 +4,7 @@
 //! everything else goes once the level is recorded. A resume checks them.
 
 use crate::generate::edge::EdgeSet;
-use crate::generate::merge::LevelFiles;
+use crate::generate::level::LevelFiles;
 use crate::solve::WorkTable;
 use crate::work::deltalog::PassStreams;
 use crate::work::manifest::PassDone;
@@ -44,7 +44,7 @@ pub fn finals(level: u8, cursed: bool) -> Vec<WorkTable> {
 /// Checks a solved level's kept files, reading them whole: its final bitbases and illegal
 /// tables block by block against their checksums, its steps' logs and streams and its wins
 /// of exactly 100 plies against theirs.
-pub fn check(files: &LevelFiles, passes: &[PassDone], cursed: bool) -> anyhow::Result<()> {
+pub fn check(files: &LevelFiles<'_>, passes: &[PassDone], cursed: bool) -> anyhow::Result<()> {
     let (n_blocks, block_words) = (files.n_blocks(), files.block_words());
     let tables = finals(files.level.number, cursed).into_iter().chain([WorkTable::IllegalWtm, WorkTable::IllegalBtm]);
     for table in tables {

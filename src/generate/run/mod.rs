@@ -15,7 +15,7 @@ mod resume;
 use super::captures::LoadedCaptures;
 use super::edge::{exact_100_wins, EdgeSet};
 use super::level::{levels_above, LevelContext, RunContext};
-use super::merge::{write_finals, LevelFiles, Merged, StreamPlanes};
+use super::merge::{write_finals, Merged, StreamPlanes};
 use super::options::{GenOptions, JobHooks, NoHooks};
 use super::pass::run_pass;
 use super::plan::{show_size, Budget, Plan};
@@ -267,8 +267,11 @@ fn solve_level(
     // timed on its own.
     let (merged, merge_secs, published) = match to {
         Assembly::Kept => {
-            let n_blocks = ctx.n_blocks();
-            edge.as_ref().map_or_else(|| EdgeSet::new(n_blocks), EdgeSet::clone).save(&ctx.folder.exact_100_log())?;
+            let log = ctx.folder.exact_100_log();
+            match &edge {
+                Some(set) => set.save(&log)?,
+                None => EdgeSet::new(ctx.n_blocks()).save(&log)?,
+            }
             let merged = if ctx.level.number > 0 {
                 let cursed = longest_cursed(&new_per_pass(&manifest.passes)) != [0, 0];
                 write_finals(ctx, &manifest.passes, edge.as_ref(), cursed)?
@@ -279,11 +282,8 @@ fn solve_level(
         }
         Assembly::Compact(settings) => {
             let edge_secs = t.elapsed().as_secs_f64();
-            let planes = StreamPlanes::open(
-                vec![(LevelFiles::of(ctx), &manifest.passes, edge)],
-                ctx.level.n_slots,
-                ctx.budget.threads,
-            )?;
+            let planes =
+                StreamPlanes::open(vec![(ctx.files(), &manifest.passes, edge)], ctx.level.n_slots, ctx.budget.threads)?;
             let path = finish::compact_from_streams(
                 &planes,
                 &[&manifest.passes],
@@ -323,6 +323,11 @@ fn solve_level(
         }
     }
     Ok(published)
+}
+
+/// The level of the run a manifest records as solved.
+fn solved_level(layout: &Layout, done: &LevelDone) -> anyhow::Result<Level> {
+    layout.levels().into_iter().find(|l| l.number == done.level).context("the manifest names a level the run lacks")
 }
 
 /// Whether a solved level of the run has cursed positions (some step past 100 added some).

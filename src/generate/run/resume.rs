@@ -1,9 +1,9 @@
 //! Resuming a run: its manifest (an interrupted run's, or a fresh one), the check of the
 //! solved levels' kept files, and the decision to solve levels again or to restart the run.
 
-use super::{kept, level_is_cursed};
+use super::{kept, level_is_cursed, solved_level};
 use crate::chess::Material;
-use crate::generate::merge::LevelFiles;
+use crate::generate::level::LevelFiles;
 use crate::generate::plan::Cut;
 use crate::index::Layout;
 use crate::progress::Progress;
@@ -57,16 +57,15 @@ fn check_levels(
     folder: &RunFolder,
     manifest: &RunManifest,
 ) -> anyhow::Result<Option<(usize, String)>> {
-    let levels = layout.levels();
     for (n, done) in manifest.levels.iter().enumerate() {
-        let level =
-            *levels.iter().find(|l| l.number == done.level).context("the manifest names a level the run lacks")?;
-        let files = LevelFiles { folder: folder.level(level.number), level, block_bits: manifest.block_bits };
-        if files.folder.path().exists() {
-            let reaper = Reaper::new(&files.folder.trash());
-            kept::prune(&files.folder, &reaper)?;
+        let level = solved_level(layout, done)?;
+        let dir = folder.level(level.number);
+        if dir.path().exists() {
+            let reaper = Reaper::new(&dir.trash());
+            kept::prune(&dir, &reaper)?;
             reaper.finish();
         }
+        let files = LevelFiles { folder: &dir, level: &level, block_bits: manifest.block_bits };
         if let Err(e) = kept::check(&files, &done.passes, level_is_cursed(manifest, &level)) {
             return Ok(Some((n, format!("level {} is damaged: {e:#}", level.number))));
         }
