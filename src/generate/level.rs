@@ -7,7 +7,7 @@ use super::options::{JobHooks, StepMode};
 use super::plan::{Budget, Plan};
 use crate::index::{Layout, Level};
 use crate::progress::Progress;
-use crate::solve::{Captures, Eventual, Pass, PassSpec, PushTargets, WorkTable};
+use crate::solve::{Captures, Eventual, Pass, PassSpec, PushTargets, WorkTable, LAST_STEP};
 use crate::work::bits::{load_sums, BitFile};
 use crate::work::{LevelFolder, RunFolder};
 
@@ -100,18 +100,31 @@ impl LevelContext<'_> {
         PassSpec::of(pass, self.is_eventual())
     }
 
+    /// The tables that no pass after `pass` reads ([`crate::solve::obsolete_after`]), and
+    /// `t99` after step 101 and `t100` after step 102 where no merge reads them (a pawnless
+    /// run's edge and compaction read streams; not `t100` of an eventual level, whose step
+    /// 102 takes `!d∞` in place of `!d` in blocks without new positions too).
+    pub fn obsolete_after(&self, pass: Pass) -> Vec<WorkTable> {
+        let mut tables = crate::solve::obsolete_after(pass, self.is_eventual());
+        if let Pass::Step(k) = pass {
+            let previous = WorkTable::chain(k as i32 - 2);
+            let rule_table = k == LAST_STEP + 1 || (k == LAST_STEP + 2 && !self.is_eventual());
+            if rule_table && !self.read_after_chains(previous) {
+                tables.push(previous);
+            }
+        }
+        tables
+    }
+
     /// The table a step updates in place: `t(k-2)`, the previous table of its chain, from
-    /// step 3 on wherever no later pass reads it (not in steps 101 and 102, which keep `t99`
-    /// and `t100` for the merge; nor in step 2, whose table gains `!d` in blocks without new
-    /// positions too).
+    /// step 3 on wherever no later pass reads it (see [`LevelContext::obsolete_after`]; not in
+    /// step 2, whose table gains `!d` in blocks without new positions too).
     pub fn in_place_source(&self, pass: Pass) -> Option<WorkTable> {
         let Pass::Step(k) = pass else { return None };
         let previous = WorkTable::chain(k as i32 - 2);
         let spec = self.spec(pass);
-        (k >= 3
-            && spec.combine.first() == Some(&previous)
-            && crate::solve::obsolete_after(pass, self.is_eventual()).contains(&previous))
-        .then_some(previous)
+        (k >= 3 && spec.combine.first() == Some(&previous) && self.obsolete_after(pass).contains(&previous))
+            .then_some(previous)
     }
 
     /// Whether a step *defers* its table: a step updated in place whose new positions go to

@@ -5,7 +5,7 @@
 use super::level::LevelContext;
 use super::pass::PassFinals;
 use crate::index::Block;
-use crate::solve::{chains_complete, compute_chunk, obsolete_after, ChunkTables, Conversions, Frame, Pass, WorkTable};
+use crate::solve::{chains_complete, compute_chunk, ChunkTables, Conversions, Frame, Pass, WorkTable};
 use crate::work::bits::{block_sum, load_sums, save_sums, BitFile};
 use crate::work::deltalog::PassStreams;
 use crate::work::gap::set_positions;
@@ -20,10 +20,10 @@ struct FinishedPass {
 }
 
 /// Whether a work table is no longer needed once the passes up to `last` are finished.
-fn is_obsolete(table: WorkTable, last: Pass, eventual: bool) -> bool {
+fn is_obsolete(ctx: &LevelContext, table: WorkTable, last: Pass) -> bool {
     let mut pass = Pass::InitWhite;
     loop {
-        if obsolete_after(pass, eventual).contains(&table) {
+        if ctx.obsolete_after(pass).contains(&table) {
             return true;
         }
         if pass >= last {
@@ -51,7 +51,7 @@ pub fn check_and_repair(ctx: &LevelContext, passes: &[PassDone]) -> anyhow::Resu
         let sums = ps.sums.clone();
         streams.push(FinishedPass { pass: done.pass, streams: ps });
         for (o, &table) in ctx.spec(done.pass).outputs.iter().enumerate() {
-            if is_obsolete(table, last, ctx.is_eventual()) || (complete && !ctx.read_after_chains(table)) {
+            if is_obsolete(ctx, table, last) || (complete && !ctx.read_after_chains(table)) {
                 continue; // deleted (or about to be): nothing later reads it
             }
             let bits = ctx.folder.bits(table);

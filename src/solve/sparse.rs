@@ -114,6 +114,12 @@ pub fn marked(bitmap: &[u64]) -> impl Iterator<Item = usize> + '_ {
     })
 }
 
+/// The words of `range` that `bitmap` marks, in increasing order.
+pub fn marked_within(bitmap: &[u64], range: std::ops::Range<usize>) -> impl Iterator<Item = usize> + '_ {
+    let (first, end) = (range.start / 64, range.end.div_ceil(64).min(bitmap.len()));
+    marked(&bitmap[first.min(end)..end]).map(move |w| w + 64 * first).filter(move |w| range.contains(w))
+}
+
 /// The words of the positions whose black king stepped into `cfg`'s square.
 fn black_king_predecessors(frame: &Frame, cfg: &Config, mark: &mut impl FnMut(usize)) {
     let mut from_squares = king_attacks(cfg.bk) & !cfg.occ;
@@ -254,6 +260,17 @@ mod tests {
     use crate::chess::{Color, Material};
     use crate::index::{ChunkKey, ChunkScheme, Layout};
     use crate::test_rng::Rng;
+
+    #[test]
+    fn marked_within_lists_the_marked_words_of_its_range_only() {
+        let bitmap = [1u64 << 63 | 1, 1 << 5, 1 | 1 << 9];
+        let within = |r: std::ops::Range<usize>| marked_within(&bitmap, r).collect::<Vec<_>>();
+        assert_eq!(within(0..192), [0, 63, 69, 128, 137]);
+        assert_eq!(within(1..69), [63]);
+        assert_eq!(within(63..138), [63, 69, 128, 137]);
+        assert_eq!(within(70..128), Vec::<usize>::new());
+        assert_eq!(within(130..400), [137]);
+    }
 
     #[test]
     fn any_marked_sees_a_bit_only_inside_its_range() {

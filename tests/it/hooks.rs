@@ -119,6 +119,8 @@ struct StopAfterLine {
     watched: &'static str,
     seen: AtomicBool,
     lines: Lines,
+    /// The stage under way: a summary line is matched as `gen` prints it, after its label.
+    stage: Mutex<String>,
 }
 
 impl JobHooks for StopAfterLine {
@@ -135,18 +137,28 @@ impl Progress for StopAfterLine {
         self.seen.fetch_or(msg.contains(self.watched), Ordering::Relaxed);
         self.lines.log(msg);
     }
-    fn start(&self, _: String, _: u64, _: &str) {}
+    fn start(&self, label: String, _: u64, _: &str) {
+        *self.stage.lock().unwrap() = label;
+    }
     fn set(&self, _: u64) {}
     fn inc(&self) {}
     fn finish(&self, summary: &str) {
+        let line = format!("{}: {summary}", self.stage.lock().unwrap());
+        self.seen.fetch_or(line.contains(self.watched), Ordering::Relaxed);
         self.lines.finish(summary);
     }
 }
 
 /// Builds `signatures` into `out` in this process, stopped at the first chunk committed
-/// after a log line containing `watched`: the outcome and the job's lines up to then.
+/// after a log or summary line containing `watched`: the outcome and the job's lines up to
+/// then.
 pub fn gen_stopped_after_line(out: &Path, signatures: &[&str], watched: &'static str) -> (anyhow::Result<()>, String) {
-    let stop = Arc::new(StopAfterLine { watched, seen: AtomicBool::new(false), lines: Lines::default() });
+    let stop = Arc::new(StopAfterLine {
+        watched,
+        seen: AtomicBool::new(false),
+        lines: Lines::default(),
+        stage: Mutex::default(),
+    });
     let outcome = gen_with(out, signatures, |o| o.hooks = Some(stop.clone()), stop.as_ref());
     (outcome, stop.lines.text())
 }

@@ -341,6 +341,31 @@ fn a_build_stopped_after_skipped_steps_resumes_byte_identical() {
     }
 }
 
+/// Without pawns nothing reads `t99` and `t100` after the chains, so steps 101 and 102 of
+/// KRBvKR (cursed wins, not eventual) update them in place: a build stopped at the first
+/// chunk of each resumes to the same bytes.
+#[test]
+fn builds_stopped_in_steps_101_and_102_resume_byte_identical() {
+    let whole = fixtures::cursed_tables();
+    let runs = ["KRBvKR.tbs", "KRvKRB.tbs"];
+    for (watched, step) in [("step 100 black", 101), ("step 101 white", 102)] {
+        let d = copy_tables(whole, |name| !runs.contains(&name));
+        let (built, log) = gen_stopped_after_line(d.path(), &["KRBvKR"], watched);
+        assert!(format!("{:#}", built.unwrap_err()).contains("stopped on purpose"), "{log}");
+        // The step took `t(k-2)` over: its file bears the step's name alone.
+        let folder = d.path().join(".work/KRBvKR/level-00");
+        let name = |k: i32| folder.join(format!("t{k:03}.bits"));
+        let listing = || std::fs::read_dir(&folder).map(|d| d.flatten().map(|e| e.file_name()).collect::<Vec<_>>());
+        assert!(name(step).exists() && !name(step - 2).exists(), "step {step}: {:?}", listing());
+        let o = gen(d.path(), &["KRBvKR"], &[]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        assert!(stderr(&o).contains(&format!("pass {step}: resuming after")), "step {step}: {}", stderr(&o));
+        for run in runs {
+            assert!(std::fs::read(d.path().join(run)).unwrap() == std::fs::read(whole.join(run)).unwrap(), "{run}");
+        }
+    }
+}
+
 /// Builds `sigs` into `dense` and `sparse` with the steps forced each way; the tables are the
 /// same bytes.
 fn assert_sparse_equals_dense(dense: &Path, sparse: &Path, sigs: &[&str]) {

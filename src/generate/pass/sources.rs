@@ -20,6 +20,11 @@ use crate::work::deltalog::{self, PassStreams};
 use crate::work::gap::{self, GapEncoder};
 use anyhow::Context;
 
+thread_local! {
+    /// A worker's words of `t(k-1)` for black's sparse chunks, kept for the pass's chunks.
+    static PREVIOUS_WORDS: std::cell::RefCell<Vec<u64>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
 /// What a step does with one chunk.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum ChunkWork {
@@ -244,6 +249,8 @@ impl PassSources {
         let (ch, words) = (&chunks.list[chunk], chunks.buffer_words);
         let io_words = (ctx.io_bytes / 8).max(1);
         let frame = || Frame::new(&ctx.layout, &chunks.scheme, ch.key, ch.slice);
+        // Black's sparse chunks: the only words the kernel may have set (its candidates).
+        let mut reached_words: Option<Vec<u64>> = None;
         let out = match input.work {
             ChunkWork::Unchanged => {
                 let streams = vec![Vec::new(); ch.blocks.len()];
@@ -271,13 +278,19 @@ impl PassSources {
                             .copied()
                             .collect();
                         let previous = &self.inputs[0];
-                        let mut words_prev = vec![0u64; words];
-                        input.bytes_read += previous.file.read_blocks(&blocks, &mut words_prev, &previous.sums)?;
-                        if self.input_deferred {
-                            let streams = self.new_prev.as_ref().expect("streams of the last step");
-                            input.bytes_read += streams.or_into(&blocks, &mut words_prev)?;
-                        }
-                        sparse::black_reached(&frame, &words_prev, &candidates, &mut reached);
+                        // The evaluation reads only words of the blocks read here, each
+                        // overwritten whole: the worker's buffer is reused without clearing.
+                        input.bytes_read += PREVIOUS_WORDS.with_borrow_mut(|words_prev| -> anyhow::Result<u64> {
+                            words_prev.resize(words, 0);
+                            let mut read = previous.file.read_blocks(&blocks, words_prev, &previous.sums)?;
+                            if self.input_deferred {
+                                let streams = self.new_prev.as_ref().expect("streams of the last step");
+                                read += streams.or_into(&blocks, words_prev)?;
+                            }
+                            sparse::black_reached(&frame, words_prev, &candidates, &mut reached);
+                            Ok(read)
+                        })?;
+                        reached_words = Some(candidates);
                     }
                 }
                 [(spec.outputs[0], reached)].into_iter().collect()
@@ -292,7 +305,10 @@ impl PassSources {
         };
         // A sparse step updating its table in place reads and rewrites only the blocks its
         // words reached; the others gain nothing.
-        let only_reached = self.in_place && matches!(input.work, ChunkWork::Sparse { .. });
+        let only_reached = match input.work {
+            ChunkWork::Sparse { .. } if self.in_place => Some(reached_words.as_deref()),
+            _ => None,
+        };
         let old = OldTable { sources: &self.combined, deferred: self.old_streams.as_ref() };
         let mut done = finish_chunk(spec.pass, &ch.blocks, &old, out, io_words, only_reached)?;
         done.work = input.work;
@@ -431,16 +447,17 @@ fn read_tables(ch: &Chunk, sources: &[SourceTable], words: usize, bytes_read: &m
 /// Completes a computed chunk: for steps, combines the kernel's words with the previous
 /// table of the chain (and `c` or `d`), read in batches of at most `io_words` words so that
 /// a worker holds no further chunk buffer; then gap-encodes each block's new positions
-/// (`t0` for `InitBlack`, none for `InitWhite`). With `only_reached`, the blocks where the
-/// kernel's words are all zero are neither read nor combined (their stream is empty, their
-/// output words left as they are): a sparse step updating its table in place.
+/// (`t0` for `InitBlack`, none for `InitWhite`). With `only_reached` (a sparse step updating
+/// its table in place), the blocks where the kernel's words are all zero are neither read
+/// nor combined (their stream is empty, their output words left as they are); it may hold a
+/// bitmap of the only words the kernel can have set, so that the others are not scanned.
 fn finish_chunk(
     pass: Pass,
     blocks: &[Block],
     old_table: &OldTable,
     mut out: ChunkTables,
     io_words: usize,
-    only_reached: bool,
+    only_reached: Option<Option<&[u64]>>,
 ) -> anyhow::Result<ChunkOutput> {
     let mut streams = vec![Vec::new(); blocks.len()];
     let mut new_count = 0;
@@ -468,9 +485,12 @@ fn finish_chunk(
             let places: Vec<usize> = (0..blocks.len())
                 .filter(|&i| {
                     let b = &blocks[i];
-                    !only_reached
-                        || table[b.local_word..b.local_word + b.words].iter().any(|&w| w != 0)
-                        || old_table.deferred.is_some_and(|s| s.has(b.id))
+                    let words = b.local_word..b.local_word + b.words;
+                    let reached = || match only_reached {
+                        Some(Some(set)) => sparse::marked_within(set, words.clone()).any(|w| table[w] != 0),
+                        _ => table[words.clone()].iter().any(|&w| w != 0),
+                    };
+                    only_reached.is_none() || reached() || old_table.deferred.is_some_and(|s| s.has(b.id))
                 })
                 .collect();
             let todo: Vec<Block> = places.iter().map(|&i| blocks[i]).collect();

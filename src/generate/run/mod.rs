@@ -24,8 +24,7 @@ use crate::chess::Material;
 use crate::index::{Layout, Level};
 use crate::progress::Progress;
 use crate::solve::{
-    chains_complete, last_step_where, last_step_within, obsolete_after, still_steps, Pass, Promotions, WorkTable,
-    LAST_STEP, MAX_STEP,
+    chains_complete, last_step_where, last_step_within, still_steps, Pass, Promotions, WorkTable, LAST_STEP, MAX_STEP,
 };
 use crate::work::bits::save_sums;
 use crate::work::manifest::{self, new_per_pass, LevelDone, PassDone, RunManifest};
@@ -375,7 +374,7 @@ fn run_next_pass(
         None => ctx.spec(pass.next()).outputs,
     };
     let mut next_outputs = recycled.into_iter().map(|t| ctx.folder.bits(t));
-    for table in obsolete_after(pass, ctx.is_eventual()) {
+    for table in ctx.obsolete_after(pass) {
         std::fs::remove_file(ctx.folder.sums(table)).ok();
         let old = ctx.folder.bits(table);
         match next_outputs.next().filter(|next| !next.exists() && old.exists()) {
