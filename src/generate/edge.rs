@@ -278,21 +278,47 @@ fn edge_of_chunk(
     if at.is_empty() {
         return Ok(at);
     }
-    // Black's quiet moves must all avoid `L_(k-1) = new_(k-1) & !E_(k-1)`.
-    let mut avoid = decode_streams(new_prev, blocks, words)?;
-    for &(w, bits) in e_prev {
-        avoid[w] &= !bits;
-    }
-    for a in &mut avoid {
-        *a = !*a;
-    }
     let mut marked = vec![0u64; words.div_ceil(64)];
     for &(w, _) in &at {
         marked[w / 64] |= 1 << (w % 64);
     }
-    let mut out = vec![0u64; words];
-    sparse::black_reached(frame, &avoid, &marked, &mut out);
-    Ok(at.iter().map(|&(w, bits)| (w, out[w] & bits)).filter(|&(_, bits)| bits != 0).collect())
+    // Black's quiet moves must all avoid `L_(k-1) = new_(k-1) & !E_(k-1)`, read only in the
+    // blocks those moves reach. The evaluation reads no other word: the worker's buffer is
+    // reused, only those blocks cleared.
+    let need = sparse::black_reads(frame, &marked, words);
+    let read: Vec<Block> =
+        blocks.iter().filter(|b| sparse::any_marked(&need, b.local_word, b.words)).copied().collect();
+    let reached = AVOID_WORDS.with_borrow_mut(|avoid| -> anyhow::Result<Vec<Word>> {
+        avoid.resize(words, 0);
+        for b in &read {
+            avoid[b.local_word..b.local_word + b.words].fill(0);
+        }
+        new_prev.or_into(&read, avoid)?;
+        for &(w, bits) in e_prev {
+            avoid[w] &= !bits;
+        }
+        for b in &read {
+            avoid[b.local_word..b.local_word + b.words].iter_mut().for_each(|a| *a = !*a);
+        }
+        Ok(sparse::black_reached_words(frame, avoid, &marked))
+    })?;
+    // Both lists are in word order; `reached` has every word of `at` that holds a position.
+    let mut reached = reached.into_iter().peekable();
+    let mut out = Vec::new();
+    for (w, bits) in at {
+        while reached.next_if(|&(r, _)| r < w).is_some() {}
+        if let Some(&(_, acc)) = reached.peek().filter(|&&(r, _)| r == w) {
+            if acc & bits != 0 {
+                out.push((w, acc & bits));
+            }
+        }
+    }
+    Ok(out)
+}
+
+thread_local! {
+    /// A worker's words of `!L_(k-1)` for the even steps' sparse chunks, kept over a step.
+    static AVOID_WORDS: std::cell::RefCell<Vec<u64>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
 /// `list` (chunk-local words in increasing order) AND the new positions of `streams`, decoding

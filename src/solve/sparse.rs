@@ -168,6 +168,14 @@ pub fn black_reached(frame: &Frame, input: &[u64], candidates: &[u64], out: &mut
     black_eval(frame, candidates, |w| input[w], |w, acc| out[w] = acc);
 }
 
+/// [`black_reached`] as a list: each candidate word (in increasing order) with the AND over
+/// black's quiet moves of `input` there, for callers that hold no chunk-sized output.
+pub fn black_reached_words(frame: &Frame, input: &[u64], candidates: &[u64]) -> Vec<Word> {
+    let mut out = Vec::new();
+    black_eval(frame, candidates, |w| input[w], |w, acc| out.push((w, acc)));
+    out
+}
+
 /// The words of `t(k-1)` that [`black_reached`] may read at these candidates, as a bitmap
 /// with one bit per chunk word: a sparse step reads only the blocks that hold them.
 pub fn black_reads(frame: &Frame, candidates: &[u64], words: usize) -> Vec<u64> {
