@@ -37,12 +37,16 @@ fn each_move(role: Role, from: Square, occ: u64, mut f: impl FnMut(Square, u64))
 
 /// White's step from the previous step's new btm positions (`new_prev`, any order): sets in
 /// `out` every wtm position with a white quiet move into them, as the dense white kernel
-/// would from a table holding only `new_prev`.
-pub fn white_reached(frame: &Frame, new_prev: &[Word], out: &mut [u64]) {
-    white_reached_each(frame, new_prev, |w, bits| out[w] |= bits);
+/// would from a table holding only `new_prev`, and marks in `marked` (one bit per word of
+/// `out`) every word it sets a bit of: the only words of `out` that are not zero.
+pub fn white_reached_marked(frame: &Frame, new_prev: &[Word], out: &mut [u64], marked: &mut [u64]) {
+    white_reached_each(frame, new_prev, |w, bits| {
+        out[w] |= bits;
+        marked[w / 64] |= ((bits != 0) as u64) << (w % 64);
+    });
 }
 
-/// [`white_reached`] as a list of words in increasing order (for a few positions, where a
+/// [`white_reached_marked`] as a list of words in increasing order (for a few positions, where a
 /// chunk-sized buffer would cost more than the moves).
 pub fn white_reached_words(frame: &Frame, new_prev: &[Word]) -> Vec<Word> {
     let mut list = Vec::new();
@@ -324,9 +328,11 @@ mod tests {
                 let (list, dense_in) = sparse_set(&mut rng, words, 300);
                 let mut dense = vec![0u64; words];
                 white_moves(&frame, &dense_in, &mut dense);
-                let mut sparse = vec![0u64; words];
-                white_reached(&frame, &list, &mut sparse);
+                let (mut sparse, mut reached) = (vec![0u64; words], vec![0u64; words.div_ceil(64)]);
+                white_reached_marked(&frame, &list, &mut sparse, &mut reached);
                 assert!(dense == sparse, "{sig}");
+                // The marked words are exactly the nonzero ones.
+                assert!(marked(&reached).eq((0..words).filter(|&w| sparse[w] != 0)), "{sig}");
             }
         }
     }

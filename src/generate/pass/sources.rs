@@ -249,7 +249,8 @@ impl PassSources {
         let (ch, words) = (&chunks.list[chunk], chunks.buffer_words);
         let io_words = (ctx.io_bytes / 8).max(1);
         let frame = || Frame::new(&ctx.layout, &chunks.scheme, ch.key, ch.slice);
-        // Black's sparse chunks: the only words the kernel may have set (its candidates).
+        // Sparse chunks: the only words the kernel may have set (black's candidates, the
+        // words white's moves reached).
         let mut reached_words: Option<Vec<u64>> = None;
         let out = match input.work {
             ChunkWork::Unchanged => {
@@ -265,7 +266,11 @@ impl PassSources {
                 let frame = frame();
                 let mut reached = vec![0u64; words];
                 match spec.pass.mover() {
-                    Color::White => sparse::white_reached(&frame, &input.new_prev, &mut reached),
+                    Color::White => {
+                        let mut marked = vec![0u64; words.div_ceil(64)];
+                        sparse::white_reached_marked(&frame, &input.new_prev, &mut reached, &mut marked);
+                        reached_words = Some(marked);
+                    }
                     Color::Black => {
                         // Black's moves are evaluated in `t(k-1)`: only the blocks they reach
                         // are read, in storage order.
