@@ -5,6 +5,7 @@
 use super::captures::LoadedCaptures;
 use super::options::{JobHooks, StepMode};
 use super::plan::{Budget, Plan};
+use crate::chess::Color;
 use crate::index::{Layout, Level};
 use crate::progress::Progress;
 use crate::solve::{Captures, Eventual, Pass, PassSpec, PushTargets, WorkTable, LAST_STEP};
@@ -100,30 +101,23 @@ impl LevelContext<'_> {
         PassSpec::of(pass, self.is_eventual())
     }
 
-    /// The tables that no pass after `pass` reads ([`crate::solve::obsolete_after`]), and
-    /// `t99` after step 101 and `t100` after step 102 where no merge reads them (a pawnless
-    /// run's edge and compaction read streams; not `t100` of an eventual level, whose step
-    /// 102 takes `!d∞` in place of `!d` in blocks without new positions too).
+    /// The tables that no pass after `pass` reads ([`crate::solve::obsolete_after`]: `t99`
+    /// and `t100` stay for a merge of the chains' last tables).
     pub fn obsolete_after(&self, pass: Pass) -> Vec<WorkTable> {
-        let mut tables = crate::solve::obsolete_after(pass, self.is_eventual());
-        if let Pass::Step(k) = pass {
-            let previous = WorkTable::chain(k as i32 - 2);
-            let rule_table = k == LAST_STEP + 1 || (k == LAST_STEP + 2 && !self.is_eventual());
-            if rule_table && !self.read_after_chains(previous) {
-                tables.push(previous);
-            }
-        }
-        tables
+        let merged = self.read_after_chains(WorkTable::chain(LAST_STEP as i32));
+        crate::solve::obsolete_after(pass, self.is_eventual(), merged)
     }
 
-    /// The table a step updates in place: `t(k-2)`, the previous table of its chain, from
-    /// step 3 on wherever no later pass reads it (see [`LevelContext::obsolete_after`]; not in
-    /// step 2, whose table gains `!d` in blocks without new positions too).
+    /// The table a step updates in place: `t(k-2)`, the previous table of its chain, wherever
+    /// no later pass reads it; not in a black step that takes `d` or `d∞` in (step 2, and 102
+    /// of an eventual level), which sets their complement in blocks without new positions
+    /// too, and so writes its table whole.
     pub fn in_place_source(&self, pass: Pass) -> Option<WorkTable> {
         let Pass::Step(k) = pass else { return None };
         let previous = WorkTable::chain(k as i32 - 2);
         let spec = self.spec(pass);
-        (k >= 3 && spec.combine.first() == Some(&previous) && self.obsolete_after(pass).contains(&previous))
+        let takes_d = pass.mover() == Color::Black && spec.combine.len() > 1;
+        (!takes_d && spec.combine.first() == Some(&previous) && self.obsolete_after(pass).contains(&previous))
             .then_some(previous)
     }
 

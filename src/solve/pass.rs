@@ -265,11 +265,12 @@ impl PassSpec {
 
 /// The tables that no pass after `pass` reads, deleted once it is finished: `c` after step
 /// 1, `t(k-2)` after step `k` (`t(k)` contains it), except `t99` and `t100`, the final
-/// bitbases under the 50-move rule, which the merge reads.
-pub fn obsolete_after(pass: Pass, eventual: bool) -> Vec<WorkTable> {
+/// bitbases under the 50-move rule, when the level's merge reads them (`merged`: levels with
+/// pawns; a pawnless run's edge and compaction read streams).
+pub fn obsolete_after(pass: Pass, eventual: bool, merged: bool) -> Vec<WorkTable> {
     match pass {
         Pass::Step(1) => vec![WorkTable::WinningCapture],
-        Pass::Step(k) if k == LAST_STEP + 1 || k == LAST_STEP + 2 => Vec::new(),
+        Pass::Step(k) if merged && (k == LAST_STEP + 1 || k == LAST_STEP + 2) => Vec::new(),
         Pass::Step(k) if eventual && k == EVENTUAL_CAPTURE_STEP => {
             vec![WorkTable::chain(k as i32 - 2), WorkTable::WinningCaptureEventual]
         }
@@ -350,12 +351,15 @@ mod tests {
         // The even chain holds `d`'s complement from step 2 on: later black steps need no `d`.
         assert_eq!(PassSpec::of(Pass::Step(8), false).inputs, [WorkTable::Chain(7)]);
         assert_eq!(PassSpec::of(Pass::Step(8), false).combine, [WorkTable::Chain(6)]);
-        assert_eq!(obsolete_after(Pass::Step(1), false), [WorkTable::WinningCapture]);
-        assert_eq!(obsolete_after(Pass::Step(2), false), [WorkTable::Chain(0)]);
+        assert_eq!(obsolete_after(Pass::Step(1), false, true), [WorkTable::WinningCapture]);
+        assert_eq!(obsolete_after(Pass::Step(2), false, true), [WorkTable::Chain(0)]);
         // t99 and t100 stay for the merge when the chains go on past step 100.
-        assert_eq!(obsolete_after(Pass::Step(101), false), []);
-        assert_eq!(obsolete_after(Pass::Step(102), false), []);
-        assert_eq!(obsolete_after(Pass::Step(103), false), [WorkTable::Chain(101)]);
+        assert_eq!(obsolete_after(Pass::Step(101), false, true), []);
+        assert_eq!(obsolete_after(Pass::Step(102), false, true), []);
+        assert_eq!(obsolete_after(Pass::Step(103), false, true), [WorkTable::Chain(101)]);
+        // Without a merge (no pawns) they go like the others.
+        assert_eq!(obsolete_after(Pass::Step(101), false, false), [WorkTable::Chain(99)]);
+        assert_eq!(obsolete_after(Pass::Step(102), true, false), [WorkTable::Chain(100)]);
         assert_eq!(WorkTable::Chain(7).name(), "t007");
     }
 
@@ -372,7 +376,7 @@ mod tests {
         assert_eq!(PassSpec::of(Pass::Step(103), true).new_of, Some(Pass::Step(102)));
         assert_eq!(PassSpec::of(Pass::Step(105), true).combine, [Chain(103)]);
         assert_eq!(PassSpec::of(Pass::Step(106), true).combine, [Chain(104)]);
-        assert_eq!(obsolete_after(Pass::Step(103), true), [Chain(101), WinningCaptureEventual]);
+        assert_eq!(obsolete_after(Pass::Step(103), true, true), [Chain(101), WinningCaptureEventual]);
     }
 
     #[test]

@@ -310,10 +310,7 @@ impl PassSources {
         };
         // A sparse step updating its table in place reads and rewrites only the blocks its
         // words reached; the others gain nothing.
-        let only_reached = match input.work {
-            ChunkWork::Sparse { .. } if self.in_place => Some(reached_words.as_deref()),
-            _ => None,
-        };
+        let only_reached = reached_words.as_deref().filter(|_| self.in_place);
         let old = OldTable { sources: &self.combined, deferred: self.old_streams.as_ref() };
         let mut done = finish_chunk(spec.pass, &ch.blocks, &old, out, io_words, only_reached)?;
         done.work = input.work;
@@ -453,16 +450,16 @@ fn read_tables(ch: &Chunk, sources: &[SourceTable], words: usize, bytes_read: &m
 /// table of the chain (and `c` or `d`), read in batches of at most `io_words` words so that
 /// a worker holds no further chunk buffer; then gap-encodes each block's new positions
 /// (`t0` for `InitBlack`, none for `InitWhite`). With `only_reached` (a sparse step updating
-/// its table in place), the blocks where the kernel's words are all zero are neither read
-/// nor combined (their stream is empty, their output words left as they are); it may hold a
-/// bitmap of the only words the kernel can have set, so that the others are not scanned.
+/// its table in place: a bitmap of the only words its kernel can have set), the blocks where
+/// those words are all zero are neither read nor combined (their stream is empty, their
+/// output words left as they are).
 fn finish_chunk(
     pass: Pass,
     blocks: &[Block],
     old_table: &OldTable,
     mut out: ChunkTables,
     io_words: usize,
-    only_reached: Option<Option<&[u64]>>,
+    only_reached: Option<&[u64]>,
 ) -> anyhow::Result<ChunkOutput> {
     let mut streams = vec![Vec::new(); blocks.len()];
     let mut new_count = 0;
@@ -490,12 +487,9 @@ fn finish_chunk(
             let places: Vec<usize> = (0..blocks.len())
                 .filter(|&i| {
                     let b = &blocks[i];
-                    let words = b.local_word..b.local_word + b.words;
-                    let reached = || match only_reached {
-                        Some(Some(set)) => sparse::marked_within(set, words.clone()).any(|w| table[w] != 0),
-                        _ => table[words.clone()].iter().any(|&w| w != 0),
-                    };
-                    only_reached.is_none() || reached() || old_table.deferred.is_some_and(|s| s.has(b.id))
+                    let reached =
+                        |set| sparse::marked_within(set, b.local_word..b.local_word + b.words).any(|w| table[w] != 0);
+                    only_reached.is_none_or(reached) || old_table.deferred.is_some_and(|s| s.has(b.id))
                 })
                 .collect();
             let todo: Vec<Block> = places.iter().map(|&i| blocks[i]).collect();
