@@ -88,3 +88,34 @@ fn krpvkr_agrees_with_reference() {
     assert!(checked >= 10_000, "too few reference positions: {checked}");
     assert!(wrong.is_empty(), "{} disagreements:\n{}", wrong.len(), wrong.join("\n"));
 }
+
+/// `Tablebase::loser_distance`'s batch: the children of a lost position whose words it fetches
+/// before it reads them.
+const LOSER_BATCH: usize = 16;
+
+/// Lost positions whose loser has more quiet moves than `Tablebase::loser_distance` reads in
+/// one batch (its children are fetched a batch at a time, the batch read when full): their
+/// distances agree with the reference, also under a clock that the distance exceeds.
+#[test]
+fn losers_with_many_quiet_moves_agree_with_reference() {
+    let tb = Tablebase::open(small_tables()).unwrap();
+    let mut checked = 0;
+    for table in ["KQvKQ", "KQvKR", "KRvKR", "KQvKB", "KQvKN"] {
+        for r in read_reference(table) {
+            let mut pos = Position::from_fen(&r.fen).unwrap();
+            let quiet = pos.legal_moves().into_iter().filter(|m| !m.is_zeroing()).count();
+            let (wdl, dists) = expected(&r);
+            if wdl != -1 || quiet <= LOSER_BATCH || dists.contains(&0) {
+                continue;
+            }
+            let got = tb.probe(&pos).unwrap();
+            assert!(got.wdl == -1 && dists.contains(&got.dtz), "{}: {got:?}, reference {dists:?}", r.fen);
+            // A clock under which the loss lasts past the 50-move rule: a draw.
+            pos.halfmove = (101 + got.dtz).max(0) as u32;
+            assert_eq!(tb.probe(&pos).unwrap().wdl, 0, "{} at clock {}", r.fen, pos.halfmove);
+            checked += 1;
+        }
+    }
+    println!("checked {checked} losses with more than {LOSER_BATCH} quiet moves");
+    assert!(checked >= 20, "too few losses with more than {LOSER_BATCH} quiet moves: {checked}");
+}

@@ -468,6 +468,15 @@ impl CompactTable {
         self.dtz_code_of_kept(self.kept(slot), None, cache)
     }
 
+    /// Fetches the word [`CompactTable::dtz_code_of_kept`] will read for the same slot into the
+    /// processor's caches, if its block is in `cache` (a hint: see [`BlockCache::prefetch`]).
+    #[inline]
+    pub fn prefetch_dtz_of_kept(&self, slot: u64, men: Option<&StoredMen>, cache: &BlockCache) {
+        let slot = self.stored(Part::WtmDtz, slot, men);
+        let (i, p) = ((slot >> DTZ_BLOCK_BITS) as usize, slot & ((1 << DTZ_BLOCK_BITS) - 1));
+        cache.prefetch(&self.refs[Part::WtmDtz as usize][i], (p >> 3) as usize);
+    }
+
     /// [`CompactTable::dtz_code`] of a slot known to be kept, whose men are `men` if given.
     #[inline]
     pub fn dtz_code_of_kept(&self, slot: u64, men: Option<&StoredMen>, cache: &BlockCache) -> Result<u8, FormatError> {

@@ -46,6 +46,12 @@ impl Run {
         Ok(self.file.dtz_code_of_kept(at.slot, at.men.as_ref(), &self.cache)?)
     }
 
+    /// Fetches what [`Run::kept_dtz_code`] will read for `at` into the processor's caches.
+    #[inline]
+    pub(super) fn prefetch_dtz_code(&self, at: Located) {
+        self.file.prefetch_dtz_of_kept(at.slot, at.men.as_ref(), &self.cache);
+    }
+
     /// The storage slot of a legal position of this run (white's men are the run's white).
     pub fn slot_of(&self, pos: &Position) -> u64 {
         self.slot(&Men::gather(pos, false), false).slot

@@ -3,7 +3,7 @@
 
 use super::result::{Category, Probe, Wdl};
 use super::run::{win_distance, Located, Run};
-use crate::chess::{Color, Material, Position, RULE_PLIES};
+use crate::chess::{Color, Material, Move, Position, RULE_PLIES};
 use crate::index::Layout;
 use crate::table::cache::{BlockCache, DEFAULT_CACHE_BYTES};
 use crate::table::compact::CompactTable;
@@ -42,6 +42,11 @@ pub struct Tablebase {
     /// Decoded blocks of every open run.
     cache: Arc<BlockCache>,
 }
+
+/// Children of a lost position whose distances [`Tablebase::loser_distance`] fetches before it
+/// reads them: enough to overlap their memory latencies (a lone king and rook give at most 22
+/// quiet moves, a queen 35).
+const LOSER_BATCH: usize = 16;
 
 impl Tablebase {
     /// Opens a folder of tables (files are mapped on first use) with a block cache of
@@ -234,27 +239,63 @@ impl Tablebase {
         run: &Run,
         bound: Option<u8>,
     ) -> Result<Option<u8>, TableError> {
-        let mut worst = 1u8;
-        let mut failed = None;
-        let mut after = |child: &Men, mv: &dyn Fn() -> String| {
+        // A bounded search mostly stops early (the best-move search asks each quiet move's
+        // reply for the distance it needs): a child at a time then, as finding children it
+        // would not read costs more than the overlap gains (measured: 4 at a time, 0.94x).
+        match bound {
+            Some(_) => self.loser_distance_by::<1>(pos, men, run, bound),
+            None => self.loser_distance_by::<LOSER_BATCH>(pos, men, run, bound),
+        }
+    }
+
+    /// [`Tablebase::loser_distance`], its children read `N` at a time, each one's word
+    /// fetched when it is found: the reads' memory latencies overlap (a decoded block's word
+    /// is mostly a miss in every cache).
+    fn loser_distance_by<const N: usize>(
+        &self,
+        pos: &Position,
+        men: &Men,
+        run: &Run,
+        bound: Option<u8>,
+    ) -> Result<Option<u8>, TableError> {
+        let (mut worst, mut failed) = (1u8, None);
+        let mut batch: [Option<(Located, Option<Move>)>; N] = [None; N];
+        let mut pending = 0;
+        // Reads the pending children's distances; true once the search can stop.
+        let drain = |batch: &[Option<(Located, Option<Move>)>], worst: &mut u8, failed: &mut Option<TableError>| {
+            for &(at, mv) in batch.iter().flatten() {
+                match run.kept_dtz_code(at) {
+                    Ok(c @ 1..=WTM_MAX_CODE) => *worst = (*worst).max(c),
+                    Ok(c) => {
+                        let after = mv.map_or_else(|| "a quiet move".to_string(), |mv| mv.to_string());
+                        *failed = Some(TableError::Wrong(format!(
+                            "{}: {} is lost, but after {after} the winner's distance code is {c} (table damaged)",
+                            run.file.path.display(),
+                            pos.fen(),
+                        )))
+                    }
+                    Err(e) => *failed = Some(e),
+                }
+                if failed.is_some() || bound.is_some_and(|b| 2 * *worst > b) {
+                    return true;
+                }
+            }
+            false
+        };
+        let mut after = |child: &Men, mv: Option<Move>| {
             // The winner (black of `child`) is the run's white, to move.
             let at = run.slot(child, true);
-            match run.kept_dtz_code(at) {
-                Ok(c @ 1..=WTM_MAX_CODE) => worst = worst.max(c),
-                Ok(c) => {
-                    failed = Some(TableError::Wrong(format!(
-                        "{}: {} is lost, but after {} the winner's distance code is {c} (table damaged)",
-                        run.file.path.display(),
-                        pos.fen(),
-                        mv()
-                    )))
-                }
-                Err(e) => failed = Some(e),
+            run.prefetch_dtz_code(at);
+            batch[pending] = Some((at, mv));
+            pending += 1;
+            if pending < N {
+                return false;
             }
-            failed.is_some() || bound.is_some_and(|b| 2 * worst > b)
+            pending = 0;
+            drain(&batch, &mut worst, &mut failed)
         };
-        let stopped = if men.pawns.n == 0 {
-            men.find_quiet_move(Color::White, |child| after(child, &|| "a quiet move".to_string()))
+        let mut stopped = if men.pawns.n == 0 {
+            men.find_quiet_move(Color::White, |child| after(child, None))
         } else {
             pos.find_legal_move(|mv| {
                 if mv.is_zeroing() {
@@ -262,10 +303,13 @@ impl Tablebase {
                 }
                 let child = pos.play(mv);
                 // Gathered as the loser's (to move in `pos`): white of the men.
-                after(&Men::gather(&child, pos.turn == Color::Black), &|| mv.to_string())
+                after(&Men::gather(&child, pos.turn == Color::Black), Some(mv))
             })
             .is_some()
         };
+        if !stopped {
+            stopped = drain(&batch[..pending], &mut worst, &mut failed);
+        }
         if let Some(e) = failed {
             return Err(e);
         }
