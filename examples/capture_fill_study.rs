@@ -18,8 +18,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 use tbstream::file::cache::BlockCache;
 use tbstream::file::compact::{pack_block, BlockData, CompactTable, Part};
-use tbstream::file::{table_path, Class};
-use tbstream::{Color, Layout, Material, Piece, Position, Role, Tablebase, Wdl};
+use tbstream::file::{position_of_slot, table_path, Class};
+use tbstream::{Color, Layout, Material, Tablebase, Wdl};
 
 /// Fills the don't-cares (clear bits of `care`) with the value before them (the first ones
 /// with the first kept value), then packs the block.
@@ -36,19 +36,6 @@ fn packed_after_fill(values: &[u8], care: &[u64]) -> usize {
         .collect();
     let constant = filled.iter().all(|&v| v == filled[0]).then_some(filled[0]);
     pack_block(&filled, constant, 8).expect("zstd").len()
-}
-
-/// A position's men from its slot, the side to move as given; `None` if illegal.
-fn position_of(layout: &Layout, slot: u64, squares: &mut [u8], stm: Color) -> Option<Position> {
-    let (bk, wk) = layout.decode_into(layout.index_of_slot(slot), squares);
-    let mut men = vec![
-        (wk, Piece { color: Color::White, role: Role::King }),
-        (layout.bk_square(bk), Piece { color: Color::Black, role: Role::King }),
-    ];
-    for (k, pc) in layout.pieces.iter().enumerate() {
-        men.push((squares[k], Piece { color: pc.color, role: pc.role }));
-    }
-    Position::from_men(&men, stm).ok()
 }
 
 #[derive(Default)]
@@ -78,7 +65,6 @@ fn main() {
         for _ in 0..2 {
             s.spawn(|| {
                 let cache = BlockCache::new(64 << 20).expect("a cache");
-                let mut squares = vec![0u8; layout.pieces.len()];
                 while let Some(&b) = blocks.get(next.fetch_add(1, Ordering::Relaxed)) {
                     let first = (b as u64) << 16;
                     let bytes = match table.block(Part::WtmDtz, b).expect("a distance block") {
@@ -94,7 +80,7 @@ fn main() {
                         if layout.kept_slot(slot) != slot {
                             continue;
                         }
-                        let Some(pos) = position_of(&layout, slot, &mut squares, Color::White) else { continue };
+                        let Some(pos) = position_of_slot(&layout, slot, Color::White) else { continue };
                         if table.class(Color::White, slot, &cache).expect("a class") != Class::Win {
                             continue;
                         }

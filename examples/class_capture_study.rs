@@ -11,8 +11,8 @@
 
 use tbstream::file::cache::BlockCache;
 use tbstream::file::compact::{pack_block, CompactTable, Part};
-use tbstream::file::{table_path, Class};
-use tbstream::{Category, Color, Layout, Material, Piece, Position, Role, Tablebase};
+use tbstream::file::{position_of_slot, table_path, Class};
+use tbstream::{Category, Color, Layout, Material, Tablebase};
 
 /// The packed size of a block of classes (`None`: don't-care), filled with the value before.
 fn packed(classes: &[Option<u8>]) -> usize {
@@ -55,7 +55,6 @@ fn main() {
             for _ in 0..2 {
                 s.spawn(|| {
                     let cache = BlockCache::new(64 << 20).expect("a cache");
-                    let mut squares = vec![0u8; layout.pieces.len()];
                     loop {
                         let k = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                         let Some(&b) = blocks.get(k) else { break };
@@ -67,16 +66,8 @@ fn main() {
                         for p in 0..n {
                             let stored = first + p;
                             let slot = order.as_ref().map_or(stored, |o| o.slot(stored));
-                            let (bk, wk) = layout.decode_into(layout.index_of_slot(slot), &mut squares);
-                            let mut men = vec![
-                                (wk, Piece { color: Color::White, role: Role::King }),
-                                (layout.bk_square(bk), Piece { color: Color::Black, role: Role::King }),
-                            ];
-                            for (k, pc) in layout.pieces.iter().enumerate() {
-                                men.push((squares[k], Piece { color: pc.color, role: pc.role }));
-                            }
-                            let pos = match Position::from_men(&men, stm) {
-                                Ok(pos) if layout.kept_slot(slot) == slot => pos,
+                            let pos = match position_of_slot(&layout, slot, stm) {
+                                Some(pos) if layout.kept_slot(slot) == slot => pos,
                                 _ => {
                                     plain.push(None);
                                     with_captures.push(None);

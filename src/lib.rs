@@ -91,4 +91,11 @@ pub mod file {
         table_path, EXTENSION, HEADER_LEN, MAGIC, VERSION_COMPACT, VERSION_UNCOMPRESSED, VERSION_UNCOMPRESSED_PAWNS,
     };
     pub use crate::table::FormatError;
+
+    /// The position a storage slot of `layout`'s run holds, with `stm` to move; `None` if it
+    /// is illegal (a compact table's values there are fills). For tools that read a table
+    /// slot by slot.
+    pub fn position_of_slot(layout: &crate::index::Layout, slot: u64, stm: crate::Color) -> Option<crate::Position> {
+        crate::table::men::Men::of_slot(layout, slot).position(stm)
+    }
 }

@@ -17,7 +17,7 @@ pub mod convert;
 mod error;
 pub mod header;
 mod keys;
-mod men;
+pub(crate) mod men;
 pub mod probe;
 pub mod published;
 pub mod stats;
