@@ -56,7 +56,7 @@ pub use progress::{Progress, SilentProgress};
 #[doc(hidden)]
 pub use solve::KernelBench;
 pub use solve::Pass;
-pub use table::probe::{men_in_layout_order, Category, Probe, Run, Tablebase, Wdl};
+pub use table::probe::{men_in_layout_order, Category, Probe, Run, Tablebase, Wdl, LOSER_BATCH};
 /// The statistics the leading generator publishes, and their comparison with ours.
 pub use table::published;
 pub use table::stats::{longest_win, signature_stats, Longest, RunSummary, SignatureStats, ToMove};

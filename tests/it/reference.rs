@@ -3,7 +3,7 @@
 
 use crate::fixtures::{krpvkr, pawn_tables, small_tables, PAWN_TABLES, SMALL};
 use crate::util::{read_reference, RefLine};
-use tbstream::{Position, Tablebase};
+use tbstream::{Position, Tablebase, LOSER_BATCH};
 
 /// Rounds `n` up to the given parity (1 = odd, 0 = even).
 fn round_up(n: i32, parity: i32) -> i32 {
@@ -88,10 +88,6 @@ fn krpvkr_agrees_with_reference() {
     assert!(checked >= 10_000, "too few reference positions: {checked}");
     assert!(wrong.is_empty(), "{} disagreements:\n{}", wrong.len(), wrong.join("\n"));
 }
-
-/// `Tablebase::loser_distance`'s batch: the children of a lost position whose words it fetches
-/// before it reads them.
-const LOSER_BATCH: usize = 16;
 
 /// Lost positions whose loser has more quiet moves than `Tablebase::loser_distance` reads in
 /// one batch (its children are fetched a batch at a time, the batch read when full): their

@@ -40,4 +40,4 @@ mod tablebase;
 
 pub use result::{Category, Probe, Wdl};
 pub use run::{men_in_layout_order, Run};
-pub use tablebase::Tablebase;
+pub use tablebase::{Tablebase, LOSER_BATCH};

@@ -45,8 +45,9 @@ pub struct Tablebase {
 
 /// Children of a lost position whose distances [`Tablebase::loser_distance`] fetches before it
 /// reads them: enough to overlap their memory latencies (a lone king and rook give at most 22
-/// quiet moves, a queen 35).
-const LOSER_BATCH: usize = 16;
+/// quiet moves, a queen 35). Public for the tests that pick positions with more.
+#[doc(hidden)]
+pub const LOSER_BATCH: usize = 16;
 
 impl Tablebase {
     /// Opens a folder of tables (files are mapped on first use) with a block cache of
