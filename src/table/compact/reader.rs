@@ -468,24 +468,37 @@ impl CompactTable {
         self.dtz_code_of_kept(self.kept(slot), None, cache)
     }
 
-    /// Fetches the word [`CompactTable::dtz_code_of_kept`] will read for the same slot into the
+    /// Where a kept slot's distance code lies in the distance section's stored order (`men`:
+    /// its men, if the caller has them): what [`CompactTable::dtz_code_at`] and
+    /// [`CompactTable::prefetch_dtz`] take.
+    #[inline]
+    pub fn dtz_stored(&self, slot: u64, men: Option<&StoredMen>) -> u64 {
+        self.stored(Part::WtmDtz, slot, men)
+    }
+
+    /// Fetches the word holding the distance code at stored position `stored` into the
     /// processor's caches, if its block is in `cache` (a hint: see [`BlockCache::prefetch`]).
     #[inline]
-    pub fn prefetch_dtz_of_kept(&self, slot: u64, men: Option<&StoredMen>, cache: &BlockCache) {
-        let slot = self.stored(Part::WtmDtz, slot, men);
-        let (i, p) = ((slot >> DTZ_BLOCK_BITS) as usize, slot & ((1 << DTZ_BLOCK_BITS) - 1));
+    pub fn prefetch_dtz(&self, stored: u64, cache: &BlockCache) {
+        let (i, p) = ((stored >> DTZ_BLOCK_BITS) as usize, stored & ((1 << DTZ_BLOCK_BITS) - 1));
         cache.prefetch(&self.refs[Part::WtmDtz as usize][i], (p >> 3) as usize);
+    }
+
+    /// The distance code at stored position `stored` ([`CompactTable::dtz_stored`]), through
+    /// `cache`.
+    #[inline]
+    pub fn dtz_code_at(&self, stored: u64, cache: &BlockCache) -> Result<u8, FormatError> {
+        let (i, p) = ((stored >> DTZ_BLOCK_BITS) as usize, stored & ((1 << DTZ_BLOCK_BITS) - 1));
+        Ok(match self.cached_block::<1>(Part::WtmDtz, i, (p >> 3) as usize, cache)? {
+            Cached::Constant(v) => v,
+            Cached::Words([w]) => (w >> (8 * (p & 7))) as u8,
+        })
     }
 
     /// [`CompactTable::dtz_code`] of a slot known to be kept, whose men are `men` if given.
     #[inline]
     pub fn dtz_code_of_kept(&self, slot: u64, men: Option<&StoredMen>, cache: &BlockCache) -> Result<u8, FormatError> {
-        let slot = self.stored(Part::WtmDtz, slot, men);
-        let (i, p) = ((slot >> DTZ_BLOCK_BITS) as usize, slot & ((1 << DTZ_BLOCK_BITS) - 1));
-        Ok(match self.cached_block::<1>(Part::WtmDtz, i, (p >> 3) as usize, cache)? {
-            Cached::Constant(v) => v,
-            Cached::Words([w]) => (w >> (8 * (p & 7))) as u8,
-        })
+        self.dtz_code_at(self.dtz_stored(slot, men), cache)
     }
 }
 

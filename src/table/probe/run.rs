@@ -46,10 +46,19 @@ impl Run {
         Ok(self.file.dtz_code_of_kept(at.slot, at.men.as_ref(), &self.cache)?)
     }
 
-    /// Fetches what [`Run::kept_dtz_code`] will read for `at` into the processor's caches.
+    /// Where [`Run::kept_dtz_code`] reads `at`'s distance code, fetched into the processor's
+    /// caches: for [`Run::dtz_code_at`], a read that comes later.
     #[inline]
-    pub(super) fn prefetch_dtz_code(&self, at: Located) {
-        self.file.prefetch_dtz_of_kept(at.slot, at.men.as_ref(), &self.cache);
+    pub(super) fn fetch_dtz_code(&self, at: Located) -> u64 {
+        let stored = self.file.dtz_stored(at.slot, at.men.as_ref());
+        self.file.prefetch_dtz(stored, &self.cache);
+        stored
+    }
+
+    /// The distance code [`Run::fetch_dtz_code`] located.
+    #[inline]
+    pub(super) fn dtz_code_at(&self, stored: u64) -> Result<u8, TableError> {
+        Ok(self.file.dtz_code_at(stored, &self.cache)?)
     }
 
     /// The storage slot of a legal position of this run (white's men are the run's white).

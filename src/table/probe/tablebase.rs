@@ -260,12 +260,13 @@ impl Tablebase {
         bound: Option<u8>,
     ) -> Result<Option<u8>, TableError> {
         let (mut worst, mut failed) = (1u8, None);
-        let mut batch: [Option<(Located, Option<Move>)>; N] = [None; N];
+        // Per pending child: where its distance code lies, and the move (with pawns).
+        let mut batch: [Option<(u64, Option<Move>)>; N] = [None; N];
         let mut pending = 0;
         // Reads the pending children's distances; true once the search can stop.
-        let drain = |batch: &[Option<(Located, Option<Move>)>], worst: &mut u8, failed: &mut Option<TableError>| {
-            for &(at, mv) in batch.iter().flatten() {
-                match run.kept_dtz_code(at) {
+        let drain = |batch: &[Option<(u64, Option<Move>)>], worst: &mut u8, failed: &mut Option<TableError>| {
+            for &(stored, mv) in batch.iter().flatten() {
+                match run.dtz_code_at(stored) {
                     Ok(c @ 1..=WTM_MAX_CODE) => *worst = (*worst).max(c),
                     Ok(c) => {
                         let after = mv.map_or_else(|| "a quiet move".to_string(), |mv| mv.to_string());
@@ -285,9 +286,7 @@ impl Tablebase {
         };
         let mut after = |child: &Men, mv: Option<Move>| {
             // The winner (black of `child`) is the run's white, to move.
-            let at = run.slot(child, true);
-            run.prefetch_dtz_code(at);
-            batch[pending] = Some((at, mv));
+            batch[pending] = Some((run.fetch_dtz_code(run.slot(child, true)), mv));
             pending += 1;
             if pending < N {
                 return false;
