@@ -14,27 +14,25 @@ use tbstream::file::compact::{pack_block, CompactTable, Part};
 use tbstream::file::{position_of_slot, table_path, Class};
 use tbstream::{Category, Color, Layout, Material, Tablebase};
 
-/// The packed size of a block of classes (`None`: don't-care), filled with the value before.
+/// The packed size of a block of classes (`None`: don't-care), filled with the value before
+/// (the first ones with the first kept value), in the writer's two bit planes per word.
 fn packed(classes: &[Option<u8>]) -> usize {
     let mut last = classes.iter().flatten().next().copied().unwrap_or(0);
-    let mut bytes = Vec::with_capacity(classes.len() / 4);
-    for word in classes.chunks(64) {
-        let (mut lo, mut hi) = (0u64, 0u64);
-        for (b, c) in word.iter().enumerate() {
-            let v = c.unwrap_or(last);
-            last = v;
-            lo |= ((v & 1) as u64) << b;
-            hi |= ((v >> 1) as u64) << b;
-        }
-        bytes.extend_from_slice(&lo.to_le_bytes());
-        bytes.extend_from_slice(&hi.to_le_bytes());
+    let filled: Vec<u8> = classes
+        .iter()
+        .map(|c| {
+            last = c.unwrap_or(last);
+            last
+        })
+        .collect();
+    let mut bytes = Vec::with_capacity(filled.len() / 4);
+    for word in filled.chunks(64) {
+        let plane = |bit: u8| word.iter().enumerate().fold(0u64, |p, (b, &v)| p | ((v & bit != 0) as u64) << b);
+        bytes.extend_from_slice(&plane(1).to_le_bytes());
+        bytes.extend_from_slice(&plane(2).to_le_bytes());
     }
-    // One value everywhere: both planes all ones or all zeros in every word.
-    let constant =
-        bytes.chunks(16).all(|w| w == &bytes[..16]) && bytes[..16].iter().all(|&b| b == bytes[0] || b == bytes[8]);
-    let one_value = constant && matches!(bytes[0], 0 | 255) && matches!(bytes[8], 0 | 255);
-    let value = (bytes[0] & 1) | ((bytes[8] & 1) << 1);
-    pack_block(&bytes, one_value.then_some(value), 8).expect("zstd").len()
+    let constant = filled.iter().all(|&v| v == filled[0]).then_some(filled[0]);
+    pack_block(&bytes, constant, 8).expect("zstd").len()
 }
 
 fn main() {

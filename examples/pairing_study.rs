@@ -2,15 +2,15 @@
 //! small blocks, canonical Huffman over paired symbols")? Reads the decoded bytes of a
 //! section (from `block_dump`), replaces the most frequent adjacent pairs of symbols by new
 //! symbols pass after pass (an approximate Re-Pair over the whole section, up to 4096
-//! symbols), then counts the bits of a Huffman code of the final symbols (lengths at most
-//! 20) plus the grammar (3 bytes a rule).
+//! symbols), then counts the bits of a Huffman code of the final symbols (its longest code
+//! printed: a decoder would limit it) plus the grammar (3 bytes a rule).
 //!
 //!   cargo run --release --example pairing_study -- BYTES [PAIRS_PER_PASS] [MAX_SYMBOLS]
 
 const SYMBOLS: usize = 4096;
 
-/// Huffman code lengths of `freq` (zero for unused symbols), by the package-merge-free
-/// heap method; lengths longer than `limit` are not corrected (reported instead).
+/// Huffman code lengths of `freq` (zero for unused symbols), by merging the two least
+/// frequent nodes until one is left; lengths are not limited.
 fn huffman_lengths(freq: &[u64]) -> Vec<u32> {
     use std::cmp::Reverse;
     use std::collections::BinaryHeap;

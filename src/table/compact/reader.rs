@@ -480,7 +480,7 @@ impl CompactTable {
     /// processor's caches, if its block is in `cache` (a hint: see [`BlockCache::prefetch`]).
     #[inline]
     pub fn prefetch_dtz(&self, stored: u64, cache: &BlockCache) {
-        let (i, p) = ((stored >> DTZ_BLOCK_BITS) as usize, stored & ((1 << DTZ_BLOCK_BITS) - 1));
+        let (i, p) = dtz_block_of(stored);
         cache.prefetch(&self.refs[Part::WtmDtz as usize][i], (p >> 3) as usize);
     }
 
@@ -488,7 +488,7 @@ impl CompactTable {
     /// `cache`.
     #[inline]
     pub fn dtz_code_at(&self, stored: u64, cache: &BlockCache) -> Result<u8, FormatError> {
-        let (i, p) = ((stored >> DTZ_BLOCK_BITS) as usize, stored & ((1 << DTZ_BLOCK_BITS) - 1));
+        let (i, p) = dtz_block_of(stored);
         Ok(match self.cached_block::<1>(Part::WtmDtz, i, (p >> 3) as usize, cache)? {
             Cached::Constant(v) => v,
             Cached::Words([w]) => (w >> (8 * (p & 7))) as u8,
@@ -500,6 +500,12 @@ impl CompactTable {
     pub fn dtz_code_of_kept(&self, slot: u64, men: Option<&StoredMen>, cache: &BlockCache) -> Result<u8, FormatError> {
         self.dtz_code_at(self.dtz_stored(slot, men), cache)
     }
+}
+
+/// The distance block holding stored position `stored`, and the position within it.
+#[inline]
+fn dtz_block_of(stored: u64) -> (usize, u64) {
+    ((stored >> DTZ_BLOCK_BITS) as usize, stored & ((1 << DTZ_BLOCK_BITS) - 1))
 }
 
 /// Gives every dropped transposed twin of `words` (a section's decoded bytes in slot order,

@@ -118,7 +118,7 @@ impl Tablebase {
             if run.kept_class(Color::Black, run.slot(&men, true))? != Class::Win {
                 continue;
             }
-            if self.loser_distance(&child, &men, run, Some(target))? == Some(target) {
+            if self.loser_distance::<1>(&child, &men, run, Some(target))? == Some(target) {
                 // The child's own probe (it reads the loser's run too, so that a damaged
                 // table there is an error here as it is for `probe`).
                 let probed = self.probe(&child)?;

@@ -43,8 +43,8 @@ pub struct Tablebase {
     cache: Arc<BlockCache>,
 }
 
-/// Children of a lost position whose distances [`Tablebase::loser_distance`] fetches before it
-/// reads them: enough to overlap their memory latencies (a lone king and rook give at most 22
+/// Children of a lost position whose distances a whole [`Tablebase::loser_distance`] fetches
+/// before it reads them: enough to overlap their memory latencies (a lone king and rook give at most 22
 /// quiet moves, a queen 35). Public for the tests that pick positions with more.
 #[doc(hidden)]
 pub const LOSER_BATCH: usize = 16;
@@ -219,7 +219,7 @@ impl Tablebase {
         }
         if let Some((Class::Win, _)) = black {
             let run = self.run_at(b * PIECE_SETS + w)?;
-            let d = self.loser_distance(pos, men, run, None)?.expect("no bound");
+            let d = self.loser_distance::<LOSER_BATCH>(pos, men, run, None)?.expect("no bound");
             if d as i32 <= g50 {
                 return Ok(Probe { wdl: -1, dtz: -(d as i32) });
             }
@@ -233,26 +233,13 @@ impl Tablebase {
     /// zeroing ones (captures and pawn moves, which count as distance 0), and at least 2.
     /// `men` are the position's, the side to move as white ([`Men::gather`]). With `bound`,
     /// returns `None` as soon as the distance is found to exceed it.
-    pub(super) fn loser_distance(
-        &self,
-        pos: &Position,
-        men: &Men,
-        run: &Run,
-        bound: Option<u8>,
-    ) -> Result<Option<u8>, TableError> {
-        // A bounded search mostly stops early (the best-move search asks each quiet move's
-        // reply for the distance it needs): a child at a time then, as finding children it
-        // would not read costs more than the overlap gains (measured: 4 at a time, 0.94x).
-        match bound {
-            Some(_) => self.loser_distance_by::<1>(pos, men, run, bound),
-            None => self.loser_distance_by::<LOSER_BATCH>(pos, men, run, bound),
-        }
-    }
-
-    /// [`Tablebase::loser_distance`], its children read `N` at a time, each one's word
-    /// fetched when it is found: the reads' memory latencies overlap (a decoded block's word
-    /// is mostly a miss in every cache).
-    fn loser_distance_by<const N: usize>(
+    ///
+    /// The children are read `N` at a time, each one's word fetched when it is found, so
+    /// that the reads' memory latencies overlap (a decoded block's word is mostly a miss in
+    /// every cache): [`LOSER_BATCH`] for a whole search, 1 for a bounded one that mostly stops
+    /// at its first reply (finding children it would not read costs more than the overlap
+    /// gains: 4 at a time made best moves 0.94x).
+    pub(super) fn loser_distance<const N: usize>(
         &self,
         pos: &Position,
         men: &Men,
