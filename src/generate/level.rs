@@ -131,12 +131,16 @@ impl LevelContext<'_> {
     }
 
     /// Whether `table` is read once the level's chains are complete. A pawnless run's edge
-    /// and compaction read its delta streams, its illegal positions and `forced-zeroing`
-    /// only, so its other tables go as soon as the last step is recorded; a level with pawns
-    /// merges from its chain tables and `d` too.
+    /// and compaction read its delta streams, its illegal positions, `forced-zeroing` and
+    /// `c` (the wins by a zeroing move, left out of the distance section) only, so its other
+    /// tables go as soon as the last step is recorded; a level with pawns merges from its
+    /// chain tables and `d` too.
     pub fn read_after_chains(&self, table: WorkTable) -> bool {
         self.layout.has_pawns()
-            || matches!(table, WorkTable::IllegalWtm | WorkTable::IllegalBtm | WorkTable::ForcedZeroing)
+            || matches!(
+                table,
+                WorkTable::IllegalWtm | WorkTable::IllegalBtm | WorkTable::ForcedZeroing | WorkTable::WinningCapture
+            )
     }
 
     /// An eventual level's conversion sources for a chunk, given the push targets read for

@@ -242,6 +242,9 @@ struct LevelValues {
     /// White's values, black's.
     sides: [SideValues; 2],
     edge: Option<EdgeSet>,
+    /// `c`, white's wins by a zeroing move (kept since format 6; a work folder of an older
+    /// build may have deleted it after step 1).
+    zeroing: Option<(BitFile, Vec<u64>)>,
 }
 
 impl LevelValues {
@@ -252,11 +255,18 @@ impl LevelValues {
             "level {} does not start on a storage block",
             files.level.number
         );
+        let zeroing = files
+            .folder
+            .sums(WorkTable::WinningCapture)
+            .exists()
+            .then(|| files.open_finished(WorkTable::WinningCapture))
+            .transpose()?;
         Ok(LevelValues {
             first_block: (files.level.first_slot >> files.block_bits) as usize,
             n_blocks: files.n_blocks(),
             sides: [side(Color::White)?, side(Color::Black)?],
             edge,
+            zeroing,
         })
     }
 }
@@ -272,6 +282,8 @@ pub struct StreamPlanes {
     /// In slot order.
     levels: Vec<LevelValues>,
     cache: Mutex<VecDeque<(BlockKey, BlockPlanes)>>,
+    /// The last storage blocks of `c` read, by block.
+    zeroing_cache: Mutex<VecDeque<(usize, Arc<Vec<u64>>)>>,
     cache_len: usize,
     bytes_read: AtomicU64,
 }
@@ -293,6 +305,7 @@ impl StreamPlanes {
             block_words,
             levels: opened,
             cache: Mutex::new(VecDeque::new()),
+            zeroing_cache: Mutex::new(VecDeque::new()),
             cache_len: 2 * threads + 2,
             bytes_read: AtomicU64::new(0),
         })
@@ -303,15 +316,38 @@ impl StreamPlanes {
         self.bytes_read.load(Ordering::Relaxed)
     }
 
+    /// The level of the run's storage block `b`.
+    fn level_of(&self, b: usize) -> anyhow::Result<&LevelValues> {
+        let at = self.levels.partition_point(|l| l.first_block <= b);
+        let level = at.checked_sub(1).map(|i| &self.levels[i]).filter(|l| b < l.first_block + l.n_blocks);
+        level.with_context(|| format!("storage block {b} is in no solved level"))
+    }
+
+    /// `c` of the run's storage block `b` (its level must have kept it).
+    fn zeroing_block(&self, b: usize) -> anyhow::Result<Arc<Vec<u64>>> {
+        if let Some((_, words)) = self.zeroing_cache.lock().expect("cache lock").iter().find(|(k, _)| *k == b) {
+            return Ok(words.clone());
+        }
+        let level = self.level_of(b)?;
+        let (file, sums) = level.zeroing.as_ref().context("a level without `c`")?;
+        let (words, read) = file.read_range(b - level.first_block, 1, self.block_words, sums)?;
+        self.bytes_read.fetch_add(read, Ordering::Relaxed);
+        let words = Arc::new(words);
+        let mut cache = self.zeroing_cache.lock().expect("cache lock");
+        if cache.len() >= self.cache_len {
+            cache.pop_front();
+        }
+        cache.push_back((b, words.clone()));
+        Ok(words)
+    }
+
     /// The planes of the run's storage block `b` of a side to move.
     fn block(&self, stm: Color, b: usize) -> anyhow::Result<BlockPlanes> {
         let key = (stm, b);
         if let Some((_, planes)) = self.cache.lock().expect("cache lock").iter().find(|(k, _)| *k == key) {
             return Ok(planes.clone());
         }
-        let at = self.levels.partition_point(|l| l.first_block <= b);
-        let level = at.checked_sub(1).map(|i| &self.levels[i]).filter(|l| b < l.first_block + l.n_blocks);
-        let level = level.with_context(|| format!("storage block {b} is in no solved level"))?;
+        let level = self.level_of(b)?;
         let side = &level.sides[stm.index()];
         let (planes, read) = side.planes(level.edge.as_ref(), b - level.first_block, 1, self.block_words)?;
         self.bytes_read.fetch_add(read, Ordering::Relaxed);
@@ -342,6 +378,24 @@ impl PlaneSource for StreamPlanes {
             w = b * bw + hi;
         }
         Ok(())
+    }
+
+    /// From `c`, when every level kept it.
+    fn zeroing_wins(&self, first: usize, n: usize, out: &mut Vec<u64>) -> Result<bool, TableError> {
+        out.clear();
+        if self.levels.iter().any(|l| l.zeroing.is_none()) {
+            return Ok(false);
+        }
+        let bw = self.block_words;
+        let (mut w, end) = (first, first + n);
+        while w < end {
+            let b = w / bw;
+            let words = self.zeroing_block(b).map_err(|e| TableError::Wrong(format!("{e:#}")))?;
+            let (lo, hi) = (w - b * bw, (end - b * bw).min(bw));
+            out.extend_from_slice(&words[lo..hi]);
+            w = b * bw + hi;
+        }
+        Ok(true)
     }
 }
 

@@ -263,13 +263,14 @@ impl PassSpec {
     }
 }
 
-/// The tables that no pass after `pass` reads, deleted once it is finished: `c` after step
-/// 1, `t(k-2)` after step `k` (`t(k)` contains it), except `t99` and `t100`, the final
-/// bitbases under the 50-move rule, when the level's merge reads them (`merged`: levels with
-/// pawns; a pawnless run's edge and compaction read streams).
+/// The tables that no pass after `pass` reads, deleted once it is finished: `t(k-2)` after
+/// step `k` (`t(k)` contains it), except `t99` and `t100`, the final bitbases under the
+/// 50-move rule, when the level's merge reads them (`merged`: levels with pawns; a pawnless
+/// run's edge and compaction read streams). `c` stays for the compaction, which leaves the
+/// wins by a zeroing move out of the distance section.
 pub fn obsolete_after(pass: Pass, eventual: bool, merged: bool) -> Vec<WorkTable> {
     match pass {
-        Pass::Step(1) => vec![WorkTable::WinningCapture],
+        Pass::Step(1) => Vec::new(),
         Pass::Step(k) if merged && (k == LAST_STEP + 1 || k == LAST_STEP + 2) => Vec::new(),
         Pass::Step(k) if eventual && k == EVENTUAL_CAPTURE_STEP => {
             vec![WorkTable::chain(k as i32 - 2), WorkTable::WinningCaptureEventual]
@@ -351,7 +352,7 @@ mod tests {
         // The even chain holds `d`'s complement from step 2 on: later black steps need no `d`.
         assert_eq!(PassSpec::of(Pass::Step(8), false).inputs, [WorkTable::Chain(7)]);
         assert_eq!(PassSpec::of(Pass::Step(8), false).combine, [WorkTable::Chain(6)]);
-        assert_eq!(obsolete_after(Pass::Step(1), false, true), [WorkTable::WinningCapture]);
+        assert_eq!(obsolete_after(Pass::Step(1), false, true), []);
         assert_eq!(obsolete_after(Pass::Step(2), false, true), [WorkTable::Chain(0)]);
         // t99 and t100 stay for the merge when the chains go on past step 100.
         assert_eq!(obsolete_after(Pass::Step(101), false, true), []);

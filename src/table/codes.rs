@@ -23,6 +23,16 @@ pub trait PlaneSource: Sync {
     /// The planes of words `first..first + n` of a side to move, into `out` (cleared first).
     fn read_planes(&self, stm: Color, first: usize, n: usize, out: &mut Vec<[u64; 6]>) -> Result<(), TableError>;
 
+    /// The wtm positions of words `first..first + n` whose side to move wins by a zeroing
+    /// move (a capture or a pawn move into a position lost with a fresh counter: the
+    /// generator's `c`), into `out` (cleared first); false, with `out` left empty, when the
+    /// source does not know them.
+    fn zeroing_wins(&self, first: usize, n: usize, out: &mut Vec<u64>) -> Result<bool, TableError> {
+        let _ = (first, n);
+        out.clear();
+        Ok(false)
+    }
+
     /// The same words as value codes, 64 per word.
     fn read_codes(&self, stm: Color, first: usize, n: usize, out: &mut Vec<[u8; 64]>) -> Result<(), TableError> {
         let mut planes = Vec::with_capacity(n);

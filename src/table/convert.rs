@@ -8,7 +8,7 @@ use super::compact::{
     MIN_MATCH, WDL_BLOCK_BITS, WDL_WORD_BYTES,
 };
 use super::error::{FormatError, TableError};
-use super::stats::{btm_summary, SummaryCounter, SummaryPart};
+use super::stats::{side_summary, SummaryCounter, SummaryPart};
 use super::uncompressed::{code_mask, codes_of_planes, Section, TableFile, LEVEL_RECORD_BYTES};
 use super::values::{Class, CODE_CURSED, CODE_EDGE, CODE_ILLEGAL, CODE_NONE};
 use crate::chess::Color;
@@ -56,6 +56,24 @@ fn drop_twins(layout: &Layout, first_slot: u64, planes: &mut [[u64; 6]]) {
             *plane |= twin.dropped;
         }
     });
+}
+
+/// Marks the wtm positions of a span's planes (slot order, from `first_slot`) that win in one
+/// ply by a zeroing move as don't-cares of the distance section (format 6): like the dropped
+/// twins, they take the illegal code 63, which the blocks fill. A reader finds their
+/// distance by searching the zeroing moves. Nothing is marked when `src` does not know them.
+fn drop_zeroing_wins(src: &dyn PlaneSource, first_slot: u64, planes: &mut [[u64; 6]]) -> Result<(), TableError> {
+    let mut zeroing = Vec::new();
+    if !src.zeroing_wins((first_slot / 64) as usize, planes.len(), &mut zeroing)? {
+        return Ok(());
+    }
+    for (p, &z) in planes.iter_mut().zip(&zeroing) {
+        let dont_care = z & code_mask(p, 1);
+        for plane in p.iter_mut() {
+            *plane |= dont_care;
+        }
+    }
+    Ok(())
 }
 
 /// The planes of stored words `words` of a span (`from`: [`StoredOrder::slot_words`] of the
@@ -318,7 +336,10 @@ pub fn planes_to_compact(
 ) -> Result<PathBuf, TableError> {
     let CompactTarget { partial, target, zstd_level, threads } = *to;
     let n_slots = src.n_slots();
+    // Whether the wins by a zeroing move are left out of the distance section.
+    let drops_zeroing = src.zeroing_wins(0, 0, &mut Vec::new())?;
     let mut id_bytes = source_id.to_le_bytes().to_vec();
+    id_bytes.push(drops_zeroing as u8);
     id_bytes.extend_from_slice(&zstd_level.to_le_bytes());
     id_bytes.extend_from_slice(&MIN_MATCH.to_le_bytes());
     id_bytes.extend_from_slice(&VERSION_COMPACT.to_le_bytes());
@@ -338,11 +359,13 @@ pub fn planes_to_compact(
         |part: Part| orders[part as usize].as_ref().map_or(part.block_bits(), |o| o.unit_bits.max(part.block_bits()));
     // The wtm class blocks are written with the distance blocks over the same positions.
     let wtm_span = span_of(Part::WtmWdl).max(span_of(Part::WtmDtz));
-    // Black's summary is counted from the btm class blocks as they are written, unless some
+    // Each side's summary is counted from its class blocks as they are written, unless some
     // were written before a resume (then it is counted afterwards, in a scan of its own).
     let counter = SummaryCounter::new(src, &layout.material);
-    let mut summary =
-        writer.position().is_some_and(|at| at.part != Part::BtmWdl || at.block == 0).then(SummaryPart::new);
+    let fresh = |part: Part| {
+        writer.position().is_some_and(|at| (at.part as usize) < part as usize || (at.part == part && at.block == 0))
+    };
+    let mut summaries = [fresh(Part::WtmWdl).then(SummaryPart::new), fresh(Part::BtmWdl).then(SummaryPart::new)];
     // The wtm distance blocks are packed with the class blocks over the same positions and
     // spilled beside the table until their section comes; a spill that does not hold every
     // distance block of the spans before the resume point is dropped, and those blocks are
@@ -384,7 +407,8 @@ pub fn planes_to_compact(
             )?;
             continue;
         }
-        let counting = summary.is_some();
+        let side = at.part.side();
+        let counting = at.part != Part::WtmDtz && summaries[side.index()].is_some();
         let spilling = at.part == Part::WtmWdl && spill.is_some();
         let span_bits = if spilling { wtm_span } else { span_of(at.part) };
         let first_span = ((at.block as u64) << at.part.block_bits() >> span_bits) as usize;
@@ -409,15 +433,24 @@ pub fn planes_to_compact(
             Order::Sequence { window: 2 * threads.max(1) },
             |k| Ok::<_, TableError>(((first_span + k) as u64) << span_bits),
             |_, first_slot| {
-                let mut planes = span_planes(src, at.part.side(), first_slot, span_bits)?;
-                let counted = (at.part == Part::BtmWdl && counting).then(|| counter.count(first_slot / 64, &planes));
+                let mut planes = span_planes(src, side, first_slot, span_bits)?;
+                let counted = counting.then(|| counter.count(side, first_slot / 64, &planes));
                 // After the summary's count, which reads every slot's value.
                 drop_twins(layout, first_slot, &mut planes);
-                let dtz = if spilling { blocks_of(&planes, first_slot, Part::WtmDtz, 0)? } else { Vec::new() };
+                if at.part == Part::WtmDtz {
+                    drop_zeroing_wins(src, first_slot, &mut planes)?;
+                }
+                let dtz = if spilling {
+                    let mut dtz_planes = planes.clone();
+                    drop_zeroing_wins(src, first_slot, &mut dtz_planes)?;
+                    blocks_of(&dtz_planes, first_slot, Part::WtmDtz, 0)?
+                } else {
+                    Vec::new()
+                };
                 Ok((blocks_of(&planes, first_slot, at.part, at.block)?, counted, dtz))
             },
             |_, (packed, counted, dtz): (Vec<Vec<u8>>, Option<SummaryPart>, Vec<Vec<u8>>)| {
-                if let (Some(total), Some(part)) = (summary.as_mut(), counted) {
+                if let (Some(total), Some(part)) = (summaries[side.index()].as_mut(), counted) {
                     total.add(&part);
                 }
                 // Spilled before the class blocks are pushed: a resume after them finds them.
@@ -436,9 +469,9 @@ pub fn planes_to_compact(
     if let Some(s) = spill {
         s.remove()?;
     }
-    let summary = match summary {
-        Some(counted) => counted.summary(),
-        None => btm_summary(src, &layout.material, threads)?,
-    };
-    Ok(writer.finish(layout, meta, orders, &summary, slices, target)?)
+    let [wtm_summary, btm_summary] = [Color::White, Color::Black].map(|stm| match &summaries[stm.index()] {
+        Some(counted) => Ok(counted.summary()),
+        None => side_summary(src, &layout.material, stm, threads),
+    });
+    Ok(writer.finish(layout, meta, orders, &btm_summary?, &wtm_summary?, slices, target)?)
 }

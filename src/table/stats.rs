@@ -12,7 +12,8 @@ use super::error::TableError;
 use super::men::Men;
 use super::uncompressed::{at_most_mask, code_mask, codes_of_planes};
 use super::values::{
-    code_to_distance, is_beyond_rule, BTM_MAX_CODE, CODE_ILLEGAL, CODE_LOST_UNMEASURED, CODE_NONE, MAX_DISTANCE,
+    code_to_distance, is_beyond_rule, BTM_MAX_CODE, CODE_EXACT_100, CODE_ILLEGAL, CODE_LOST_UNMEASURED, CODE_NONE,
+    MAX_DISTANCE, WTM_MAX_CODE,
 };
 use super::version::table_path;
 use crate::chess::square::on_diagonal;
@@ -22,12 +23,17 @@ use crate::pipeline::{self, Order};
 use std::path::Path;
 
 /// Longest win of a run over both sides to move (plies, chain parity), 0 if none: the
-/// longest wtm distance stored, and the longest btm distance of the summary.
+/// longest wtm distance (of the summary in version 6, else stored), and the longest btm
+/// distance of the summary.
 pub fn longest_win(table: &CompactTable) -> Result<u8, TableError> {
+    let longest_of = |s: &Summary| s.by_distance.iter().rposition(|&n| n > 0).unwrap_or(0) as u8;
+    let mut longest = longest_of(&table.summary());
+    if let Some(wtm) = table.wtm_summary() {
+        return Ok(longest.max(longest_of(&wtm)));
+    }
     let layout = Layout::new(&table.header.material);
     let source = CodeSource::Compact(table, &layout);
     let n_words = (table.header.n_slots / 64) as usize;
-    let mut longest = table.summary().by_distance.iter().rposition(|&n| n > 0).unwrap_or(0) as u8;
     let mut codes = Vec::new();
     for first in (0..n_words).step_by(BATCH_WORDS) {
         source.read(Color::White, first, BATCH_WORDS.min(n_words - first), &mut codes)?;
@@ -330,23 +336,24 @@ impl<'a> RunScanner<'a> {
         self.word_men(word).counted_lanes()
     }
 
-    /// A summary's part (black's distances and the longest; the other counts stay 0) of
-    /// black's codes of `words` (storage word, its codes), in increasing order. Black's
-    /// distance codes (1 to [`BTM_MAX_CODE`]) grow with the distance: they are counted by code
-    /// and the longest found by the largest.
-    fn count_btm_distances(&self, words: impl Iterator<Item = (u64, [u8; 64])>, acc: &mut RunSide) {
-        let distance_code = |c: u8| if (1..=BTM_MAX_CODE).contains(&c) { c } else { 0 };
+    /// A summary's part (the side to move's distances and the longest; the other counts stay
+    /// 0) of its codes of `words` (storage word, its codes), in increasing order. Codes are
+    /// counted, then turned into distances; the longest is the first counted lane of the
+    /// largest distance.
+    fn count_distances(&self, stm: Color, words: impl Iterator<Item = (u64, [u8; 64])>, acc: &mut RunSide) {
+        // A code's distance plus 1, 0 for none: what the longest is found by.
+        let rank: [u8; 64] = std::array::from_fn(|c| code_to_distance(stm, c as u8).map_or(0, |d| d + 1));
         // Four histograms, a lane's by its number mod 4: runs of one code do not wait on one
         // counter.
         let mut by_code = [[0u64; 64]; 4];
-        let mut longest = acc.longest.map_or(0, |(d, _)| d / 2 + 1);
+        let mut longest = acc.longest.map_or(0, |(d, _)| d + 1);
         for (word, codes) in words {
             let counted = self.counted_lanes(word);
             let most = if counted == !0 {
                 for (lane, &c) in codes.iter().enumerate() {
                     by_code[lane % 4][c as usize] += 1;
                 }
-                codes.iter().map(|&c| distance_code(c)).max().unwrap_or(0)
+                codes.iter().map(|&c| rank[c as usize & 63]).max().unwrap_or(0)
             } else {
                 let mut most = 0;
                 let mut lanes = counted;
@@ -354,24 +361,27 @@ impl<'a> RunScanner<'a> {
                     let c = codes[lanes.trailing_zeros() as usize];
                     lanes &= lanes - 1;
                     by_code[0][c as usize] += 1;
-                    most = most.max(distance_code(c));
+                    most = most.max(rank[c as usize & 63]);
                 }
                 most
             };
             if most > longest {
                 longest = most;
-                let wk =
-                    (0..64).find(|&wk| counted >> wk & 1 != 0 && codes[wk] == most).expect("the largest code's lane");
-                acc.longest = Some((2 * (most - 1), word * 64 + wk as u64));
+                let wk = (0..64)
+                    .find(|&wk| counted >> wk & 1 != 0 && rank[codes[wk] as usize & 63] == most)
+                    .expect("the largest distance's lane");
+                acc.longest = Some((most - 1, word * 64 + wk as u64));
             }
         }
-        for c in 1..=BTM_MAX_CODE {
-            acc.by_distance[2 * (c as usize - 1)] += by_code.iter().map(|h| h[c as usize]).sum::<u64>();
+        for c in 0..64u8 {
+            if let Some(d) = code_to_distance(stm, c) {
+                acc.by_distance[d as usize] += by_code.iter().map(|h| h[c as usize]).sum::<u64>();
+            }
         }
     }
 
     /// Scans one side to move with `threads` workers, counting each batch of words with
-    /// `count` (`scan_words`, or a summary's `count_btm_distances`).
+    /// `count` (`scan_words`, or a summary's `count_distances`).
     fn scan(
         &self,
         stm: Color,
@@ -437,22 +447,28 @@ pub fn signature_stats(dir: &Path, material: &Material, threads: usize) -> Resul
     })
 }
 
-/// The black-to-move summary of a run's value planes (what a compact table stores in place
-/// of black's distances): the histogram of distances and a longest loss.
-pub(crate) fn btm_summary(src: &dyn PlaneSource, material: &Material, threads: usize) -> Result<Summary, TableError> {
+/// The summary of a side to move of a run's value planes (what a compact table stores in
+/// place of black's distances, and of white's that its distance section leaves out): the
+/// histogram of distances and a longest one.
+pub(crate) fn side_summary(
+    src: &dyn PlaneSource,
+    material: &Material,
+    stm: Color,
+    threads: usize,
+) -> Result<Summary, TableError> {
     let counter = SummaryCounter::new(src, material);
-    let count: fn(&RunScanner, Color, u64, &[[u8; 64]], &mut RunSide) = |s, _, first, codes, acc| {
-        s.count_btm_distances((first..).zip(codes.iter().copied()), acc);
+    let count: fn(&RunScanner, Color, u64, &[[u8; 64]], &mut RunSide) = |s, stm, first, codes, acc| {
+        s.count_distances(stm, (first..).zip(codes.iter().copied()), acc);
     };
-    Ok(SummaryPart(counter.0.scan(Color::Black, threads, count)?).summary())
+    Ok(SummaryPart(counter.0.scan(stm, threads, count)?).summary())
 }
 
-/// Counts the black-to-move summary of a run from black's codes a caller decodes anyway (the
+/// Counts a side to move's summary of a run from its codes a caller decodes anyway (the
 /// compaction, a block at a time): [`SummaryCounter::count`] on each block (any thread),
 /// the parts added in any order, [`SummaryPart::summary`] of their sum.
 pub(crate) struct SummaryCounter<'a>(RunScanner<'a>);
 
-/// Black's summary of some blocks of a run.
+/// A side's summary of some blocks of a run.
 pub(crate) struct SummaryPart(RunSide);
 
 impl SummaryPart {
@@ -478,13 +494,18 @@ impl<'a> SummaryCounter<'a> {
         SummaryCounter(RunScanner::new(material, CodeSource::Plain(src), false))
     }
 
-    /// The part of black's values of words `first..` (their six bit planes); the codes of
-    /// words without a distance are never spread.
-    pub(crate) fn count(&self, first: u64, planes: &[[u64; 6]]) -> SummaryPart {
+    /// The part of a side to move's values of words `first..` (their six bit planes); the
+    /// codes of words without a distance are never spread.
+    pub(crate) fn count(&self, stm: Color, first: u64, planes: &[[u64; 6]]) -> SummaryPart {
         let mut part = SummaryPart::new();
-        let with_distance = |p: &[u64; 6]| at_most_mask(p, BTM_MAX_CODE) & !code_mask(p, CODE_NONE) != 0;
+        let with_distance = |p: &[u64; 6]| match stm {
+            Color::Black => at_most_mask(p, BTM_MAX_CODE) & !code_mask(p, CODE_NONE) != 0,
+            Color::White => {
+                (at_most_mask(p, WTM_MAX_CODE) & !code_mask(p, CODE_NONE)) | code_mask(p, CODE_EXACT_100) != 0
+            }
+        };
         let words = (first..).zip(planes).filter(|(_, p)| with_distance(p)).map(|(w, p)| (w, codes_of_planes(p)));
-        self.0.count_btm_distances(words, &mut part.0);
+        self.0.count_distances(stm, words, &mut part.0);
         part
     }
 }
@@ -509,13 +530,16 @@ fn scan_run(
         scanner.scan(Color::White, threads, RunScanner::scan_words)?,
         scanner.scan(Color::Black, threads, RunScanner::scan_words)?,
     ];
-    // Black's distances are not stored: the summary holds their histogram.
-    let summary = table.summary();
-    let btm = &mut sides[1];
-    btm.by_distance = summary.by_distance.to_vec();
-    btm.mates = summary.by_distance[0];
-    btm.longest =
-        summary.longest_slot.map(|slot| (summary.by_distance.iter().rposition(|&n| n > 0).unwrap_or(0) as u8, slot));
+    // Black's distances are not stored, nor white's wins by a zeroing move in version 6: the
+    // summary holds their histograms.
+    for (side, summary) in sides.iter_mut().zip([table.wtm_summary(), Some(table.summary())]) {
+        let Some(summary) = summary else { continue };
+        side.by_distance = summary.by_distance.to_vec();
+        side.mates = summary.by_distance[0];
+        side.longest = summary
+            .longest_slot
+            .map(|slot| (summary.by_distance.iter().rposition(|&n| n > 0).unwrap_or(0) as u8, slot));
+    }
     let swapped = run != signature;
     // The FEN (in the signature's colours) of a slot each side to move picks.
     let fens_of = |pick: fn(&RunSide) -> Option<u64>| {

@@ -9,9 +9,13 @@ use std::path::{Path, PathBuf};
 pub const MAGIC: [u8; 8] = *b"TBSTREAM";
 /// Bytes of the header of every version (its last eight the header's checksum).
 pub const HEADER_LEN: usize = 256;
-/// Format version of the compact tables the generator publishes (Part I): version 4 whose
-/// transposed twins of the larger slot are don't-cares (`index::TwinWord`).
-pub const VERSION_COMPACT: u16 = 5;
+/// Format version of the compact tables the generator publishes (Part I): version 5 whose
+/// white-to-move wins by a zeroing move are don't-cares in the distance section (a reader
+/// searches those moves first), with white's distance histogram in the summary.
+pub const VERSION_COMPACT: u16 = 6;
+/// Format version of the compact tables whose transposed twins of the larger slot are
+/// don't-cares (`index::TwinWord`), every won position's distance stored (Part I): still read.
+pub const VERSION_COMPACT_TWINS: u16 = 5;
 /// Format version of the compact tables with a stored order per block section and every
 /// slot's value stored (Part I): still read.
 pub const VERSION_COMPACT_ORDERS: u16 = 4;

@@ -3,14 +3,14 @@
 
 use super::part::{align8, n_blocks, Part, PartEntry, DTZ_BLOCK_BITS, INDEX_ENTRY_BYTES, WDL_BLOCK_BITS};
 use super::slices::LEVEL_BYTES;
-use super::summary::SUMMARY_BYTES;
+use super::summary::summary_bytes;
 use crate::chess::Material;
 use crate::index::{Layout, StoredOrder, ORDER_RECORD_BYTES};
 use crate::table::error::FormatError;
 use crate::table::header::{check_header_sum, header_signature, header_version, SliceInfo};
 use crate::table::version::{
-    HEADER_LEN, MAGIC, VERSION_COMPACT, VERSION_COMPACT_ORDERS, VERSION_COMPACT_SLOT_ORDER, VERSION_UNCOMPRESSED,
-    VERSION_UNCOMPRESSED_PAWNS,
+    HEADER_LEN, MAGIC, VERSION_COMPACT, VERSION_COMPACT_ORDERS, VERSION_COMPACT_SLOT_ORDER, VERSION_COMPACT_TWINS,
+    VERSION_UNCOMPRESSED, VERSION_UNCOMPRESSED_PAWNS,
 };
 use byteorder::{ByteOrder, LittleEndian};
 use std::path::Path;
@@ -42,9 +42,14 @@ pub struct CompactHeader {
     pub slices: Option<SliceInfo>,
     /// Per block section, its stored order (`None`: slot order, as in every version 3 table).
     pub orders: [Option<StoredOrder>; 3],
-    /// The larger slot of each pair of transposed twins is a don't-care (version 5, runs
-    /// without pawns): readers go to the smaller (`Layout::kept_slot`).
+    /// The larger slot of each pair of transposed twins is a don't-care (versions 5 and 6,
+    /// runs without pawns): readers go to the smaller (`Layout::kept_slot`).
     pub twins_dropped: bool,
+    /// The distance section may hold anything at a won position whose side to move has a
+    /// winning zeroing move (version 6): its distance is 1 ply, found by searching those
+    /// moves into the sub-endgames (and, with pawns, this run's other slices). The summary
+    /// holds white's distance histogram too.
+    pub zeroing_dont_cares: bool,
 }
 
 /// Where the block sections' order records lie in the header (version 4).
@@ -102,7 +107,9 @@ impl CompactHeader {
         if version == VERSION_UNCOMPRESSED || version == VERSION_UNCOMPRESSED_PAWNS {
             return Err(FormatError::OldFormat { path: path.to_path_buf(), version });
         }
-        if ![VERSION_COMPACT, VERSION_COMPACT_ORDERS, VERSION_COMPACT_SLOT_ORDER].contains(&version) {
+        if ![VERSION_COMPACT, VERSION_COMPACT_TWINS, VERSION_COMPACT_ORDERS, VERSION_COMPACT_SLOT_ORDER]
+            .contains(&version)
+        {
             return Err(FormatError::Version(path.to_path_buf(), version));
         }
         check_header_sum(path, h)?;
@@ -149,7 +156,7 @@ impl CompactHeader {
         let mut at = HEADER_LEN as u64;
         for (part, e) in Part::ALL.into_iter().zip(&parts) {
             let min_len = match part {
-                Part::Summary => SUMMARY_BYTES,
+                Part::Summary => summary_bytes(version == VERSION_COMPACT),
                 Part::Slices => slices_len(slices.as_ref()),
                 p => INDEX_ENTRY_BYTES * n_blocks(p, n_slots) as u64,
             };
@@ -178,7 +185,8 @@ impl CompactHeader {
                     .map_err(|why| bad(&format!("order of {part:?}: {why}")))?;
             }
         }
-        let twins_dropped = version == VERSION_COMPACT && !material.has_pawns();
-        Ok(CompactHeader { material, n_slots, meta, parts, slices, orders, twins_dropped })
+        let twins_dropped = version >= VERSION_COMPACT_TWINS && !material.has_pawns();
+        let zeroing_dont_cares = version == VERSION_COMPACT;
+        Ok(CompactHeader { material, n_slots, meta, parts, slices, orders, twins_dropped, zeroing_dont_cares })
     }
 }

@@ -37,7 +37,7 @@ pub use part::{
 pub use reader::CompactTable;
 pub use slices::{slice_bytes, LevelEntry, LEVEL_BYTES};
 pub use spill::Spill;
-pub use summary::{Summary, SUMMARY_BYTES, SUMMARY_DISTANCES};
+pub use summary::{summary_bytes, Summary, SUMMARY_BYTES, SUMMARY_DISTANCES};
 pub use writer::{CompactWriter, WritePosition};
 
 pub use crate::table::version::VERSION_COMPACT;

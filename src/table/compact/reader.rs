@@ -6,7 +6,7 @@ use super::codec::{decompress, expand_constant, planes_at, BlockData};
 use super::header::CompactHeader;
 use super::part::{block_positions, n_blocks, Part, PartEntry, DTZ_BLOCK_BITS, INDEX_ENTRY_BYTES, WDL_BLOCK_BITS};
 use super::slices::{decode_keys, decode_levels, LevelEntry};
-use super::summary::Summary;
+use super::summary::{Summary, SUMMARY_BYTES};
 use crate::chess::square::transpose;
 use crate::chess::{Color, Material, Symmetry};
 use crate::index::{illegal_word, Layout, StoredMen, StoredOrder};
@@ -345,6 +345,13 @@ impl CompactTable {
     /// The black-to-move summary.
     pub fn summary(&self) -> Summary {
         Summary::decode(self.part_bytes(Part::Summary))
+    }
+
+    /// The white-to-move summary (version 6, whose distance section does not store every
+    /// win's distance); `None` before.
+    pub fn wtm_summary(&self) -> Option<Summary> {
+        let at = SUMMARY_BYTES as usize;
+        self.header.zeroing_dont_cares.then(|| Summary::decode(&self.part_bytes(Part::Summary)[at..]))
     }
 
     /// The slice section's level records (empty without pawns).

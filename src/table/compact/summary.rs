@@ -1,17 +1,28 @@
 //! The summary section of a compact table: the black-to-move distances, which the class
-//! section does not store, as a histogram and the slot of a longest loss.
+//! section does not store, as a histogram and the slot of a longest loss; in version 6 the
+//! white-to-move distances the same way after them (the distance section does not store a
+//! win by a zeroing move).
 
 use crate::table::values::MAX_DISTANCE;
 use byteorder::{ByteOrder, LittleEndian};
 
 /// Distances in plies run from 0 to [`MAX_DISTANCE`]: the summary holds a count for each.
 pub const SUMMARY_DISTANCES: usize = MAX_DISTANCE + 1;
-/// Bytes of the summary section: the counts, then the slot of a longest loss.
+/// Bytes of one side to move's summary: the counts, then the slot of a longest distance.
 pub const SUMMARY_BYTES: u64 = 8 * (SUMMARY_DISTANCES as u64 + 1);
 
-/// The black-to-move distances of a run: a count of positions per distance in plies
+/// Bytes of the summary section: black's, and `with_wtm` (version 6) white's after it.
+pub fn summary_bytes(with_wtm: bool) -> u64 {
+    if with_wtm {
+        2 * SUMMARY_BYTES
+    } else {
+        SUMMARY_BYTES
+    }
+}
+
+/// The distances of one side to move of a run: a count of positions per distance in plies
 /// (positions counted once up to symmetry, as `stats` counts them), and the slot of a
-/// longest loss (the first in storage order).
+/// longest one (the first counted in storage order).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Summary {
     pub by_distance: [u64; SUMMARY_DISTANCES],
@@ -27,6 +38,7 @@ impl Summary {
         out
     }
 
+    /// A side's summary from its [`SUMMARY_BYTES`] bytes.
     pub(super) fn decode(bytes: &[u8]) -> Summary {
         let mut by_distance = [0u64; SUMMARY_DISTANCES];
         LittleEndian::read_u64_into(&bytes[..8 * SUMMARY_DISTANCES], &mut by_distance);

@@ -146,8 +146,9 @@ impl CompactWriter {
         Ok(())
     }
 
-    /// Writes the summary and slice sections and the header (with the block sections'
-    /// `orders`), syncs, and publishes the table as `target`. Every block must be written.
+    /// Writes the summary section (black's `summary`, then white's `wtm_summary`) and the
+    /// slice section and the header (with the block sections' `orders`), syncs, and
+    /// publishes the table as `target`. Every block must be written.
     #[allow(clippy::too_many_arguments)]
     pub fn finish(
         self,
@@ -155,6 +156,7 @@ impl CompactWriter {
         meta: TableMeta,
         orders: [Option<StoredOrder>; 3],
         summary: &Summary,
+        wtm_summary: &Summary,
         slices: &[u8],
         target: &Path,
     ) -> Result<PathBuf, FormatError> {
@@ -172,7 +174,7 @@ impl CompactWriter {
             let data_len = LittleEndian::read_u64(&index[index.len() - 16..]);
             parts[k] = PartEntry { offset, length: index_len + data_len, checksum: xxh3_64(&index) };
         }
-        let summary = summary.encode();
+        let summary = [summary.encode(), wtm_summary.encode()].concat();
         let mut at = self.starts[3];
         for (k, bytes) in [(3, &summary[..]), (4, slices)] {
             parts[k] = PartEntry { offset: at, length: bytes.len() as u64, checksum: xxh3_64(bytes) };
@@ -189,6 +191,7 @@ impl CompactWriter {
             slices: SliceInfo::of(layout),
             orders,
             twins_dropped: !layout.material.has_pawns(),
+            zeroing_dont_cares: true,
         };
         self.write_at(0, &header.encode())?;
         use std::os::unix::fs::PermissionsExt;

@@ -103,11 +103,10 @@ pub(super) struct Located {
     men: Option<StoredMen>,
 }
 
-/// The stored distance of a position found by [`Run::slot`] that white wins in `run`
-/// ([`Class::Win`]): its distance code read.
+/// The distance in plies of a stored wtm distance `code` of `slot` of `run`, where white
+/// wins ([`Class::Win`]); an error names the table when the code is no win's.
 #[inline]
-pub(super) fn win_distance(run: &Run, at: Located) -> Result<u8, TableError> {
-    let (slot, code) = (at.slot, run.kept_dtz_code(at)?);
+pub(super) fn code_distance(run: &Run, slot: u64, code: u8) -> Result<u8, TableError> {
     code_to_distance(Color::White, code).filter(|&d| d > 0).ok_or_else(|| {
         TableError::Wrong(format!(
             "{}: slot {slot} is won but holds distance code {code} (table damaged)",

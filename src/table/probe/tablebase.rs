@@ -2,7 +2,7 @@
 //! locking, and the probes of a position (win/draw/loss, distance, five-valued category).
 
 use super::result::{Category, Probe, Wdl};
-use super::run::{win_distance, Located, Run};
+use super::run::{code_distance, Located, Run};
 use crate::chess::{Color, Material, Move, Position, RULE_PLIES};
 use crate::index::Layout;
 use crate::table::cache::{BlockCache, DEFAULT_CACHE_BYTES};
@@ -214,7 +214,7 @@ impl Tablebase {
         let [w, b] = men.piece_sets();
         if let Some((Class::Win, at)) = white {
             let run = self.run_at(w * PIECE_SETS + b)?;
-            let d = win_distance(run, at)?;
+            let d = self.win_distance(pos, run, at)?;
             return Ok(if d as i32 <= g50 { Probe { wdl: 1, dtz: d as i32 } } else { Probe { wdl: 0, dtz: 0 } });
         }
         if let Some((Class::Win, _)) = black {
@@ -225,6 +225,57 @@ impl Tablebase {
             }
         }
         Ok(Probe { wdl: 0, dtz: 0 })
+    }
+
+    /// The distance of a position won for the side to move (found at `at` of `run`, white's
+    /// run with the men as they are): the stored code, unless the table leaves the wins by a
+    /// zeroing move out of its distance section (format 6) and the code read is not 1 (a
+    /// don't-care holds any code): then a winning zeroing move makes it 1 ply.
+    #[inline]
+    fn win_distance(&self, pos: &Position, run: &Run, at: Located) -> Result<u8, TableError> {
+        let code = run.kept_dtz_code(at)?;
+        if code != 1 && run.file.header.zeroing_dont_cares && self.wins_by_zeroing(pos)? {
+            return Ok(1);
+        }
+        code_distance(run, at.slot, code)
+    }
+
+    /// Whether the side to move of `pos` wins by a zeroing move: a capture or a pawn move
+    /// after which the other side, to move with a fresh counter, is lost.
+    fn wins_by_zeroing(&self, pos: &Position) -> Result<bool, TableError> {
+        if pos.has_pawns() || pos.ep.is_some() {
+            for mv in pos.legal_moves().into_iter().filter(|m| m.is_zeroing()) {
+                if self.probe_wdl(&pos.play(mv))? == Wdl::Loss {
+                    return Ok(true);
+                }
+            }
+            return Ok(false);
+        }
+        // The side to move as black, as a loser's search finds its children.
+        self.wins_by_capture(&Men::gather(pos, pos.turn == Color::White))
+    }
+
+    /// Whether black, to move in `men` (no pawns), wins by a capture: after it white, to move,
+    /// is lost with a fresh counter.
+    fn wins_by_capture(&self, men: &Men) -> Result<bool, TableError> {
+        let mut failed = None;
+        let found = men.for_each_move(Color::Black, &mut |mv, child| {
+            if !mv.capture {
+                return false;
+            }
+            let read = self.read_runs(child, |run, stm, at| Ok(run.kept_class(stm, at)? == Class::Win), |won| won);
+            match read {
+                Ok((_, black)) => black == Some(true),
+                Err(e) => {
+                    failed = Some(e);
+                    true
+                }
+            }
+        });
+        match failed {
+            Some(e) => Err(e),
+            None => Ok(found),
+        }
     }
 
     /// The distance of a position lost for the side to move (which has a legal move), in
@@ -238,7 +289,10 @@ impl Tablebase {
     /// that the reads' memory latencies overlap (a decoded block's word is mostly a miss in
     /// every cache): [`LOSER_BATCH`] for a whole search, 1 for a bounded one that mostly stops
     /// at its first reply (finding children it would not read costs more than the overlap
-    /// gains: 4 at a time made best moves 0.94x).
+    /// gains: 4 at a time made best moves 0.94x). A batch is read longest first: where the
+    /// table leaves the wins by a zeroing move out (format 6), a child's code is taken once
+    /// its winning zeroing moves are searched, and only the codes that would lengthen the
+    /// loss need the search (a child that wins by one is 1 ply from its win, the least).
     pub(super) fn loser_distance<const N: usize>(
         &self,
         pos: &Position,
@@ -247,33 +301,68 @@ impl Tablebase {
         bound: Option<u8>,
     ) -> Result<Option<u8>, TableError> {
         let (mut worst, mut failed) = (1u8, None);
-        // Per pending child: where its distance code lies, and the move (with pawns).
-        let mut batch: [Option<(u64, Option<Move>)>; N] = [None; N];
+        let dont_cares = run.file.header.zeroing_dont_cares;
+        // Per pending child: where its distance code lies, its men, and the move (with pawns).
+        let mut batch: [Option<(u64, Men, Option<Move>)>; N] = [None; N];
         let mut pending = 0;
         // Reads the pending children's distances; true once the search can stop.
-        let drain = |batch: &[Option<(u64, Option<Move>)>], worst: &mut u8, failed: &mut Option<TableError>| {
-            for &(stored, mv) in batch.iter().flatten() {
+        let drain = |batch: &[Option<(u64, Men, Option<Move>)>], worst: &mut u8, failed: &mut Option<TableError>| {
+            // (sort key, code, child): codes that are no distance first (a don't-care's, or
+            // a damaged table's), then the longest.
+            let mut read = [(0u8, 0u8, 0usize); N];
+            let mut n = 0;
+            for (i, &(stored, ..)) in batch.iter().enumerate().filter_map(|(i, b)| b.as_ref().map(|b| (i, b))) {
                 match run.dtz_code_at(stored) {
-                    Ok(c @ 1..=WTM_MAX_CODE) => *worst = (*worst).max(c),
                     Ok(c) => {
-                        let after = mv.map_or_else(|| "a quiet move".to_string(), |mv| mv.to_string());
-                        *failed = Some(TableError::Wrong(format!(
-                            "{}: {} is lost, but after {after} the winner's distance code is {c} (table damaged)",
-                            run.file.path.display(),
-                            pos.fen(),
-                        )))
+                        let key = if (1..=WTM_MAX_CODE).contains(&c) { c } else { u8::MAX };
+                        let at = read[..n].iter().position(|&(k, ..)| k < key).unwrap_or(n);
+                        read.copy_within(at..n, at + 1);
+                        read[at] = (key, c, i);
+                        n += 1;
                     }
-                    Err(e) => *failed = Some(e),
-                }
-                if failed.is_some() || bound.is_some_and(|b| 2 * *worst > b) {
-                    return true;
+                    Err(e) => {
+                        *failed = Some(e);
+                        return true;
+                    }
                 }
             }
-            false
+            for &(key, code, i) in &read[..n] {
+                if key <= *worst {
+                    break;
+                }
+                let (_, child, mv) = batch[i].as_ref().expect("a pending child");
+                if dont_cares {
+                    let by_zeroing = match mv {
+                        Some(mv) => self.wins_by_zeroing(&pos.play(*mv)),
+                        None => self.wins_by_capture(child),
+                    };
+                    match by_zeroing {
+                        Ok(true) => continue,
+                        Ok(false) => {}
+                        Err(e) => {
+                            *failed = Some(e);
+                            return true;
+                        }
+                    }
+                }
+                if key == u8::MAX {
+                    let after = mv.map_or_else(|| "a quiet move".to_string(), |mv| mv.to_string());
+                    *failed = Some(TableError::Wrong(format!(
+                        "{}: {} is lost, but after {after} the winner's distance code is {code} (table damaged)",
+                        run.file.path.display(),
+                        pos.fen(),
+                    )));
+                    return true;
+                }
+                *worst = code;
+                // The batch's longest that stands: the rest are no longer.
+                break;
+            }
+            bound.is_some_and(|b| 2 * *worst > b)
         };
         let mut after = |child: &Men, mv: Option<Move>| {
             // The winner (black of `child`) is the run's white, to move.
-            batch[pending] = Some((run.fetch_dtz_code(run.slot(child, true)), mv));
+            batch[pending] = Some((run.fetch_dtz_code(run.slot(child, true)), *child, mv));
             pending += 1;
             if pending < N {
                 return false;

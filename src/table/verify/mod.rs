@@ -40,7 +40,7 @@
 
 use super::compact::{CompactTable, Summary};
 use super::error::TableError;
-use super::stats::btm_summary;
+use super::stats::side_summary;
 use super::uncompressed::TableFile;
 use super::version::table_path;
 use crate::chess::{Color, Material, RULE_PLIES};
@@ -282,7 +282,7 @@ fn verify_expanded(
         subs.iter().map(|(m, e)| (m.clone(), e.as_ref().map(|e| &e.file))).collect();
     let sources = Sources { table, own: &own, subs: &subs };
     let checked = positions::verify_positions(run, &sources, threads, progress)?;
-    Ok((checked, btm_summary(&own.file, &own.file.header.material, threads)?))
+    Ok((checked, side_summary(&own.file, &own.file.header.material, Color::Black, threads)?))
 }
 
 /// Verifies both runs of a signature (`Material::runs_of_signature`: one for a symmetric
