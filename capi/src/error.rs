@@ -73,7 +73,10 @@ impl From<FenError> for Failure {
 impl From<TableError> for Failure {
     fn from(e: TableError) -> Failure {
         let kind = match e {
-            TableError::Missing { .. } | TableError::NoTable(_) | TableError::BareWhite(_) => TbsError::MissingTable,
+            TableError::Missing { .. }
+            | TableError::MissingForSearch { .. }
+            | TableError::NoTable(_)
+            | TableError::BareWhite(_) => TbsError::MissingTable,
             TableError::TooManyPieces(_) => TbsError::BadPosition,
             TableError::NoFolder(_) => TbsError::NoTables,
             TableError::Panicked(_) => TbsError::Internal,

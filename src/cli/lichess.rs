@@ -261,7 +261,7 @@ pub fn standard(tb: &Tablebase, pos: &Position) -> Result<Answer, TableError> {
         let after = pos.play(mv);
         let info = match facts(tb, &after) {
             Ok(f) => info(&f, pos.halfmove),
-            Err(TableError::Missing { .. }) => unknown(&after),
+            Err(TableError::Missing { .. } | TableError::MissingForSearch { .. }) => unknown(&after),
             Err(e) => return Err(e),
         };
         moves.push(move_info(pos, mv, info, best == Some(mv)));
@@ -273,7 +273,7 @@ pub fn standard(tb: &Tablebase, pos: &Position) -> Result<Answer, TableError> {
 /// `Ok(None)` for a missing table (of a sub-endgame the best move's search reads).
 fn missing_as_none<T>(e: TableError) -> Result<Option<T>, TableError> {
     match e {
-        TableError::Missing { .. } => Ok(None),
+        TableError::Missing { .. } | TableError::MissingForSearch { .. } => Ok(None),
         e => Err(e),
     }
 }

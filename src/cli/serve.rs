@@ -156,6 +156,9 @@ impl From<TableError> for ApiError {
     fn from(e: TableError) -> ApiError {
         match e {
             TableError::Missing { signature, .. } => ApiError::NotFound(format!("no table of {signature} here")),
+            TableError::MissingForSearch { signature, run, .. } => ApiError::NotFound(format!(
+                "no table of {signature} here (the distances of {run} search the captures into it)"
+            )),
             TableError::NoTable(_) | TableError::BareWhite(_) => ApiError::NotFound(e.to_string()),
             TableError::TooManyPieces(_) => ApiError::BadRequest(e.to_string()),
             e => ApiError::Internal(e.to_string()),

@@ -56,6 +56,14 @@ pub enum TableError {
     /// A table a probe or a check needs is not in the folder.
     #[error("missing table {} (generate it with `tbstream gen {signature}`)", path.display())]
     Missing { path: PathBuf, signature: Material },
+    /// A sub-endgame's table that a distance of `run` needs is not in the folder: a won
+    /// position's distance is searched through its captures and promotions when the table
+    /// leaves the wins by a zeroing move out (format 6).
+    #[error(
+        "missing table {} of a sub-endgame of {run} (its distances search the captures and promotions into it; generate it with `tbstream gen {signature}`)",
+        path.display()
+    )]
+    MissingForSearch { path: PathBuf, signature: Material, run: Material },
     #[error("{0} has too many pieces")]
     TooManyPieces(Material),
     #[error("{0}: neither side can win, there is no table")]

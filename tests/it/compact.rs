@@ -103,7 +103,8 @@ fn an_interrupted_compact_write_resumes_from_its_last_whole_block() {
     let dir = tempfile::tempdir().unwrap();
     let finish = |w: CompactWriter, name: &str| {
         let slot_order = [None, None, None];
-        let path = w.finish(&layout, meta.clone(), slot_order, &summary, &[], &dir.path().join(name)).unwrap();
+        let path =
+            w.finish(&layout, meta.clone(), slot_order, &summary, &summary, &[], &dir.path().join(name)).unwrap();
         std::fs::read(path).unwrap()
     };
     let mut w = CompactWriter::open(&dir.path().join("a.partial"), layout.n_slots, 7).unwrap();

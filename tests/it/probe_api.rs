@@ -61,6 +61,19 @@ fn plain_probe(tb: &Tablebase, pos: &Position) -> Probe {
         let (idx, _) = run.layout.canonical_index(bk, &pieces, wk);
         run.layout.slot(idx).unwrap()
     };
+    // A wtm win's distance: its code, or 1 ply where a format 6 table leaves a win by a
+    // zeroing move out (a zeroing move after which the loser, with a fresh clock, is lost).
+    let wtm_distance = |run: &tbstream::Run, q: &Position| {
+        let code = run.dtz_code(slot_of(run, q)).unwrap();
+        let by_zeroing = || {
+            let zeroing = q.legal_moves().into_iter().filter(|mv| mv.is_zeroing());
+            zeroing.map(|mv| q.play(mv)).any(|child| plain_probe(tb, &child).wdl == -1)
+        };
+        if code != 1 && run.file.header.zeroing_dont_cares && by_zeroing() {
+            return Some(1);
+        }
+        code_to_distance(Color::White, code)
+    };
     let distance = |m: &Material, q: &Position| {
         let run = tb.run(m).unwrap();
         let slot = slot_of(&run, q);
@@ -68,10 +81,10 @@ fn plain_probe(tb: &Tablebase, pos: &Position) -> Probe {
             return None;
         }
         if q.turn == Color::White {
-            return code_to_distance(Color::White, run.dtz_code(slot).unwrap());
+            return wtm_distance(&run, q);
         }
         let quiet = q.legal_moves().into_iter().filter(|mv| !mv.is_zeroing());
-        let after = quiet.map(|mv| code_to_distance(Color::White, run.dtz_code(slot_of(&run, &q.play(mv))).unwrap()));
+        let after = quiet.map(|mv| wtm_distance(&run, &q.play(mv)));
         Some(after.map(|d| d.unwrap() + 1).fold(2, u8::max))
     };
     if !m.white_bare() {

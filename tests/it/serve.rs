@@ -473,27 +473,49 @@ fn bad_requests_get_400_missing_tables_404_and_serving_goes_on() {
 #[test]
 fn a_move_into_a_missing_table_is_unknown() {
     let dir = tempfile::tempdir().unwrap();
+    for table in ["KQvKR.tbs", "KRvKQ.tbs", "KQvK.tbs"] {
+        std::fs::copy(crate::fixtures::kqvkr().join(table), dir.path().join(table)).unwrap();
+    }
+    let server = Server::start(dir.path(), &[]);
+    // KQvKR, black to move: Rxb1+ leads to KRvK (black's rook against a bare king), which is
+    // not in the folder; Kxb1 would follow, so black draws, and the position's own answer
+    // reads classes only. Every other move leads to a win of KQvKR, whose distance searches
+    // white's captures into KQvK.
+    let answer = server.standard("8/8/8/8/8/2k5/1r6/KQ6 b - - 0 1");
+    assert_eq!((answer["category"].as_str(), answer["dtz"].as_i64()), (Some("draw"), Some(0)), "{answer}");
+    let moves = answer["moves"].as_array().unwrap();
+    let take = moves.iter().find(|m| m["uci"] == "b2b1").unwrap();
+    assert_eq!(
+        (take["category"].as_str(), &take["dtz"], take["san"].as_str()),
+        (Some("unknown"), &Value::Null, Some("Rxb1+"))
+    );
+    assert!(
+        moves.iter().filter(|m| m["uci"] != "b2b1").all(|m| m["category"] != "unknown" && m["dtz"].is_i64()),
+        "{answer}"
+    );
+    assert!(moves.windows(2).all(|w| rank(&w[0]["category"]) <= rank(&w[1]["category"])), "{answer}");
+}
+
+/// Without a sub-endgame that a won position's captures lead to, its distance cannot be
+/// searched (format 6 leaves the wins by a zeroing move out of the distance section): the
+/// answer is 404 and names the missing table and why.
+#[test]
+fn a_distance_needs_the_tables_its_captures_lead_to() {
+    let dir = tempfile::tempdir().unwrap();
     for table in ["KQvKR.tbs", "KRvKQ.tbs"] {
         std::fs::copy(crate::fixtures::kqvkr().join(table), dir.path().join(table)).unwrap();
     }
     let server = Server::start(dir.path(), &[]);
-    // KQvKR, white to move: Qxb2 leads to KQvK, which is not in the folder.
-    let answer = server.standard("8/8/8/8/8/2k5/1r6/KQ6 w - - 0 1");
-    assert_eq!((answer["category"].as_str(), answer["dtz"].as_i64()), (Some("win"), Some(1)), "{answer}");
-    let moves = answer["moves"].as_array().unwrap();
-    let take = moves.iter().find(|m| m["uci"] == "b1b2").unwrap();
-    assert_eq!(
-        (take["category"].as_str(), &take["dtz"], take["san"].as_str()),
-        (Some("unknown"), &Value::Null, Some("Qxb2+"))
-    );
-    assert!(
-        moves.iter().filter(|m| m["uci"] != "b1b2").all(|m| m["category"] != "unknown" && m["dtz"].is_i64()),
-        "{answer}"
-    );
-    assert!(moves.windows(2).all(|w| rank(&w[0]["category"]) <= rank(&w[1]["category"])), "{answer}");
-    let (status, json) = server.get("/standard/mainline?fen=8/8/8/8/8/2k5/1r6/KQ6_w_-_-_0_1");
-    assert_eq!(status, 404, "{json}");
-    assert!(json["error"].as_str().unwrap().contains("KQvK"), "{json}");
+    // KQvKR, white to move: white wins in 55 plies, and may take the rook (Qxd5+ Kxd5), into
+    // KQvK, which is not in the folder.
+    for path in
+        ["/standard?fen=8/8/4k3/3r4/8/8/8/K2Q4_w_-_-_0_1", "/standard/mainline?fen=8/8/4k3/3r4/8/8/8/K2Q4_w_-_-_0_1"]
+    {
+        let (status, json) = server.get(path);
+        assert_eq!(status, 404, "{path}: {json}");
+        let error = json["error"].as_str().unwrap();
+        assert!(error.contains("KQvK ") && error.contains("search the captures"), "{path}: {json}");
+    }
 }
 
 /// A folder that does not exist, an address that is none or is taken: exit 2 with a message,

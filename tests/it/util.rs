@@ -172,7 +172,10 @@ pub fn rewrite_compact(
     });
     // The blocks are read and written in slot order (`block_into`), so the rewritten table is.
     let slot_order = [None, None, None];
-    writer.finish(&layout, table.header.meta.clone(), slot_order, &table.summary(), &slices, path).unwrap();
+    let wtm_summary = table.wtm_summary().expect("a table of version 6");
+    writer
+        .finish(&layout, table.header.meta.clone(), slot_order, &table.summary(), &wtm_summary, &slices, path)
+        .unwrap();
 }
 
 /// The value codes of every slot of one side to move of a compact table, as

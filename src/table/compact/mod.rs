@@ -1,10 +1,11 @@
-//! The compact table file that tables are published in (format version 5, `docs/FORMAT.md`,
+//! The compact table file that tables are published in (format version 6, `docs/FORMAT.md`,
 //! Part I): per side to move a win/draw/loss class, per white-to-move position a distance
 //! code, each section stored in an order of its own (`index::StoredOrder`: neighbouring
 //! squares near each other) and cut into blocks that are compressed on their own (zstd)
 //! behind a checksummed block index; without pawns the larger slot of each pair of transposed
-//! twins is not stored (`index::Layout::kept_slot`). Versions 3 (every section in slot order)
-//! and 4 (every twin stored) are still read. Opening a table checks its header and indexes
+//! twins is not stored (`index::Layout::kept_slot`), nor the distance of a win by a zeroing
+//! move (a reader searches those moves). Versions 3 (every section in slot order), 4 (every
+//! twin stored) and 5 (every win's distance stored) are still read. Opening a table checks its header and indexes
 //! only; a block's
 //! checksum is checked the first time it is decoded, so that a probe on a cold cache reads a
 //! few kilobytes, never the table.
@@ -14,8 +15,9 @@
 //!
 //! Nothing is stored for illegal positions (they take whatever value compresses best), and
 //! black-to-move distances are not stored: they follow from the white-to-move distances by a
-//! one-ply search (`docs/FORMAT.md`, "Black-to-move distances"). The black-to-move distance
-//! histogram is kept in a small summary section, for `stats`.
+//! one-ply search (`docs/FORMAT.md`, "Black-to-move distances"). The distance histograms of
+//! both sides to move (black's alone before version 6) are kept in a small summary section,
+//! for `stats`.
 //!
 //! [`CompactWriter`] writes a table block by block in storage order (it never holds more than
 //! the blocks in flight) and resumes an interrupted write from its last complete block.

@@ -12,7 +12,9 @@ use crate::chess::{Color, Material, Symmetry};
 use crate::index::{illegal_word, Layout, StoredMen, StoredOrder};
 use crate::table::cache::{block_key, BlockCache, BlockRef, Cached};
 use crate::table::error::FormatError;
-use crate::table::values::{Class, CODE_CURSED, CODE_EDGE, CODE_ILLEGAL, CODE_LOST_UNMEASURED, CODE_NONE};
+use crate::table::values::{
+    code_to_distance, Class, CODE_CURSED, CODE_EDGE, CODE_ILLEGAL, CODE_LOST_UNMEASURED, CODE_NONE,
+};
 use crate::table::version::HEADER_LEN;
 use crate::work::IoContext;
 use byteorder::{ByteOrder, LittleEndian};
@@ -372,7 +374,10 @@ impl CompactTable {
     /// keep the code of their stored class, for readers that never read one), a wtm win's
     /// distance code, 52 (51) for a cursed class, 0 otherwise, and
     /// [`CODE_LOST_UNMEASURED`] for a btm loss, whose distance is not stored. The words must
-    /// lie in one block of the class section.
+    /// lie in one block of the class section. In version 6 a wtm win by a zeroing move (1
+    /// ply) reads as whatever win's code its byte holds, or 1 where it holds none: the
+    /// distances of those need a search (`stats` takes them from the summary, `verify`
+    /// derives them).
     pub fn read_codes(
         &self,
         layout: Option<&Layout>,
@@ -398,12 +403,21 @@ impl CompactTable {
         out.clear();
         out.reserve(n);
         let lost = [CODE_LOST_UNMEASURED; 64];
+        let mut resolved = [0u8; 64];
         for w in 0..n {
             let illegal = layout.map_or(0, |layout| illegal_word(layout, (first + w) as u64, stm));
             let [lo, hi] = planes_at(&classes, first % per_wdl + w);
             let wins: &[u8; 64] = match stm {
                 Color::White => dtz[64 * (dtz_first + w)..][..64].try_into().expect("64 codes"),
                 Color::Black => &lost,
+            };
+            let wins = if stm == Color::White && self.header.zeroing_dont_cares {
+                for (r, &c) in resolved.iter_mut().zip(wins) {
+                    *r = if code_to_distance(Color::White, c).is_some_and(|d| d > 0) { c } else { 1 };
+                }
+                &resolved
+            } else {
+                wins
             };
             out.push(word_codes(lo, hi, illegal, wins));
         }

@@ -27,8 +27,10 @@ impl Run {
         Ok(self.file.class(stm, slot, &self.cache)?)
     }
 
-    /// The white-to-move distance code of a slot (`docs/FORMAT.md`), meaningful where white
-    /// wins ([`Class::Win`]).
+    /// The white-to-move distance code of a slot as stored (`docs/FORMAT.md`), meaningful
+    /// where white wins ([`Class::Win`]) other than by a zeroing move in a table of version 6
+    /// (a don't-care there: [`Tablebase::probe`](super::Tablebase::probe) searches those
+    /// moves).
     #[inline]
     pub fn dtz_code(&self, slot: u64) -> Result<u8, TableError> {
         Ok(self.file.dtz_code(slot, &self.cache)?)

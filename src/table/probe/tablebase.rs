@@ -28,6 +28,18 @@ fn game_over(men: &Men, pos: &Position) -> Option<Wdl> {
     (!has_move).then_some(if in_check { Wdl::Loss } else { Wdl::Draw })
 }
 
+/// An error of the search for a winning zeroing move of a position of `run`: a missing
+/// table is a sub-endgame's that the run's distances need.
+#[cold]
+fn searched(e: TableError, run: &Run) -> TableError {
+    match e {
+        TableError::Missing { path, signature } => {
+            TableError::MissingForSearch { path, signature, run: run.layout.material.clone() }
+        }
+        e => e,
+    }
+}
+
 /// A folder of tables, opened once and shared between threads.
 ///
 /// Runs are mapped and verified on first use; each is then reached through a fixed table
@@ -234,7 +246,7 @@ impl Tablebase {
     #[inline]
     fn win_distance(&self, pos: &Position, run: &Run, at: Located) -> Result<u8, TableError> {
         let code = run.kept_dtz_code(at)?;
-        if code != 1 && run.file.header.zeroing_dont_cares && self.wins_by_zeroing(pos)? {
+        if code != 1 && run.file.header.zeroing_dont_cares && self.wins_by_zeroing(pos).map_err(|e| searched(e, run))? {
             return Ok(1);
         }
         code_distance(run, at.slot, code)
@@ -340,7 +352,7 @@ impl Tablebase {
                         Ok(true) => continue,
                         Ok(false) => {}
                         Err(e) => {
-                            *failed = Some(e);
+                            *failed = Some(searched(e, run));
                             return true;
                         }
                     }
