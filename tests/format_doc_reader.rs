@@ -1,38 +1,48 @@
-//! An independent reader of tbstream's published table files (format version 5, the compact
-//! format, and the older versions 4 and 3 it extends), written only from `docs/FORMAT.md`
+//! An independent reader of tbstream's published table files (format version 6, the compact
+//! format, and the older versions 5, 4 and 3 it extends), written only from `docs/FORMAT.md`
 //! (without looking at `src/`), to show that the document is enough to use the files.
 //!
-//! The reader validates the header (magic, version 3, 4 or 5, the header checksum, every
-//! field, the three order records of versions 4 and 5, the placement and lengths of the five
-//! sections, the file length), each section's checksum (the index of a block section, the
-//! whole of sections 3 and 4), the block indexes, the summary and, with pawns, section 4 (the
-//! slice keys against the document's enumeration of pawn configurations, the level records).
-//! It decodes a block (one constant byte, or one zstd frame of the documented size) only after
-//! checking its XXH3, reads classes from the two bit planes and white-to-move distance codes
-//! from section 1, each at the slot's stored position by its section's order ("Stored order
-//! (version 4)": the mixed-radix digits of the men's ranks inside each unit of `2^U` slots),
-//! in version 5 without pawns at the slot's kept twin ("Transposed twins (version 5)": the
-//! smaller of the slot and the slot of its men transposed, when the black king stands on the
-//! a1-h8 diagonal), derives black-to-move distances by the document's one-ply rule (legal
-//! moves from cozy-chess), computes the slot of a position by Part II's steps (with or without
-//! pawns) and probes FENs by Part I's "Probing a position (versions 3 to 5)", flipped board
-//! included.
+//! The reader validates the header (magic, version 3 to 6, the header checksum, every field,
+//! the three order records of versions 4 to 6, the placement and lengths of the five sections,
+//! section 3 of 816 bytes or 1632 in version 6, the file length), each section's checksum (the
+//! index of a block section, the whole of sections 3 and 4), the block indexes, the summary
+//! (black's half, and in version 6 white's) and, with pawns, section 4 (the slice keys against
+//! the document's enumeration of pawn configurations, the level records). It decodes a block
+//! (one constant byte, or one zstd frame of the documented size) only after checking its XXH3,
+//! reads classes from the two bit planes and white-to-move distance codes from section 1, each
+//! at the slot's stored position by its section's order ("Stored order (version 4)": the
+//! mixed-radix digits of the men's ranks inside each unit of `2^U` slots), in versions 5 and 6
+//! without pawns at the slot's kept twin ("Transposed twins (version 5)": the smaller of the
+//! slot and the slot of its men transposed, when the black king stands on the a1-h8 diagonal).
+//! In version 6 it resolves the don't-cares of section 1 wherever it uses a white-to-move
+//! distance ("Wins by a zeroing move (version 6)": a code other than 1 stands unless one of
+//! white's captures, promotions or pawn moves leaves black, to move with a fresh counter,
+//! checkmated or of btm class 1 in the sub-endgame's run or, after a push, in this run, an
+//! en-passant capture that a double step allows weighed in; such a win is 1 ply): in its
+//! probes, in the black-to-move distances it derives by the document's one-ply rule (legal
+//! moves from cozy-chess), and in its scans. It computes the slot of a position by Part II's
+//! steps (with or without pawns) and probes FENs by Part I's "Probing a position (versions 3
+//! to 6)", flipped board included.
 //!
 //! Its answers are compared with the library: pawnless tables through the `tbstream` binary
 //! (`gen`, then `probe` over stdin) on random legal positions and on every stored KQvK
 //! position, tables with pawns through `Tablebase::probe` on every KPvK position and on random
 //! legal positions of KPvKP, KPPvK, KQvKP and KRPvK (WDL, DTZ and the five-valued category);
-//! its classes and distance codes (through the kept twins) with `Run::class` and
-//! `Run::dtz_code` at every legal slot of the small tables, its slots with `Run::slot_of`, its
-//! legality with `Position::from_men`, its decoded blocks with `CompactTable::block`; its
-//! summaries and longest distances with a scan of every position by the document's rules. Its
-//! stored orders are checked to be permutations of each unit, to read the men's codes where
-//! the slot map puts them, and to give the document's `KQvK` example; its kept twins to be the
-//! smaller slot of each transposed pair, in one unit of every order, reading the library's
-//! answers for a position and for its transposed image; tables rewritten as version 3 (every
-//! section in slot order, by the reader's orders, each dropped twin given its kept twin's
-//! value) read the same in the reader and in `tbstream probe`, and decode to the library's
-//! slot-order blocks (`CompactTable::block_into`).
+//! its resolved white-to-move distances with `Tablebase::probe` at every legal won position
+//! whose code is not 1 of KQvKR, KRvKN, KRvKQ, KPvKP and part of KQvKP (some win by a zeroing
+//! move; in KPvKP some double steps are spoiled by en passant); its classes and raw distance
+//! codes (through the kept twins, don't-cares included) with `Run::class` and `Run::dtz_code`
+//! at every legal slot of the small tables, its slots with `Run::slot_of`, its legality with
+//! `Position::from_men`, its decoded blocks with `CompactTable::block`; both halves of its
+//! summaries, and its longest distances, with a scan of every position by the document's rules
+//! (resolved distances). Its stored orders are checked to be permutations of each unit, to read
+//! the men's codes where the slot map puts them, and to give the document's `KQvK` example; its
+//! kept twins to be the smaller slot of each transposed pair, in one unit of every order,
+//! reading the library's answers for a position and for its transposed image; tables rewritten
+//! as version 3 (every section in slot order, by the reader's orders, each dropped twin given
+//! its kept twin's value, every won position's resolved distance stored, black's half of the
+//! summary) read the same in the reader and in `tbstream probe`, and decode to the library's
+//! slot-order blocks (`CompactTable::block_into`) but at the resolved don't-cares.
 
 #[path = "it/cleanup.rs"]
 mod cleanup;
@@ -80,6 +90,18 @@ impl Kind {
             Kind::B => cozy_chess::Piece::Bishop,
             Kind::N => cozy_chess::Piece::Knight,
             Kind::P => cozy_chess::Piece::Pawn,
+        }
+    }
+
+    /// The kind of a cozy-chess piece (`None` for a king).
+    fn of_cozy(p: cozy_chess::Piece) -> Option<Kind> {
+        match p {
+            cozy_chess::Piece::Queen => Some(Kind::Q),
+            cozy_chess::Piece::Rook => Some(Kind::R),
+            cozy_chess::Piece::Bishop => Some(Kind::B),
+            cozy_chess::Piece::Knight => Some(Kind::N),
+            cozy_chess::Piece::Pawn => Some(Kind::P),
+            cozy_chess::Piece::King => None,
         }
     }
 
@@ -348,7 +370,7 @@ const HEADER_LEN: usize = 256;
 const SECTION_ALIGN: usize = 8;
 /// A block section's index entry: `end` and the block's XXH3-64.
 const INDEX_ENTRY: usize = 16;
-/// Section 3: 101 counts and one slot.
+/// Section 3: 101 counts and one slot (version 6: two such halves, black's then white's).
 const SUMMARY_LEN: usize = 816;
 /// A level record of section 4.
 const LEVEL_RECORD: usize = 16;
@@ -382,12 +404,14 @@ struct BlockSection {
     decoded: Vec<OnceLock<Result<Block, String>>>,
 }
 
-/// Section 3.
+/// One half of section 3 (black's, or in version 6 white's).
 #[derive(Clone, Debug, PartialEq, Eq)]
 struct Summary {
-    /// Legal btm positions lost in `d` plies, `d` = 0..=100, each counted once up to symmetry.
+    /// Legal btm positions lost (wtm positions won) in `d` plies, `d` = 0..=100, each counted
+    /// once up to symmetry.
     counts: Vec<u64>,
-    /// The smallest counted slot lost in the longest distance with a count, or `u64::MAX`.
+    /// The smallest counted slot lost (won) in the longest distance with a count, or
+    /// `u64::MAX`.
     first_longest: u64,
 }
 
@@ -627,13 +651,16 @@ struct DocTable {
     sections: Vec<(usize, usize)>,
     /// Sections 0, 1 and 2.
     block_sections: Vec<BlockSection>,
+    /// Section 3's first half: black's distances.
     summary: Summary,
+    /// Version 6: section 3's second half, white's distances.
+    wtm_summary: Option<Summary>,
     bytes: Vec<u8>,
     /// `rank` of each of the 128 prefixes (without pawns; only those with `k < 10` are used).
     ranks: [u64; 128],
     /// The stored prefixes (`k < 10`) in increasing order: the prefix of each rank.
     prefixes: Vec<u64>,
-    /// Byte 8: 3, 4 or 5.
+    /// Byte 8: 3 to 6.
     version: u16,
     /// `T`: the index bits (Part II step 5 without pawns, version 2's step 3 with pawns).
     index_bits: u32,
@@ -641,9 +668,13 @@ struct DocTable {
     orders: Vec<StoredOrder>,
     /// Where the index holds each man's code (`code_bit_positions`).
     men_codes: Vec<(IndexMan, [u32; 6])>,
-    /// Version 5 without pawns: the dropped transposed twins are don't-cares, read at their
-    /// kept twins ("Transposed twins (version 5)").
+    /// Versions 5 and 6 without pawns: the dropped transposed twins are don't-cares, read at
+    /// their kept twins ("Transposed twins (version 5)").
     twins_dropped: bool,
+    /// Version 6: section 1 holds a don't-care at a win by a zeroing move, which a reader of
+    /// distances finds by searching white's zeroing moves ("Wins by a zeroing move (version
+    /// 6)").
+    zeroing_dont_cares: bool,
     /// With pawns only.
     pawns: Option<PawnLayout>,
     /// A scan of every position by the document's rules, made on first use (tests only).
@@ -670,6 +701,41 @@ fn wtm_plies(code: u8) -> Option<u32> {
         53 => Some(100),
         _ => None,
     }
+}
+
+/// Section 3's length: 816 bytes, 1632 in version 6 (black's half, then white's).
+fn summary_len(version: u16) -> usize {
+    if version == 6 {
+        2 * SUMMARY_LEN
+    } else {
+        SUMMARY_LEN
+    }
+}
+
+/// One half of section 3, checked: btm losses are even (`d` = 0..100), wtm wins odd in 1..99
+/// or exactly 100 (code 53); the slot is that of a counted position (below `n_slots`), or
+/// 2^64 - 1 when nothing is counted; no distance counted is longer than the header's longest.
+fn parse_summary(s: &[u8], wtm: bool, n_slots: u64, longest: u8) -> Result<Summary, String> {
+    let side = if wtm { "wtm wins" } else { "btm losses" };
+    let counts: Vec<u64> = (0..SUMMARY_DISTANCES).map(|d| le_u64(s, 8 * d)).collect();
+    let first_longest = le_u64(s, 8 * SUMMARY_DISTANCES);
+    let possible = |d: usize| if wtm { !d.is_multiple_of(2) || d == 100 } else { d.is_multiple_of(2) };
+    if let Some(d) = (0..SUMMARY_DISTANCES).find(|&d| counts[d] > 0 && !possible(d)) {
+        return Err(format!("the summary counts {side} in {d} plies"));
+    }
+    match counts.iter().rposition(|&c| c > 0) {
+        None if first_longest != u64::MAX => {
+            return Err(format!("the summary has no {side} but slot {first_longest}"));
+        }
+        Some(d) if first_longest >= n_slots || d > longest as usize => {
+            return Err(format!(
+                "the summary's longest of the {side} ({d} plies, slot {first_longest}) does not fit the table \
+                 ({n_slots} slots, longest distance {longest})"
+            ));
+        }
+        _ => {}
+    }
+    Ok(Summary { counts, first_longest })
 }
 
 impl DocTable {
@@ -701,7 +767,7 @@ impl DocTable {
                 "format version {version} is the uncompressed format (Part II), which `tbstream compact` converts"
             ));
         }
-        if !(3..=5).contains(&version) {
+        if !(3..=6).contains(&version) {
             return Err(format!("unsupported format version {version}"));
         }
         let header_len = le_u16(&bytes, 10);
@@ -776,7 +842,7 @@ impl DocTable {
             }
             (0, 0, 0, 10 * 64u64.pow(men as u32 - 1))
         };
-        // Versions 4 and 5: the order records (version 3: none, bytes 172..199 are reserved, 0).
+        // Versions 4 to 6: the order records (version 3: none, bytes 172..199 are reserved, 0).
         let records_end = ORDER_RECORDS + 3 * ORDER_RECORD;
         let reserved_from = if version == 3 { ORDER_RECORDS } else { records_end };
         if bytes[reserved_from..240].iter().chain(&bytes[244..248]).any(|&b| b != 0) {
@@ -842,7 +908,9 @@ impl DocTable {
                     }
                     index
                 }
-                SUMMARY if l != SUMMARY_LEN => return Err(format!("section 3 has {l} bytes, expected {SUMMARY_LEN}")),
+                SUMMARY if l != summary_len(version) => {
+                    return Err(format!("section 3 has {l} bytes, expected {}", summary_len(version)));
+                }
                 SLICES if l != section_4_len => {
                     return Err(format!("section 4 has {l} bytes, expected {section_4_len}"));
                 }
@@ -884,26 +952,11 @@ impl DocTable {
             let decoded = (0..n).map(|_| OnceLock::new()).collect();
             block_sections.push(BlockSection { bits: b, blocks, decoded });
         }
-        // The summary: btm distances are even; the slot is that of a counted position, or
-        // 2^64 - 1 when nothing is lost; no loss is longer than the header's longest distance.
-        let s = &bytes[sections[SUMMARY].0..][..SUMMARY_LEN];
-        let counts: Vec<u64> = (0..SUMMARY_DISTANCES).map(|d| le_u64(s, 8 * d)).collect();
-        let first_longest = le_u64(s, 8 * SUMMARY_DISTANCES);
-        if let Some(d) = counts.iter().enumerate().position(|(d, &c)| d % 2 == 1 && c > 0) {
-            return Err(format!("the summary counts btm losses in an odd number of plies ({d})"));
-        }
-        match counts.iter().rposition(|&c| c > 0) {
-            None if first_longest != u64::MAX => {
-                return Err(format!("the summary has no loss but slot {first_longest}"));
-            }
-            Some(d) if first_longest >= n_slots || d > longest as usize => {
-                return Err(format!(
-                    "the summary's longest loss ({d} plies, slot {first_longest}) does not fit the table \
-                     ({n_slots} slots, longest distance {longest})"
-                ));
-            }
-            _ => {}
-        }
+        // The summary: black's half, then in version 6 white's.
+        let s = &bytes[sections[SUMMARY].0..][..summary_len(version)];
+        let summary = parse_summary(&s[..SUMMARY_LEN], false, n_slots, longest)?;
+        let wtm_summary =
+            if version == 6 { Some(parse_summary(&s[SUMMARY_LEN..], true, n_slots, longest)?) } else { None };
         let mut ranks = [0u64; 128];
         for (p, r) in ranks.iter_mut().enumerate() {
             *r = prefix_rank(p as u64);
@@ -920,7 +973,8 @@ impl DocTable {
             n_slots,
             sections,
             block_sections,
-            summary: Summary { counts, first_longest },
+            summary,
+            wtm_summary,
             bytes,
             ranks,
             prefixes,
@@ -928,7 +982,8 @@ impl DocTable {
             index_bits,
             orders,
             men_codes,
-            twins_dropped: version == 5 && !has_pawns,
+            twins_dropped: version >= 5 && !has_pawns,
+            zeroing_dont_cares: version == 6,
             pawns: None,
             scan: OnceLock::new(),
         };
@@ -1098,9 +1153,9 @@ impl DocTable {
         self.slot(transpose(wk), bk, &image[..n_white], &image[n_white..])
     }
 
-    /// `kept(s)`: the slot whose value the table holds for `slot`. In version 5 without pawns,
-    /// when the black king stands on the a1-h8 diagonal (codes 0, 4, 7, 9), the smaller of the
-    /// slot and its image slot ("Transposed twins (version 5)"); else the slot itself.
+    /// `kept(s)`: the slot whose value the table holds for `slot`. In versions 5 and 6 without
+    /// pawns, when the black king stands on the a1-h8 diagonal (codes 0, 4, 7, 9), the smaller
+    /// of the slot and its image slot ("Transposed twins (version 5)"); else the slot itself.
     fn kept(&self, slot: u64) -> u64 {
         if !self.twins_dropped {
             return slot;
@@ -1163,29 +1218,18 @@ impl DocTable {
         })
     }
 
-    /// The wtm distance in plies of `slot`, whose wtm class is 1.
-    fn wtm_distance_at(&self, slot: u64) -> Result<u32, String> {
-        let code = self.dtz_code(slot)?;
-        wtm_plies(code)
-            .ok_or_else(|| format!("{}: slot {slot} of wtm class 1 has distance code {code}", self.signature))
-    }
-
-    /// The wtm distance in plies of the legal white-to-move position `men` of this run, which
-    /// must be of class 1.
-    fn wtm_distance(&self, men: &Men) -> Result<u32, String> {
-        let slot = self.slot_of(men)?;
-        match self.class(true, slot)? {
-            1 => self.wtm_distance_at(slot),
-            c => Err(format!("{} ({}): wtm class {c} where class 1 is needed", men.fen(true, 0), self.signature)),
-        }
-    }
-
     /// "Black-to-move distances": the distance in plies of the legal black-to-move position
     /// `men` of this run (white's men are the run's white), whose btm class is 1: 0 when
     /// checkmated, else the largest of 2 and, over black's legal moves that are neither
-    /// captures nor pawn moves, 1 + the wtm distance of the position reached. A stalemate, or a
-    /// move into a wtm position that is not of class 1, contradicts class 1 and is an error.
-    fn btm_distance(&self, men: &Men) -> Result<u32, String> {
+    /// captures nor pawn moves, 1 + the wtm distance of the position reached, given by
+    /// `wtm_distance` (which must refuse a position whose wtm class is not 1: in version 6 it
+    /// resolves the wins by a zeroing move, `DocTables::wtm_distance`). A stalemate, or a move
+    /// into a wtm position that is not of class 1, contradicts class 1 and is an error.
+    fn btm_distance(
+        &self,
+        men: &Men,
+        mut wtm_distance: impl FnMut(&Men) -> Result<u32, String>,
+    ) -> Result<u32, String> {
         let board = men.cozy(false)?;
         let white = board.colors(cozy_chess::Color::White);
         let mut any_move = false;
@@ -1197,7 +1241,7 @@ impl DocTable {
                 return false;
             }
             for to in moves.to & !white {
-                match self.wtm_distance(&men.moved(moves.from as u8, to as u8)) {
+                match wtm_distance(&men.moved(moves.from as u8, to as u8)) {
                     Ok(d) => longest = longest.max(1 + d),
                     Err(e) => {
                         error = Some(format!("after {}{}: {e}", moves.from, to));
@@ -1316,7 +1360,7 @@ impl DocTable {
         Some(self.slot_in_slice(s, mirror, wk, bk, white, black))
     }
 
-    /// Section 3's rule: is the legal btm position `men` (of `slot`) counted, i.e. are its
+    /// Section 3's rule: is the legal position `men` (of `slot`, either side to move) counted, i.e. are its
     /// identical men in increasing square order and, when the board has a symmetry that keeps
     /// it stored (the black king on the a1-h8 diagonal without pawns, a slice whose file
     /// pattern is its own mirror image with pawns), is the slot of the image (identical men in
@@ -1334,9 +1378,13 @@ impl DocTable {
         Ok(self.slot_of(&image.canonical())? >= slot)
     }
 
-    /// The scan of every position of this table (made once).
-    fn scan(&self) -> &Scan {
-        self.scan.get_or_init(|| scan(self)).as_ref().unwrap_or_else(|e| panic!("{}: scan: {e}", self.signature))
+    /// The scan of every position of this table (made once), the wins by a zeroing move
+    /// searched in `tables` (the folder that holds this table).
+    fn scan(&self, tables: &DocTables) -> &Scan {
+        self.scan
+            .get_or_init(|| scan(tables, self))
+            .as_ref()
+            .unwrap_or_else(|e| panic!("{}: scan: {e}", self.signature))
     }
 }
 
@@ -1448,6 +1496,25 @@ impl Men {
         }
         b.side_to_move = if white_to_move { Color::White } else { Color::Black };
         b.build().map_err(|e| format!("cozy-chess rejects {}: {e:?}", self.fen(white_to_move, 0)))
+    }
+
+    /// The men of a cozy-chess board (its side to move, castling and en-passant file are the
+    /// caller's business).
+    fn of_cozy(board: &Board) -> Men {
+        use cozy_chess::Color;
+        let mut men = Men { wk: 0, bk: 0, white: Vec::new(), black: Vec::new() };
+        for color in [Color::White, Color::Black] {
+            for sq in board.colors(color) {
+                let piece = board.piece_on(sq).expect("an occupied square");
+                let side = if color == Color::White { &mut men.white } else { &mut men.black };
+                match Kind::of_cozy(piece) {
+                    Some(k) => side.push((k, sq as u8)),
+                    None if color == Color::White => men.wk = sq as u8,
+                    None => men.bk = sq as u8,
+                }
+            }
+        }
+        men
     }
 
     /// Squares of each side's pawns.
@@ -1638,8 +1705,141 @@ impl DocTables {
         self.tables.get(run).ok_or_else(|| format!("no table {run}.tbs"))
     }
 
-    /// Part I, "Probing a position (versions 3 to 5)": `class` and `dtz_code` read each slot
-    /// at the stored position of its kept twin (the slot itself but in version 5 without pawns).
+    /// The wtm distance in plies of the legal white-to-move position `men` of run `t`, at
+    /// `slot`, whose wtm class is 1 ("Wins by a zeroing move (version 6)"): read section 1's
+    /// code `c`; 1 ply if `c` is 1; in version 6, when `c` is not 1, 1 ply if white wins by a
+    /// zeroing move (the code is then a don't-care, any byte at all); else `c`'s distance.
+    fn wtm_distance(&self, t: &DocTable, men: &Men, slot: u64) -> Result<u32, String> {
+        let code = t.dtz_code(slot)?;
+        if code == 1 || (t.zeroing_dont_cares && self.wins_by_zeroing_move(t, men, true)?) {
+            return Ok(1);
+        }
+        wtm_plies(code).ok_or_else(|| {
+            format!("{} ({}, slot {slot}): wtm class 1 but distance code {code}", men.fen(true, 0), t.signature)
+        })
+    }
+
+    /// The wtm distance of the legal white-to-move position `men` of run `t`, which must be of
+    /// class 1 (a position reached by a quiet move of black's in "Black-to-move distances").
+    fn wtm_distance_of(&self, t: &DocTable, men: &Men) -> Result<u32, String> {
+        let slot = t.slot_of(men)?;
+        match t.class(true, slot)? {
+            1 => self.wtm_distance(t, men, slot),
+            c => Err(format!("{} ({}): wtm class {c} where class 1 is needed", men.fen(true, 0), t.signature)),
+        }
+    }
+
+    /// "Black-to-move distances" of the legal black-to-move position `men` of run `t`, whose
+    /// btm class is 1, the positions reached read by `wtm_distance_of` (resolved in version 6).
+    fn btm_distance(&self, t: &DocTable, men: &Men) -> Result<u32, String> {
+        t.btm_distance(men, |m| self.wtm_distance_of(t, m))
+    }
+
+    /// "Wins by a zeroing move (version 6)": has white, to move in the legal position `men` of
+    /// run `t`, a zeroing move (a capture, promotions with capture included, or a pawn move)
+    /// after which black, to move with a fresh counter, is lost under the 50-move rule? After a
+    /// capture or a promotion: a checkmate, or btm class 1 in the sub-endgame's run (`W' v B'`,
+    /// whose table must be here); after a pawn push or double step: btm class 1 in this run,
+    /// an en-passant capture that the double step allows weighed in as Part II's "Probing a
+    /// position with pawns" says (`en_passant`; false only to show, in a test, that the rule
+    /// matters).
+    fn wins_by_zeroing_move(&self, t: &DocTable, men: &Men, en_passant: bool) -> Result<bool, String> {
+        use cozy_chess::{Color, Piece};
+        let board = men.cozy(true)?;
+        let black = board.colors(Color::Black);
+        let mut zeroing = Vec::new();
+        board.generate_moves(|moves| {
+            let pawn = moves.piece == Piece::Pawn;
+            zeroing.extend(moves.into_iter().filter(|mv| pawn || black.has(mv.to)));
+            false
+        });
+        for mv in zeroing {
+            let new_material = black.has(mv.to) || mv.promotion.is_some();
+            let mut after = board.clone();
+            after.play_unchecked(mv);
+            let lost = self
+                .black_lost_after_zeroing_move(t, &after, new_material, en_passant)
+                .map_err(|e| format!("{} ({}) after {mv}: {e}", men.fen(true, 0), t.signature))?;
+            if lost {
+                return Ok(true);
+            }
+        }
+        Ok(false)
+    }
+
+    /// Is black, to move with a fresh counter on `after` (white's zeroing move just played in
+    /// run `t`), lost under the 50-move rule? See `wins_by_zeroing_move`.
+    fn black_lost_after_zeroing_move(
+        &self,
+        t: &DocTable,
+        after: &Board,
+        new_material: bool,
+        en_passant: bool,
+    ) -> Result<bool, String> {
+        let mut replies = Vec::new();
+        after.generate_moves(|moves| {
+            replies.extend(moves);
+            false
+        });
+        if replies.is_empty() {
+            // Checkmate: lost; stalemate: a draw.
+            return Ok(!after.checkers().is_empty());
+        }
+        let men = Men::of_cozy(after);
+        if new_material {
+            // A capture or a promotion: the sub-endgame `W' v B'` (white keeps a man).
+            let sub = self.table(&men.run())?;
+            return Ok(sub.class(false, sub.slot_of(&men)?)? == 1);
+        }
+        // A pawn push or double step: this run, another slice.
+        let class = t.class(false, t.slot_of(&men)?)?;
+        // After a double step, black's legal en-passant captures (to the square the pawn
+        // passed over, on rank 3).
+        let target = after.en_passant().map(|f| cozy_chess::Square::new(f, cozy_chess::Rank::Third));
+        let captures: Vec<cozy_chess::Move> = replies
+            .iter()
+            .copied()
+            .filter(|mv| Some(mv.to) == target && after.piece_on(mv.from) == Some(cozy_chess::Piece::Pawn))
+            .collect();
+        if !en_passant || captures.is_empty() {
+            return Ok(class == 1);
+        }
+        // "Its result is the better of the stored value and the results of the en-passant
+        // captures ...; if only en-passant captures are legal they decide": black is lost iff
+        // the stored value is a loss (or every legal move is an en-passant capture) and every
+        // en-passant capture loses, i.e. leaves white, to move with a fresh counter, a win.
+        if class != 1 && captures.len() < replies.len() {
+            return Ok(false);
+        }
+        for mv in captures {
+            let mut next = after.clone();
+            next.play_unchecked(mv);
+            if !self.white_wins(&next)? {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
+
+    /// Does white, to move with a fresh counter on `board` (no en-passant square), win under
+    /// the 50-move rule: wtm class 1 in `W v B`? A checkmate or stalemate is no win, and a bare
+    /// white king wins nothing.
+    fn white_wins(&self, board: &Board) -> Result<bool, String> {
+        if !board.generate_moves(|_| true) {
+            return Ok(false);
+        }
+        let men = Men::of_cozy(board);
+        if men.white.is_empty() {
+            return Ok(false);
+        }
+        let t = self.table(&men.run())?;
+        Ok(t.class(true, t.slot_of(&men)?)? == 1)
+    }
+
+    /// Part I, "Probing a position (versions 3 to 6)": `class` and `dtz_code` read each slot
+    /// at the stored position of its kept twin (the slot itself but in versions 5 and 6
+    /// without pawns); in version 6 a wtm distance whose code is not 1 is resolved by a search
+    /// of white's zeroing moves (`wtm_distance`).
     fn probe(&self, fen: &str) -> Result<Answer, String> {
         let pos = parse_fen(fen)?;
         let men = &pos.men;
@@ -1669,7 +1869,7 @@ impl DocTables {
             let slot = t.slot_of(&men)?;
             match t.class(true, slot)? {
                 1 => {
-                    let d = t.wtm_distance_at(slot)? as i32;
+                    let d = self.wtm_distance(t, &men, slot)? as i32;
                     let (wdl, dtz) = if d <= budget { (1, d) } else { (0, 0) };
                     return Ok(Answer::new(wdl, dtz, "win"));
                 }
@@ -1694,7 +1894,7 @@ impl DocTables {
             match class {
                 0 => {}
                 1 => {
-                    let d = t.btm_distance(&flipped)? as i32;
+                    let d = self.btm_distance(t, &flipped)? as i32;
                     let (wdl, dtz) = if d <= budget { (-1, -d) } else { (0, 0) };
                     return Ok(Answer::new(wdl, dtz, "loss"));
                 }
@@ -1762,9 +1962,19 @@ fn for_each_position(
 /// What a scan of every position of a table finds.
 #[derive(Debug)]
 struct Scan {
-    /// Section 3 recomputed: counted legal btm positions of class 1 by distance (the one-ply
-    /// rule), and the smallest counted slot of the longest.
+    /// Section 3's first half recomputed: counted legal btm positions of class 1 by distance
+    /// (the one-ply rule), and the smallest counted slot of the longest.
     summary: Summary,
+    /// Section 3's second half (version 6) recomputed: counted legal wtm positions of class 1
+    /// by distance (resolved), and the smallest counted slot of the longest.
+    wtm_summary: Summary,
+    /// The wtm distance (plies, resolved) of every slot whose position is legal with white to
+    /// move and of wtm class 1; 0 elsewhere.
+    wtm_distances: Vec<u8>,
+    /// Legal wtm positions of class 1 whose code is not 1 but that win by a zeroing move (1
+    /// ply): the don't-cares of version 6 that the code alone would misread (and, among them,
+    /// those whose code is no win at all).
+    resolved: [u64; 2],
     /// The longest wtm distance of a legal wtm position of class 1 (plies).
     longest_wtm: u32,
     /// The longest btm distance of a counted legal btm position of class 1 (plies).
@@ -1775,46 +1985,105 @@ struct Scan {
     level_longest: Vec<u32>,
 }
 
-fn scan(t: &DocTable) -> Result<Scan, String> {
-    let mut counts = vec![0u64; SUMMARY_DISTANCES];
-    let mut first = vec![u64::MAX; SUMMARY_DISTANCES];
+/// Counts of legal positions by distance, and the smallest counted slot of each distance.
+struct Histogram {
+    counts: Vec<u64>,
+    first: Vec<u64>,
+}
+
+impl Histogram {
+    fn new() -> Histogram {
+        Histogram { counts: vec![0; SUMMARY_DISTANCES], first: vec![u64::MAX; SUMMARY_DISTANCES] }
+    }
+
+    fn add(&mut self, d: u32, slot: u64) {
+        self.counts[d as usize] += 1;
+        self.first[d as usize] = self.first[d as usize].min(slot);
+    }
+
+    /// The summary: the counts, and the smallest counted slot of the longest distance.
+    fn summary(self) -> Summary {
+        let first_longest = self.counts.iter().rposition(|&c| c > 0).map_or(u64::MAX, |d| self.first[d]);
+        Summary { counts: self.counts, first_longest }
+    }
+}
+
+/// Scans every position of `t` by the document's rules, in two passes: white to move first
+/// (the classes, and the distance of every position of class 1, resolved in version 6 by a
+/// search of white's zeroing moves in `tables`), then black to move (the classes, and the
+/// distance of every counted position of class 1 by the one-ply rule over the wtm distances
+/// of the first pass).
+fn scan(tables: &DocTables, t: &DocTable) -> Result<Scan, String> {
     let mut classes = [[0u64; 4]; 2];
     let (mut longest_wtm, mut longest_btm) = (0, 0);
+    let (mut wtm, mut btm) = (Histogram::new(), Histogram::new());
+    let mut resolved = [0u64; 2];
+    let mut wtm_distances = vec![0u8; t.n_slots as usize];
     let level_of_slice: Vec<usize> = t.pawns.as_ref().map_or(Vec::new(), |l| {
         l.levels.iter().enumerate().flat_map(|(j, r)| std::iter::repeat_n(j, r.count as usize)).collect()
     });
+    let level = |slot: u64| t.pawns.as_ref().map(|l| level_of_slice[(slot >> l.t) as usize]);
     let mut level_longest = vec![0; t.pawns.as_ref().map_or(0, |l| l.levels.len())];
     for_each_position(t, 1, |men| {
+        if men.illegal_wtm() {
+            return Ok(());
+        }
         let slot = t.slot_of(men)?;
-        let level = t.pawns.as_ref().map(|l| level_of_slice[(slot >> l.t) as usize]);
-        let mut longest = 0;
-        if !men.illegal_wtm() {
-            let class = t.class(true, slot)?;
-            classes[0][class as usize] += 1;
-            if class == 1 {
-                longest = t.wtm_distance_at(slot)?;
-                longest_wtm = longest_wtm.max(longest);
+        let class = t.class(true, slot)?;
+        classes[0][class as usize] += 1;
+        if class == 1 {
+            let d = tables.wtm_distance(t, men, slot)?;
+            let code = t.dtz_code(slot)?;
+            if d == 1 && code != 1 {
+                resolved[0] += 1;
+                resolved[1] += wtm_plies(code).is_none() as u64;
             }
-        }
-        if !men.illegal_btm() {
-            let class = t.class(false, slot)?;
-            classes[1][class as usize] += 1;
-            // Every stored position is the image of a counted one, with the same values.
-            if class == 1 && t.counted(men, slot)? {
-                let d = t.btm_distance(men)?;
-                counts[d as usize] += 1;
-                first[d as usize] = first[d as usize].min(slot);
-                longest_btm = longest_btm.max(d);
-                longest = longest.max(d);
+            wtm_distances[slot as usize] = d as u8;
+            longest_wtm = longest_wtm.max(d);
+            if t.counted(men, slot)? {
+                wtm.add(d, slot);
             }
-        }
-        if let Some(j) = level {
-            level_longest[j] = level_longest[j].max(longest);
+            if let Some(j) = level(slot) {
+                level_longest[j] = level_longest[j].max(d);
+            }
         }
         Ok(())
     })?;
-    let first_longest = counts.iter().rposition(|&c| c > 0).map_or(u64::MAX, |d| first[d]);
-    Ok(Scan { summary: Summary { counts, first_longest }, longest_wtm, longest_btm, classes, level_longest })
+    // Black's quiet moves lead to positions of this run: their distances are the first pass's.
+    let wtm_distance = |m: &Men| -> Result<u32, String> {
+        match wtm_distances[t.slot_of(m)? as usize] {
+            0 => Err(format!("{} ({}): not a legal wtm position of class 1", m.fen(true, 0), t.signature)),
+            d => Ok(d as u32),
+        }
+    };
+    for_each_position(t, 1, |men| {
+        if men.illegal_btm() {
+            return Ok(());
+        }
+        let slot = t.slot_of(men)?;
+        let class = t.class(false, slot)?;
+        classes[1][class as usize] += 1;
+        // Every stored position is the image of a counted one, with the same values.
+        if class == 1 && t.counted(men, slot)? {
+            let d = t.btm_distance(men, wtm_distance)?;
+            btm.add(d, slot);
+            longest_btm = longest_btm.max(d);
+            if let Some(j) = level(slot) {
+                level_longest[j] = level_longest[j].max(d);
+            }
+        }
+        Ok(())
+    })?;
+    Ok(Scan {
+        summary: btm.summary(),
+        wtm_summary: wtm.summary(),
+        wtm_distances,
+        resolved,
+        longest_wtm,
+        longest_btm,
+        classes,
+        level_longest,
+    })
 }
 
 // =======================================================================================
@@ -2187,10 +2456,11 @@ fn diagram_is_the_documents_and_a_bijection() {
 }
 
 /// Every header field and section the document describes, for every table `gen` wrote: the
-/// block sizes, the number of blocks, the placement of the sections, the flags of tables built
-/// now, every block decoded (its checksum checked), no class 3, and the longest distance
-/// (byte 14) equal to the longest of a scan of every legal position (wtm distances from
-/// section 1, btm ones by the one-ply rule).
+/// version (6), the block sizes, the number of blocks, the placement of the sections (section
+/// 3 of 1632 bytes), the flags of tables built now, every block decoded (its checksum
+/// checked), no class 3, and the longest distance (byte 14) equal to the longest of a scan of
+/// every legal position (wtm distances from section 1, resolved by a search of the zeroing
+/// moves, btm ones by the one-ply rule).
 #[test]
 fn headers_and_sections_are_valid() {
     let tables = doc_tables();
@@ -2208,12 +2478,13 @@ fn headers_and_sections_are_valid() {
             assert_eq!(s.blocks.len() as u64, t.n_slots.div_ceil(1 << s.bits), "{name}: blocks");
         }
         assert_eq!(t.sections[0].0, HEADER_LEN, "{name}");
-        assert_eq!((t.sections[3].1, t.sections[4].1), (SUMMARY_LEN, 0), "{name}");
+        assert_eq!(t.version, 6, "{name}");
+        assert_eq!((t.sections[3].1, t.sections[4].1), (2 * SUMMARY_LEN, 0), "{name}");
         assert_eq!(t.sections[4].0, t.bytes.len(), "{name}: an empty section 4 ends the file");
         // Tables built now: every cursed position marked (bit 0), no class 3 (bit 1).
         assert_eq!(t.flags, 3, "{name}: flags");
         t.check_all_blocks().unwrap_or_else(|e| panic!("{e}"));
-        let scan = t.scan();
+        let scan = t.scan(tables);
         assert_eq!(t.longest as u32, scan.longest_wtm.max(scan.longest_btm), "{name}: longest distance");
         assert_eq!((scan.classes[0][3], scan.classes[1][3]), (0, 0), "{name}: legal positions of class 3");
         for side in 0..2 {
@@ -2231,19 +2502,38 @@ fn headers_and_sections_are_valid() {
 }
 
 /// Section 3 holds what the document says: the number of legal black-to-move positions lost
-/// in each distance (by the one-ply rule over section 1), each counted once up to the board's
-/// symmetries, and the smallest counted slot among the longest losses; recomputed from every
-/// position of every table `gen` wrote.
+/// in each distance (by the one-ply rule over section 1, the wins by a zeroing move
+/// resolved), each counted once up to the board's symmetries, and the smallest counted slot
+/// among the longest losses; then (version 6) the same for the legal white-to-move positions
+/// won in each distance (resolved: a win by a zeroing move is 1 ply whatever its code);
+/// recomputed from every position of every table `gen` wrote. The resolution matters: some
+/// won positions hold a code other than 1 (some no win's code at all) but win by a zeroing
+/// move.
 #[test]
-fn summaries_match_the_btm_distances() {
+fn summaries_match_the_distances() {
     let tables = doc_tables();
+    let mut resolved = HashMap::new();
     for t in tables.tables.values() {
-        assert_eq!(t.summary, t.scan().summary, "{}: summary", t.signature);
+        let scan = t.scan(tables);
+        assert_eq!(t.summary, scan.summary, "{}: btm summary", t.signature);
+        assert_eq!(t.wtm_summary.as_ref(), Some(&scan.wtm_summary), "{}: wtm summary", t.signature);
+        resolved.insert(t.signature.as_str(), scan.resolved);
     }
-    // KQvK: mates, and losses up to the longest; KNvK: nothing is lost.
-    let kqvk = &tables.table("KQvK").unwrap().summary;
-    assert!(kqvk.counts[0] > 0 && kqvk.counts[2] > 0 && kqvk.first_longest < 40960, "{kqvk:?}");
-    assert_eq!(tables.table("KNvK").unwrap().summary.first_longest, u64::MAX);
+    eprintln!("wins by a zeroing move whose code is not 1 (of which no win's code): {resolved:?}");
+    // Captures win in KQvKR, KRvKN and KRvKQ; KQvK, KRvK and KRRvK have nothing to capture.
+    for run in ["KQvKR", "KRvKN"] {
+        assert!(resolved[run][0] > 0, "{run}: no win by a zeroing move resolved");
+    }
+    for run in ["KQvK", "KRvK", "KRRvK"] {
+        assert_eq!(resolved[run], [0, 0], "{run}");
+    }
+    // KQvK: mates, and losses up to the longest; KNvK: nothing is lost, nothing won.
+    let kqvk = tables.table("KQvK").unwrap();
+    let (btm, wtm) = (&kqvk.summary, kqvk.wtm_summary.as_ref().unwrap());
+    assert!(btm.counts[0] > 0 && btm.counts[2] > 0 && btm.first_longest < 40960, "{btm:?}");
+    assert!(wtm.counts[1] > 0 && wtm.counts[0] == 0 && wtm.first_longest < 40960, "{wtm:?}");
+    let knvk = tables.table("KNvK").unwrap();
+    assert_eq!((knvk.summary.first_longest, knvk.wtm_summary.as_ref().unwrap().first_longest), (u64::MAX, u64::MAX));
 }
 
 /// The slot map sends the positions with the black king in the triangle (any squares for the
@@ -2288,7 +2578,7 @@ fn slots_are_a_bijection_and_legality_is_the_documents() {
                 }
                 let value = values(t, wtm, slot)?;
                 // Step 1: with the black king on the a1-d4 diagonal, the transpose is stored too
-                // (in version 5 both slots read their kept twin).
+                // (in versions 5 and 6 both slots read their kept twin).
                 if men.bk % 8 == men.bk / 8 {
                     image_agrees(t, wtm, t.slot_of(&men.transposed())?, value, &fen, "its transpose")?;
                     transposes += 1;
@@ -2444,6 +2734,89 @@ fn random_positions_match_the_library() {
     assert!(counts.iter().all(|&c| c > 500), "wdl counts {counts:?}");
 }
 
+/// Does white, to move in the legal position `men`, mate in one?
+fn mates_in_one(men: &Men) -> Result<bool, String> {
+    let board = men.cozy(true)?;
+    let mut mate = false;
+    board.generate_moves(|moves| {
+        for mv in moves {
+            let mut after = board.clone();
+            after.play_unchecked(mv);
+            mate |= !after.checkers().is_empty() && !after.generate_moves(|_| true);
+        }
+        mate
+    });
+    Ok(mate)
+}
+
+/// "Wins by a zeroing move (version 6)", position by position, at every legal wtm position of
+/// class 1 of KQvKR, KRvKN, KRvKQ, KPvKP and (every third slice) KQvKP. Where the code is not
+/// 1 (where the reader searches white's zeroing moves), the reader's resolved distance equals
+/// the library's (`Tablebase::probe`, a fresh counter); without pawns some of those positions
+/// win by a zeroing move (the tables leave them out); in KPvKP some pawn double steps that
+/// would win are spoiled by the en-passant capture they allow, as the rule weighs it in (the
+/// library agreeing). Where the code is 1 (a win in 1 ply), the search finds a win by a
+/// zeroing move unless white mates in one, and finds some (captures, promotions, pushes).
+#[test]
+fn resolved_wtm_distances_match_the_library() {
+    let runs = [
+        (doc_tables(), library_tables(), "KQvKR", 1),
+        (doc_tables(), library_tables(), "KRvKN", 1),
+        (doc_tables(), library_tables(), "KRvKQ", 1),
+        (pawn_doc_tables(), library_pawn_tables(), "KPvKP", 1),
+        (pawn_doc_tables(), library_pawn_tables(), "KQvKP", 3),
+    ];
+    for (tables, tb, run, slice_step) in runs {
+        let t = tables.table(run).unwrap();
+        assert!(t.zeroing_dont_cares, "{run}");
+        let (mut searched, mut zeroing, mut spoiled) = (0u64, 0u64, 0u64);
+        let (mut ones, mut zeroing_ones) = (0u64, 0u64);
+        let mut mismatches = Vec::new();
+        for_each_position(t, slice_step, |men| {
+            if men.illegal_wtm() {
+                return Ok(());
+            }
+            let slot = t.slot_of(men)?;
+            if t.class(true, slot)? != 1 {
+                return Ok(());
+            }
+            let fen = men.fen(true, 0);
+            if t.dtz_code(slot)? == 1 {
+                ones += 1;
+                let by_zeroing = tables.wins_by_zeroing_move(t, men, true)?;
+                zeroing_ones += by_zeroing as u64;
+                if !by_zeroing && !mates_in_one(men)? {
+                    return Err(format!("{fen}: code 1, but neither a win by a zeroing move nor a mate in one"));
+                }
+                return Ok(());
+            }
+            searched += 1;
+            let ours = tables.wtm_distance(t, men, slot)?;
+            zeroing += (ours == 1) as u64;
+            if t.pawns.is_some() && tables.wins_by_zeroing_move(t, men, false)? != (ours == 1) {
+                spoiled += 1;
+            }
+            let pos = library_position(men, true).map_err(|e| format!("library rejects {fen}: {e}"))?;
+            let p = tb.probe(&pos).map_err(|e| format!("library probe of {fen}: {e}"))?;
+            if (p.wdl as i32, p.dtz) != (1, ours as i32) && mismatches.len() < 20 {
+                mismatches.push(format!("{fen}: reader wins in {ours}, library wdl {} dtz {}", p.wdl as i32, p.dtz));
+            }
+            Ok(())
+        })
+        .unwrap_or_else(|e| panic!("{run}: {e}"));
+        eprintln!(
+            "{run}: code not 1: {searched} searched, {zeroing} win by a zeroing move, {spoiled} spoiled by en passant; \
+             code 1: {ones}, {zeroing_ones} by a zeroing move"
+        );
+        assert!(mismatches.is_empty(), "{run}:\n{}", mismatches.join("\n"));
+        assert!(zeroing < searched && zeroing_ones > 0, "{run}");
+        if t.pawns.is_none() {
+            assert!(zeroing > 0, "{run}: no win by a zeroing move left out");
+        }
+        assert_eq!(spoiled > 0, run == "KPvKP", "{run}: {spoiled} double steps spoiled by en passant");
+    }
+}
+
 /// Known positions: mates, a stalemate, the README's KRvK example with and without a clock
 /// that leaves too little, and a black-to-move loss read through the flipped board.
 #[test]
@@ -2542,7 +2915,7 @@ fn damaged_files_are_rejected() {
             assert!(DocTable::parse(flipped(at, 0x01)).is_err(), "{run}: flipped header byte {at} accepted");
         }
         for (at, bit) in [
-            (8, 0x02),               // version 7
+            (8, 0x01),               // version 7
             (10, 0x01),              // header length
             (12, 0x02),              // layout
             (13, 0x01),              // men
@@ -2568,14 +2941,45 @@ fn damaged_files_are_rejected() {
             repair_checksums(&mut bad);
             assert!(DocTable::parse(bad).is_err(), "{run}: header byte {at} ^ {bit:#x} accepted");
         }
-        // The order records, with the checksums recomputed. (The same file labelled version 4
-        // is valid: its dropped twins are then read as stored, a don't-care.)
-        assert_eq!(t.version, 5, "{run}");
-        let mut with_version_4 = good.clone();
-        with_version_4[8..10].copy_from_slice(&4u16.to_le_bytes());
-        repair_checksums(&mut with_version_4);
-        let v4 = DocTable::parse(with_version_4).unwrap_or_else(|e| panic!("{run} labelled version 4: {e}"));
-        assert!(v4.version == 4 && !v4.twins_dropped && t.twins_dropped, "{run}");
+        // The version: labelled 5 or 4, the file's section 3 of 1632 bytes (both halves of the
+        // summary) is one of version 6 only.
+        assert_eq!(t.version, 6, "{run}");
+        for version in [5u16, 4] {
+            let mut relabelled = good.clone();
+            relabelled[8..10].copy_from_slice(&version.to_le_bytes());
+            repair_checksums(&mut relabelled);
+            let err = DocTable::parse(relabelled).err().unwrap_or_else(|| panic!("{run} labelled version {version}"));
+            assert!(err.contains("section 3 has 1632 bytes, expected 816"), "{run} labelled version {version}: {err}");
+        }
+        // White's half of the summary, with the checksums recomputed: a win counted in an even
+        // number of plies (but 100), or in a distance beyond the header's longest; a longest
+        // win's slot past the slots, or with no win counted.
+        let w = t.wtm_summary.as_ref().unwrap();
+        let half = t.sections[SUMMARY].0 + SUMMARY_LEN;
+        let longest_win = w.counts.iter().rposition(|&c| c > 0).unwrap();
+        let beyond = (t.longest as usize + 1..SUMMARY_DISTANCES).find(|d| d % 2 == 1 || *d == 100);
+        let mut summary_changes = vec![
+            ("a win in 2 plies", half + 8 * 2, 1u64),
+            ("a win in 0 plies", half, 1),
+            ("the longest win's slot past the slots", half + 8 * SUMMARY_DISTANCES, t.n_slots),
+            ("no win but a slot", half + 8 * longest_win, 0),
+        ];
+        if let Some(d) = beyond {
+            summary_changes.push(("a win beyond the longest distance", half + 8 * d, 1));
+        }
+        for (what, at, value) in summary_changes {
+            let mut bad = good.clone();
+            bad[at..at + 8].copy_from_slice(&value.to_le_bytes());
+            if what.starts_with("no win") {
+                for d in 0..SUMMARY_DISTANCES {
+                    bad[half + 8 * d..][..8].fill(0);
+                }
+            }
+            repair_checksums(&mut bad);
+            let err = DocTable::parse(bad).err().unwrap_or_else(|| panic!("{run}: {what} accepted"));
+            assert!(err.contains("wtm wins"), "{run}: {what}: {err}");
+        }
+        // The order records, with the checksums recomputed.
         let mut with_version_3 = good.clone();
         with_version_3[8..10].copy_from_slice(&3u16.to_le_bytes());
         repair_checksums(&mut with_version_3);
@@ -2719,7 +3123,8 @@ fn version_1_file_is_refused_by_tbstream_probe() {
 /// section 4 lists exactly the document's stored configurations in slice order, there is one
 /// level record per level value (highest first), the header's longest distance is the largest
 /// of the levels'; for KPvK and KPvKP a scan of every legal position gives each level's
-/// longest distance (either side to move) and the summary.
+/// longest distance (either side to move, wtm distances resolved) and both halves of the
+/// summary.
 #[test]
 fn pawn_headers_sections_and_levels_are_valid() {
     let tables = pawn_doc_tables();
@@ -2758,12 +3163,14 @@ fn pawn_headers_sections_and_levels_are_valid() {
     for run in ["KPvK", "KPvKP"] {
         let t = tables.table(run).unwrap();
         let l = t.pawns.as_ref().unwrap();
-        let scan = t.scan();
+        let scan = t.scan(tables);
         let stored: Vec<u32> = l.levels.iter().map(|r| r.longest as u32).collect();
         assert_eq!(stored, scan.level_longest, "{run}: the levels' longest distances");
-        assert_eq!(t.summary, scan.summary, "{run}: summary");
+        assert_eq!(t.summary, scan.summary, "{run}: btm summary");
+        assert_eq!(t.wtm_summary.as_ref(), Some(&scan.wtm_summary), "{run}: wtm summary");
         assert_eq!((scan.classes[0][3], scan.classes[1][3]), (0, 0), "{run}: legal positions of class 3");
         assert!(scan.summary.counts.iter().sum::<u64>() > 0, "{run}: nothing lost");
+        eprintln!("{run}: wins by a zeroing move whose code is not 1: {:?}", scan.resolved);
     }
 }
 
@@ -3018,7 +3425,7 @@ fn codes_sit_where_the_order_reads_them(t: &DocTable, slice_step: usize) -> u64 
     checked
 }
 
-/// Every table `gen` wrote is version 5; the generator orders sections of runs without pawns
+/// Every table `gen` wrote is version 6; the generator orders sections of runs without pawns
 /// and with them as the document says (without pawns `U = T - 7`: white's first piece a digit
 /// of radix 8, every other man with free bits one of radix 64; with pawns `U = min(T, 24)`:
 /// up to two pieces a whole slice, every digit of radix 64), so the reader's order path is
@@ -3031,7 +3438,7 @@ fn stored_orders_are_permutations_of_units() {
     let with_pawns: Vec<&DocTable> = pawn_doc_tables().tables.values().filter(|t| t.pawns.is_some()).collect();
     let mut ordered = Vec::new();
     for t in pawnless.iter().chain(&with_pawns) {
-        assert_eq!(t.version, 5, "{}: tables are published in version 5", t.signature);
+        assert_eq!(t.version, 6, "{}: tables are published in version 6", t.signature);
         assert_eq!(t.twins_dropped, t.pawns.is_none(), "{}: twins are dropped without pawns", t.signature);
         for (k, o) in t.orders.iter().enumerate() {
             if o.u > 0 {
@@ -3147,11 +3554,27 @@ fn kqvk_example_of_the_document() {
     }
 }
 
-/// `t` rewritten as a version 3 file: every block section re-encoded in slot order (the value
-/// of slot `s` read at `stored(kept(s))`, so that a dropped twin of version 5 holds its kept
-/// twin's value, as version 3 stores every slot; every block one zstd frame), bytes 172..199
-/// zeroed, sections 3 and 4 copied, the section table and every checksum recomputed.
-fn rewrite_as_version_3(t: &DocTable) -> Vec<u8> {
+/// A table rewritten as version 3, and the section-1 codes it holds.
+struct Version3 {
+    bytes: Vec<u8>,
+    /// Section 1 of the version 6 file in slot order, as stored (`dtz_code` of every slot).
+    raw_codes: Vec<u8>,
+    /// Section 1 of the rewrite: `raw_codes` but at the legal wtm positions of class 1 that
+    /// the reader resolves to 1 ply ("Wins by a zeroing move (version 6)"), which hold 1.
+    codes: Vec<u8>,
+}
+
+/// `t` (version 6) rewritten as a version 3 file: every block section re-encoded in slot
+/// order (the value of slot `s` read at `stored(kept(s))`, so that a dropped twin holds its
+/// kept twin's value, as version 3 stores every slot; every block one zstd frame), section 1
+/// holding every won position's distance (code 1 at each win by a zeroing move, found by the
+/// scan's search in `tables`), bytes 172..199 zeroed, section 3's first half (black's
+/// distances) and section 4 copied, the section table and every checksum recomputed.
+fn rewrite_as_version_3(tables: &DocTables, t: &DocTable) -> Version3 {
+    assert_eq!(t.version, 6, "{}", t.signature);
+    let raw_codes: Vec<u8> = (0..t.n_slots).map(|s| t.dtz_code(s).unwrap()).collect();
+    let resolved = &t.scan(tables).wtm_distances;
+    let codes: Vec<u8> = raw_codes.iter().zip(resolved).map(|(&c, &d)| if d == 1 { 1 } else { c }).collect();
     let mut bytes = t.bytes[..HEADER_LEN].to_vec();
     bytes[8..10].copy_from_slice(&3u16.to_le_bytes());
     bytes[ORDER_RECORDS..ORDER_RECORDS + 3 * ORDER_RECORD].fill(0);
@@ -3163,7 +3586,7 @@ fn rewrite_as_version_3(t: &DocTable) -> Vec<u8> {
             let first = block << bits;
             let slots = first..(first + (1 << bits)).min(t.n_slots);
             let decoded = if section == WTM_CODES {
-                slots.map(|s| t.dtz_code(s).unwrap()).collect::<Vec<u8>>()
+                codes[slots.start as usize..slots.end as usize].to_vec()
             } else {
                 let mut planes = vec![0u8; (slots.end - first) as usize / 64 * 16];
                 for s in slots {
@@ -3187,7 +3610,7 @@ fn rewrite_as_version_3(t: &DocTable) -> Vec<u8> {
         sections.push((index, checksum));
     }
     for section in [SUMMARY, SLICES] {
-        let s = t.section(section).to_vec();
+        let s = if section == SUMMARY { &t.section(SUMMARY)[..SUMMARY_LEN] } else { t.section(SLICES) }.to_vec();
         let checksum = xxh3_64(&s);
         sections.push((s, checksum));
     }
@@ -3202,40 +3625,54 @@ fn rewrite_as_version_3(t: &DocTable) -> Vec<u8> {
     }
     let c = xxh3_64(&bytes[..248]);
     bytes[248..256].copy_from_slice(&c.to_le_bytes());
-    bytes
+    Version3 { bytes, raw_codes, codes }
 }
 
 /// Version 3 files still read: every pawnless table, and KPvK and KPvKP, rewritten as version 3
-/// by the reader's orders and kept twins (every section in slot order, every slot stored)
-/// validate, read the same classes and codes at every slot, and decode block by block to the
-/// library's slot-order bytes of the version 5 files (`CompactTable::block_into`, dropped twins
-/// filled); `tbstream probe` over the rewritten pawnless tables, and `Tablebase::probe` over
-/// the pawn folder with the two rewritten, answer exactly as over the version 5 files on every
-/// stored KQvK position, on random positions and on every KPvK and random KPvKP positions, so
-/// the reader's orders and kept twins are the library's.
+/// by the reader's orders, kept twins and resolved distances (every section in slot order,
+/// every slot stored, every won position's distance stored: code 1 at the wins by a zeroing
+/// move, black's half of the summary) validate, read the same classes at every slot and the
+/// codes written, and decode block by block to the library's slot-order bytes of the version
+/// 6 files (`CompactTable::block_into`, dropped twins filled), but for section 1's resolved
+/// don't-cares (the library's bytes there are the version 6 file's raw codes, as the reader
+/// reads them); `tbstream probe` over the rewritten pawnless tables, and `Tablebase::probe`
+/// over the pawn folder with the two rewritten, answer exactly as over the version 6 files on
+/// every stored KQvK position, on random positions and on every KPvK and random KPvKP
+/// positions, and so does the reader over the rewrites (where it reads every distance from
+/// section 1 without a search), so the reader's orders, kept twins and resolved distances are
+/// the library's.
 #[test]
 fn version_3_rewrites_read_the_same() {
     use tbstream::file::compact::{CompactTable, Part};
-    fn rewrite(from: &Path, runs: &[&str], tables: &DocTables) -> tempfile::TempDir {
+    fn rewrite(from: &Path, runs: &[&str], tables: &DocTables, some_resolved: bool) -> tempfile::TempDir {
         let dir = copy_tables(from);
+        let mut resolved = 0;
         for run in runs {
             let t = tables.table(run).unwrap();
-            let bytes = rewrite_as_version_3(t);
+            let Version3 { bytes, raw_codes, codes } = rewrite_as_version_3(tables, t);
             let v3 = DocTable::parse(bytes.clone()).unwrap_or_else(|e| panic!("{run} as version 3: {e}"));
             assert_eq!(v3.version, 3);
-            assert!(v3.orders.iter().all(|o| o.u == 0) && !v3.twins_dropped);
+            assert!(v3.orders.iter().all(|o| o.u == 0) && !v3.twins_dropped && !v3.zeroing_dont_cares);
+            assert!(v3.wtm_summary.is_none() && v3.summary == t.summary, "{run}: the summary");
+            resolved += raw_codes.iter().zip(&codes).filter(|(a, b)| a != b).count();
             let path = from.join(format!("{run}.tbs"));
             let lib = CompactTable::open(&path).unwrap_or_else(|e| panic!("library: {}: {e}", path.display()));
             for (section, part) in [(WTM_CLASSES, Part::WtmWdl), (WTM_CODES, Part::WtmDtz), (BTM_CLASSES, Part::BtmWdl)]
             {
+                let bits = v3.block_sections[section].bits;
                 for i in 0..v3.block_sections[section].blocks.len() {
                     let mut theirs = Vec::new();
                     lib.block_into(part, i, &mut theirs).unwrap_or_else(|e| panic!("library: {run}: {e}"));
-                    match v3.block(section, i).unwrap_or_else(|e| panic!("{e}")) {
-                        Block::Bytes(ours) => {
-                            assert!(*ours == theirs, "{run}: section {section} block {i} in slot order")
-                        }
+                    let ours = match v3.block(section, i).unwrap_or_else(|e| panic!("{e}")) {
+                        Block::Bytes(ours) => ours,
                         Block::Constant(_) => panic!("{run}: the rewrite stores a constant block"),
+                    };
+                    if section == WTM_CODES {
+                        let slots = (i << bits)..(i << bits) + ours.len();
+                        assert!(*ours == codes[slots.clone()], "{run}: section 1 block {i} as written");
+                        assert!(theirs == raw_codes[slots], "{run}: section 1 block {i} in slot order");
+                    } else {
+                        assert!(*ours == theirs, "{run}: section {section} block {i} in slot order");
                     }
                 }
             }
@@ -3244,15 +3681,16 @@ fn version_3_rewrites_read_the_same() {
                 for wtm in [true, false] {
                     assert_eq!(v3.class(wtm, s), t.class(wtm, s), "{run}: slot {s}");
                 }
-                assert_eq!(v3.dtz_code(s), t.dtz_code(s), "{run}: slot {s}");
+                assert_eq!(v3.dtz_code(s), Ok(codes[s as usize]), "{run}: slot {s}");
             }
             std::fs::write(dir.path().join(format!("{run}.tbs")), bytes).unwrap();
         }
+        assert_eq!(resolved > 0, some_resolved, "{runs:?}: {resolved} don't-cares resolved");
         dir
     }
     // Pawnless, through `tbstream probe`.
     let runs: Vec<&str> = doc_tables().tables.keys().map(|k| k.as_str()).collect();
-    let dir = rewrite(tables_dir(), &runs, doc_tables());
+    let dir = rewrite(tables_dir(), &runs, doc_tables(), true);
     let mut fens = Vec::new();
     for (i, sig) in ["KQvKR", "KRvKN", "KRRvK", "KQvK"].iter().enumerate() {
         fens.extend(random_legal_fens(sig, 2000, 0x7633 + i as u64));
@@ -3269,7 +3707,7 @@ fn version_3_rewrites_read_the_same() {
     }
     let (ok, stdout, stderr) = run_probe(dir.path(), &fens);
     assert!(ok, "tbstream probe over version 3 tables failed:\n{stderr}");
-    let v5: Vec<String> = library_probe(&fens)
+    let v6: Vec<String> = library_probe(&fens)
         .iter()
         .zip(&fens)
         .map(|(a, fen)| format!("{fen}\t{}\t{}\t{}", a.wdl, a.dtz, a.category))
@@ -3281,9 +3719,9 @@ fn version_3_rewrites_read_the_same() {
             format!("{}\t{}\t{}\t{}", f[0], f[1], f[2], f[4])
         })
         .collect();
-    assert_eq!(v3.len(), v5.len());
+    assert_eq!(v3.len(), v6.len());
     let differ: Vec<String> =
-        v3.iter().zip(&v5).filter(|(a, b)| a != b).map(|(a, b)| format!("v3 {a} / v5 {b}")).collect();
+        v3.iter().zip(&v6).filter(|(a, b)| a != b).map(|(a, b)| format!("v3 {a} / v6 {b}")).collect();
     assert!(
         differ.is_empty(),
         "{} of {} answers differ, e.g.:\n{}",
@@ -3293,7 +3731,8 @@ fn version_3_rewrites_read_the_same() {
     );
     compare(&DocTables::open(dir.path()), &fens, &library_probe(&fens));
     // With pawns, through `Tablebase::probe`.
-    let dir = rewrite(pawn_dir(), &["KPvK", "KPvKP"], pawn_doc_tables());
+    // (Their wins by a zeroing move hold code 1: the writer need not leave them out.)
+    let dir = rewrite(pawn_dir(), &["KPvK", "KPvKP"], pawn_doc_tables(), false);
     let tb = tbstream::Tablebase::open(dir.path()).unwrap_or_else(|e| panic!("library: {e}"));
     let mut fens = random_legal_fens("KPvKP", 3000, 0x7634);
     for p in 8..56u8 {
@@ -3307,7 +3746,7 @@ fn version_3_rewrites_read_the_same() {
         }
     }
     let theirs = tablebase_probe(&tb, &fens);
-    assert_eq!(theirs, library_pawn_probe(&fens), "the library over version 3 and version 5 pawn tables");
+    assert_eq!(theirs, library_pawn_probe(&fens), "the library over version 3 and version 6 pawn tables");
     compare(&DocTables::open(dir.path()), &fens, &theirs);
 }
 
@@ -3344,7 +3783,7 @@ fn transposed_twins_are_kept_at_the_smaller_slot() {
     let mut fens = Vec::new();
     for (run, probe_step) in [("KQvK", 1), ("KRRvK", 29), ("KQvKR", 29), ("KRvKN", 29)] {
         let t = tables.table(run).unwrap();
-        assert!(t.version == 5 && t.twins_dropped, "{run}: version {}", t.version);
+        assert!(t.version == 6 && t.twins_dropped, "{run}: version {}", t.version);
         let lib = library_run(library_tables(), run);
         let prefix_bits = t.index_bits - 7;
         let words = (t.n_slots / 64) as usize;

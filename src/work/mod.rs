@@ -170,9 +170,10 @@ impl LevelFolder {
 
     /// Whether a solved level with pawns keeps the file `name` until its run's compaction:
     /// what its values are decoded from (the pass logs and streams, the illegal tables, the
-    /// wins of exactly 100 plies) and its final bitbases, which the levels below read.
+    /// wins of exactly 100 plies), `c` (the wins by a zeroing move, which the distance
+    /// section leaves out) and its final bitbases, which the levels below read.
     pub fn solved_keeps(name: &str) -> bool {
-        let kept = ["pass-", "exact-100.", "illegal-wtm.", "illegal-btm.", "final-"];
+        let kept = ["pass-", "exact-100.", "illegal-wtm.", "illegal-btm.", "c.", "final-"];
         kept.iter().any(|k| name.starts_with(k)) && !name.ends_with(".tmp")
     }
 }
