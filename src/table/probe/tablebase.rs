@@ -256,12 +256,23 @@ impl Tablebase {
     /// after which the other side, to move with a fresh counter, is lost.
     fn wins_by_zeroing(&self, pos: &Position) -> Result<bool, TableError> {
         if pos.has_pawns() || pos.ep.is_some() {
-            for mv in pos.legal_moves().into_iter().filter(|m| m.is_zeroing()) {
-                if self.probe_wdl(&pos.play(mv))? == Wdl::Loss {
-                    return Ok(true);
+            let mut failed = None;
+            let found = pos.find_legal_move(|mv| {
+                if !mv.is_zeroing() {
+                    return false;
                 }
-            }
-            return Ok(false);
+                match self.probe_wdl(&pos.play(mv)) {
+                    Ok(wdl) => wdl == Wdl::Loss,
+                    Err(e) => {
+                        failed = Some(e);
+                        true
+                    }
+                }
+            });
+            return match failed {
+                Some(e) => Err(e),
+                None => Ok(found.is_some()),
+            };
         }
         // The side to move as black, as a loser's search finds its children.
         self.wins_by_capture(&Men::gather(pos, pos.turn == Color::White))
