@@ -12,7 +12,7 @@ use tbstream::Layout;
 use tbstream::Role;
 use tbstream::TRIANGLE;
 use tbstream::{verify_run, verify_run_with, verify_signature, VerifyMethod};
-use tbstream::{Piece, Position};
+use tbstream::{Piece, Position, Tablebase};
 
 const SIGNATURES: [&str; 5] = ["KQvK", "KRvK", "KQvKR", "KRvKN", "KBBvK"];
 
@@ -60,6 +60,26 @@ fn find_slot(path: &Path, stm: Color, want: impl Fn(u8) -> bool) -> (u64, String
             position_of_slot(&layout, slot, stm).map(|p| (slot, p.fen(), code))
         })
         .expect("a matching slot")
+}
+
+/// The first legal wtm slot whose distance is stored, with its FEN and code: a code of 2 to
+/// 50 that the probe confirms (in version 6 a win by a zeroing move holds a don't-care
+/// distance, any code; the probe, which searches those moves, finds it 1 ply).
+fn find_stored_distance(path: &Path) -> (u64, String, u8) {
+    let tb = Tablebase::open(path.parent().unwrap()).unwrap();
+    let material = CompactTable::open(path).unwrap().header.material.clone();
+    let layout = Layout::new(&material);
+    let codes = all_codes(path, Color::White);
+    (0..layout.n_slots)
+        .find_map(|slot| {
+            let code = codes[slot as usize];
+            if !(2..=50).contains(&code) {
+                return None;
+            }
+            let p = position_of_slot(&layout, slot, Color::White)?;
+            (tb.probe(&p).unwrap().dtz == 2 * code as i32 - 1).then(|| (slot, p.fen(), code))
+        })
+        .expect("a stored distance")
 }
 
 #[test]
@@ -137,7 +157,7 @@ fn baseline_and_wide_word_checks_agree() {
     }
     let copy = copy_tables();
     let path = table_path(copy.path(), &m("KQvKR"));
-    let (slot, fen, code) = find_slot(&path, Color::White, |c| (2..=50).contains(&c));
+    let (slot, fen, code) = find_stored_distance(&path);
     util::set_dtz(&path, slot, code ^ 1);
     for baseline in [true, false] {
         let err = format!("{:#}", check(baseline, copy.path(), &m("KQvKR")).unwrap_err());
@@ -156,7 +176,7 @@ fn detects_a_changed_distance() {
     for run in ["KQvKR", "KRvKN"] {
         let copy = copy_tables();
         let path = table_path(copy.path(), &m(run));
-        let (slot, fen, code) = find_slot(&path, Color::White, |c| (2..=50).contains(&c));
+        let (slot, fen, code) = find_stored_distance(&path);
         util::set_dtz(&path, slot, code ^ 1);
         assert_eq!(all_codes(&path, Color::White)[slot as usize], code ^ 1);
         for budget in BUDGETS {
@@ -191,6 +211,72 @@ fn detects_a_changed_class() {
             }
         }
     }
+}
+
+/// Version 6: a win by a zeroing move (a capture into a lost sub-position) holds a don't-care
+/// distance, so any code there passes every method (a win it stays, by its class); a win in
+/// 1 ply by a quiet mate alone must still hold code 1.
+#[test]
+fn accepts_any_distance_at_a_win_by_a_zeroing_move() {
+    let run = m("KQvKR");
+    let tb = Tablebase::open(tables()).unwrap();
+    let layout = Layout::new(&run);
+    let codes = all_codes(&table_path(tables(), &run), Color::White);
+    // The first kept legal wtm slot won in 1 ply by a capture (its stored byte not 1), or
+    // only by a quiet mate (no zeroing move at all).
+    let find = |by_zeroing: bool| {
+        (0..layout.n_slots)
+            .filter(|&slot| layout.kept_slot(slot) == slot)
+            .find_map(|slot| {
+                let p = position_of_slot(&layout, slot, Color::White)?;
+                if tb.probe(&p).unwrap().dtz != 1 {
+                    return None;
+                }
+                let moves = p.legal_moves();
+                let wins = |mv: &tbstream::Move| mv.is_zeroing() && tb.probe(&p.play(*mv)).unwrap().wdl == -1;
+                let found = match by_zeroing {
+                    true => codes[slot as usize] != 1 && moves.iter().any(wins),
+                    false => moves.iter().all(|mv| !mv.is_zeroing()),
+                };
+                found.then(|| (slot, p.fen(), codes[slot as usize]))
+            })
+            .expect("a win in 1 ply")
+    };
+    let methods = [(VerifyMethod::Words, None), (VerifyMethod::Words, Some(0)), (VerifyMethod::Positions, None)];
+    let (slot, fen, stored) = find(true);
+    for code in [0, 5, 52] {
+        let copy = copy_tables();
+        let path = table_path(copy.path(), &run);
+        util::set_dtz(&path, slot, code);
+        assert_eq!(stored_dtz(&path, slot), code);
+        for (method, budget) in methods {
+            let report = verify_run_with(copy.path(), &run, 2, method, budget, |_, _| {});
+            report.unwrap_or_else(|e| panic!("{fen} (stored {stored}) as {code}, {method:?} {budget:?}: {e:#}"));
+        }
+    }
+    // Not even 0, a byte that holds no win's code (which `read_codes` gives as 1).
+    let (slot, fen, stored) = find(false);
+    assert_eq!(stored, 1, "{fen}");
+    for code in [0, 2] {
+        let copy = copy_tables();
+        let path = table_path(copy.path(), &run);
+        util::set_dtz(&path, slot, code);
+        assert_eq!(stored_dtz(&path, slot), code);
+        for (method, budget) in methods {
+            let err = verify_run_with(copy.path(), &run, 2, method, budget, |_, _| {}).unwrap_err();
+            let err = format!("{err:#}");
+            assert!(
+                err.contains(&fen) || err.contains("black to move"),
+                "{fen} as {code}, {method:?} {budget:?}: {err}"
+            );
+        }
+    }
+}
+
+/// The distance byte stored for a (kept) wtm slot.
+fn stored_dtz(path: &Path, slot: u64) -> u8 {
+    let cache = tbstream::file::cache::BlockCache::new(1 << 20).unwrap();
+    CompactTable::open(path).unwrap().dtz_code(slot, &cache).unwrap()
 }
 
 /// Damaged blocks, truncated files and missing sub-tables give errors, not panics.
@@ -245,7 +331,7 @@ fn verify_command_passes_good_tables_and_names_the_wrong_position() {
 
     let copy = copy_tables();
     let path = table_path(copy.path(), &m("KQvKR"));
-    let (slot, fen, code) = find_slot(&path, Color::White, |c| (2..=50).contains(&c));
+    let (slot, fen, code) = find_stored_distance(&path);
     util::set_dtz(&path, slot, code ^ 1);
     let (code, _, stderr) = verify(copy.path(), "KQvKR");
     assert_eq!(code, Some(2), "{stderr}");

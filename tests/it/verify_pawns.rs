@@ -9,7 +9,7 @@ use std::path::Path;
 use tbstream::file::compact::CompactTable;
 use tbstream::file::table_path;
 use tbstream::{verify_run, verify_run_with, verify_signature, Color, Layout, VerifyMethod, VerifyReport};
-use tbstream::{Piece, Position, Role};
+use tbstream::{Piece, Position, Role, Tablebase};
 
 /// The signatures checked, with the reference's counts for their runs (docs: `pawns.md` §8,
 /// from Syzygy's statistics): per run, wtm positions won for white and btm positions lost
@@ -83,6 +83,25 @@ fn find_slot(path: &Path, stm: Color, from: u64, want: impl Fn(u8) -> bool) -> (
             position_of_slot(&layout, slot, stm).map(|p| (slot, p.fen(), code))
         })
         .expect("a matching slot")
+}
+
+/// The first legal wtm slot from `from` on whose distance is stored, with its FEN and code: a
+/// code of 2 to 50 that the probe confirms (in version 6 a win by a zeroing move holds a
+/// don't-care distance, any code; the probe, which searches those moves, finds it 1 ply).
+fn find_stored_distance(path: &Path, from: u64) -> (u64, String, u8) {
+    let tb = Tablebase::open(path.parent().unwrap()).unwrap();
+    let layout = Layout::new(&CompactTable::open(path).unwrap().header.material);
+    let codes = all_codes(path, Color::White);
+    (from..layout.n_slots)
+        .find_map(|slot| {
+            let code = codes[slot as usize];
+            if !(2..=50).contains(&code) {
+                return None;
+            }
+            let p = position_of_slot(&layout, slot, Color::White)?;
+            (tb.probe(&p).unwrap().dtz == 2 * code as i32 - 1).then(|| (slot, p.fen(), code))
+        })
+        .expect("a stored distance")
 }
 
 /// The error of the word check of `run`, which must be the same whether the check holds a
@@ -167,14 +186,29 @@ fn accepts(sigs: &[&str]) -> Vec<VerifyReport> {
 }
 
 /// A changed wtm distance (the table rewritten with valid checksums) is reported with the
-/// FEN of the position and its stored and expected values.
+/// FEN of the position and its stored and expected values; a win by a conversion (version 6:
+/// its distance a don't-care) passes with any code.
 #[test]
 fn detects_a_changed_distance() {
-    // A wtm win decided by a conversion (code 1 becomes 0), longer wtm wins.
-    for (run, codes, from) in [("KPvK", 1..=1, 0), ("KPvKP", 2..=50, 1 << 20), ("KQvKP", 2..=50, 0)] {
+    // A wtm win decided by a conversion, a promotion: stored 0 instead of its don't-care.
+    let copy = copy_tables();
+    let path = table_path(copy.path(), &m("KPvK"));
+    let tb = Tablebase::open(copy.path()).unwrap();
+    let layout = Layout::new(&m("KPvK"));
+    let slot = (0..layout.n_slots)
+        .find(|&slot| position_of_slot(&layout, slot, Color::White).is_some_and(|p| tb.probe(&p).unwrap().dtz == 1))
+        .expect("a win in 1 ply");
+    util::set_dtz(&path, slot, 0);
+    let cache = tbstream::file::cache::BlockCache::new(1 << 20).unwrap();
+    assert_eq!(CompactTable::open(&path).unwrap().dtz_code(slot, &cache).unwrap(), 0);
+    for method in [VerifyMethod::Words, VerifyMethod::Positions] {
+        verify_run_with(copy.path(), &m("KPvK"), 2, method, None, |_, _| {}).unwrap();
+    }
+    // Longer wtm wins.
+    for (run, from) in [("KPvKP", 1 << 20), ("KQvKP", 0)] {
         let copy = copy_tables();
         let path = table_path(copy.path(), &m(run));
-        let (slot, fen, code) = find_slot(&path, Color::White, from, |c| codes.contains(&c));
+        let (slot, fen, code) = find_stored_distance(&path, from);
         util::set_dtz(&path, slot, code ^ 1);
         assert_eq!(all_codes(&path, Color::White)[slot as usize], code ^ 1);
         let err = verify_err(copy.path(), run);
@@ -213,8 +247,7 @@ fn detects_a_mirror_image_that_disagrees() {
     let layout = Layout::new(&m("KPPvK"));
     let slices = layout.slices.as_ref().unwrap();
     let slice = (0..slices.len() as u32).find(|&s| slices.pawns(s).orientation().is_eq()).unwrap();
-    let (slot, fen, code) =
-        find_slot(&path, Color::White, (slice as u64) << layout.total_bits, |c| (2..=50).contains(&c));
+    let (slot, fen, code) = find_stored_distance(&path, (slice as u64) << layout.total_bits);
     util::set_dtz(&path, slot, code ^ 1);
     // The word check derives the image like every slot; the position check compares it with
     // its mirror image (or finds a black-to-move position it changes).

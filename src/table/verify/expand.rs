@@ -9,14 +9,24 @@
 //! positions are read for their class only); the run being verified then gets every
 //! distance derived from its successors ([`fill_btm_codes`]), and each derived class must be the
 //! stored one.
+//!
+//! In version 6 white's wins by a zeroing move hold a don't-care distance: the expansion
+//! keeps every stored byte as its code ([`read_stored_wtm`], not the reader's codes, which
+//! give a don't-care holding no win's code as 1) and takes white's bitbase from the classes
+//! (class 1 set), not from the codes; the run being verified then gets code 1 at each win by
+//! a zeroing move ([`resolve_zeroing_wins`]) before black's distances are derived from
+//! white's codes.
 
+use super::stored::{read_stored_wtm, StoredWtm};
 use crate::chess::{Color, Material};
-use crate::index::Layout;
+use crate::index::{illegal_word, Layout};
 use crate::pipeline::{self, Order};
 use crate::table::codes::{CodeSource, BATCH_WORDS};
 use crate::table::compact::CompactTable;
 use crate::table::error::TableError;
-use crate::table::uncompressed::{planes_of_codes, slice_section, LevelRecord, PartialTable, Section, TableFile};
+use crate::table::uncompressed::{
+    code_mask, planes_of_codes, slice_section, LevelRecord, PartialTable, Section, TableFile,
+};
 use crate::table::values::{is_rule_win, Class, CODE_ILLEGAL};
 use std::path::Path;
 use tempfile::TempPath;
@@ -44,21 +54,33 @@ pub fn expand(table: &CompactTable, near: &Path, threads: usize) -> Result<Expan
     for stm in [Color::White, Color::Black] {
         let (bitbase, _) = partial.range(Section::bitbase(stm), 0, table.header.n_slots);
         let (values, _) = partial.range(Section::values(stm), 0, table.header.n_slots);
+        // Version 6: white's bytes as stored, its bitbase from the classes (a win's byte may
+        // be a don't-care).
+        let stored = stm == Color::White && table.header.zeroing_dont_cares;
         pipeline::run(
             n_words.div_ceil(BATCH_WORDS),
             threads,
             Order::Sequence { window: 2 * threads.max(1) },
             |b| Ok::<_, TableError>(b * BATCH_WORDS),
             |_, first| {
-                let mut codes = Vec::new();
-                source.read(stm, first, BATCH_WORDS.min(n_words - first), &mut codes)?;
+                let n = BATCH_WORDS.min(n_words - first);
+                let mut wtm = StoredWtm::default();
+                if stored {
+                    read_stored_wtm(table, &layout, first, n, &mut wtm)?;
+                } else {
+                    source.read(stm, first, n, &mut wtm.codes)?;
+                }
+                let codes = &wtm.codes;
                 let mut words = Vec::with_capacity(8 * codes.len());
                 let mut planes = Vec::with_capacity(48 * codes.len());
-                for c in &codes {
+                for (w, c) in codes.iter().enumerate() {
                     let p = planes_of_codes(c);
                     // The bitbases: won under the rule; illegal wtm 1, illegal btm 0.
                     let illegal = c.iter().enumerate().fold(0u64, |m, (b, &c)| m | ((c == CODE_ILLEGAL) as u64) << b);
-                    let won = c.iter().enumerate().fold(0u64, |m, (b, &c)| m | (is_rule_win(stm, c) as u64) << b);
+                    let won = match stored {
+                        true => wtm.wins[w],
+                        false => c.iter().enumerate().fold(0u64, |m, (b, &c)| m | (is_rule_win(stm, c) as u64) << b),
+                    };
                     let word = if stm == Color::White { won | illegal } else { won };
                     words.extend_from_slice(&word.to_le_bytes());
                     for plane in p {
@@ -90,6 +112,79 @@ pub fn expand(table: &CompactTable, near: &Path, threads: usize) -> Result<Expan
     )?;
     let file = TableFile::open_run_unchecked(&path, material)?;
     Ok(Expanded { file, _path: path })
+}
+
+/// Version 6: gives code 1 to every legal white-to-move position of the expanded table
+/// whose bitbase bit is set (class 1) and whose side to move wins by a zeroing move
+/// (`wins(slot)`), whatever its stored distance (a don't-care there). `progress(done)` counts
+/// slots.
+pub fn resolve_zeroing_wins(
+    layout: &Layout,
+    expanded: &Expanded,
+    threads: usize,
+    wins: &(dyn Fn(u64) -> bool + Sync),
+    progress: &mut dyn FnMut(u64),
+) -> Result<(), TableError> {
+    let file = &expanded.file;
+    let values = file.header.sections[Section::WtmValues as usize].offset;
+    let n_words = (file.header.n_slots / 64) as usize;
+    let mut done = 0;
+    let writer = std::fs::OpenOptions::new()
+        .write(true)
+        .open(&file.path)
+        .map_err(|e| TableError::Wrong(format!("opening {}: {e}", file.path.display())))?;
+    pipeline::run(
+        n_words.div_ceil(BATCH_WORDS),
+        threads,
+        Order::Sequence { window: 2 * threads.max(1) },
+        |b| Ok::<_, TableError>(b * BATCH_WORDS),
+        |_, first| {
+            let n = BATCH_WORDS.min(n_words - first);
+            let mut planes = Vec::new();
+            file.read_planes(Color::White, first, n, &mut planes)?;
+            let mut changed = false;
+            for (w, p) in planes.iter_mut().enumerate() {
+                let word = first + w;
+                let pending = file.bitbase_word(Color::White, word)
+                    & !illegal_word(layout, word as u64, Color::White)
+                    & !code_mask(p, 1);
+                let mut won = 0u64;
+                let mut lanes = pending;
+                while lanes != 0 {
+                    let l = lanes.trailing_zeros() as u64;
+                    lanes &= lanes - 1;
+                    if wins(64 * word as u64 + l) {
+                        won |= 1 << l;
+                    }
+                }
+                if won != 0 {
+                    // Code 1: plane 0 set, the others clear.
+                    p[0] |= won;
+                    for plane in &mut p[1..] {
+                        *plane &= !won;
+                    }
+                    changed = true;
+                }
+            }
+            let bytes: Vec<u8> = match changed {
+                true => planes.iter().flatten().flat_map(|plane| plane.to_le_bytes()).collect(),
+                false => Vec::new(),
+            };
+            Ok((first, n, bytes))
+        },
+        |_, (first, n, bytes): (usize, usize, Vec<u8>)| {
+            use std::os::unix::fs::FileExt;
+            if !bytes.is_empty() {
+                writer
+                    .write_all_at(&bytes, values + 48 * first as u64)
+                    .map_err(|e| TableError::Wrong(format!("writing {}: {e}", file.path.display())))?;
+            }
+            done += 64 * n as u64;
+            progress(done);
+            Ok(())
+        },
+    )?;
+    Ok(())
 }
 
 /// Derives the black-to-move code of every legal position of `range` with `derive` (`None`

@@ -23,6 +23,16 @@
 //! - a legal position's bitbase bit is set iff its value code is not 0;
 //! - all 8 symmetric images of a position hold the same value.
 //!
+//! In a version 6 table (`zeroing_dont_cares`) a legal wtm position of class 1 whose side to
+//! move wins by a zeroing move (a capture or a promotion into a sub-position lost for black
+//! with a fresh counter, or a pawn move into this run's btm class 1: the `k = 1` of a
+//! conversion above) stores a don't-care distance: the verifier reads its code as 1 whatever
+//! is stored (it **resolves** white's codes where it reads them: the wtm derivation's
+//! comparison, black's quiet moves into it, the symmetric images, the counts, the longest
+//! distance and white's summary). Its class must still be 1; a win in 1 ply by a quiet mate
+//! alone must hold code 1, and every other code is checked as before. The summary section
+//! then holds white's distances too, checked as black's are.
+//!
 //! A slot whose position is the image of a smaller slot (the black king on the a1-h8 diagonal
 //! stores both a position and its transpose) is checked against that slot instead of being
 //! derived again; since every value is then locally consistent with its successors, it is the
@@ -60,6 +70,7 @@ mod conversions;
 mod expand;
 mod positions;
 pub mod sample;
+mod stored;
 mod words;
 
 #[doc(hidden)]
@@ -147,6 +158,14 @@ fn open_compact(tables_dir: &Path, run: &Material) -> Result<CompactTable, Table
     Ok(CompactTable::open_run(&path, run)?)
 }
 
+/// The distance summaries a check counts from the values it checked (white's resolved):
+/// black's, and white's (`None` where not counted: by the position-by-position check of a
+/// table that holds none).
+struct Summaries {
+    wtm: Option<Summary>,
+    btm: Summary,
+}
+
 /// What the slot checks of one run found.
 struct Checked {
     wtm: SideReport,
@@ -209,22 +228,34 @@ pub fn verify_run_with(
         cause: Box::new(e),
     };
     let table = open_compact(tables_dir, run).map_err(|e| verifying(None, e))?;
-    let (checked, summary) = if method == Method::Words {
-        words::verify_words(run, &table, tables_dir, threads, budget, &mut progress).map_err(|e| match e {
-            e @ TableError::Verifying { .. } | e @ TableError::Wrong(_) => e,
-            e => verifying(None, e),
-        })?
+    let (checked, summaries) = if method == Method::Words {
+        let (checked, [wtm, btm]) = words::verify_words(run, &table, tables_dir, threads, budget, &mut progress)
+            .map_err(|e| match e {
+                e @ TableError::Verifying { .. } | e @ TableError::Wrong(_) => e,
+                e => verifying(None, e),
+            })?;
+        (checked, Summaries { wtm: Some(wtm), btm })
     } else {
         verify_expanded(run, &table, tables_dir, threads, &mut progress)?
     };
-    if summary != table.summary() {
-        wrong!(
-            "{run}: the table's summary of black-to-move distances ({:?}, longest at slot {:?}) is not the one its values give ({:?}, {:?})",
-            table.summary().by_distance,
-            table.summary().longest_slot,
-            summary.by_distance,
-            summary.longest_slot
-        );
+    // White's summary (version 6) is the one of its resolved values: a win by a zeroing move
+    // counts as 1 ply, whatever its stored byte.
+    for (side, stored, counted) in [
+        (Color::Black, Some(table.summary()), Some(&summaries.btm)),
+        (Color::White, table.wtm_summary(), summaries.wtm.as_ref()),
+    ] {
+        let Some(stored) = stored else { continue };
+        let counted = counted.expect("a side's summary is counted where the table holds one");
+        if stored != *counted {
+            wrong!(
+                "{run}: the table's summary of {} distances ({:?}, longest at slot {:?}) is not the one its values give ({:?}, {:?})",
+                if side == Color::White { "white-to-move" } else { "black-to-move" },
+                stored.by_distance,
+                stored.longest_slot,
+                counted.by_distance,
+                counted.longest_slot
+            );
+        }
     }
     let meta = &table.header.meta;
     let longest = checked.wtm.longest.max(checked.btm.longest).unwrap_or(0);
@@ -261,7 +292,7 @@ fn verify_expanded(
     tables_dir: &Path,
     threads: usize,
     progress: &mut impl FnMut(u64, u64),
-) -> Result<(Checked, Summary), TableError> {
+) -> Result<(Checked, Summaries), TableError> {
     let verifying = |needed: Option<&Material>, e: TableError| TableError::Verifying {
         run: run.clone(),
         needed: needed.cloned(),
@@ -282,7 +313,13 @@ fn verify_expanded(
         subs.iter().map(|(m, e)| (m.clone(), e.as_ref().map(|e| &e.file))).collect();
     let sources = Sources { table, own: &own, subs: &subs };
     let checked = positions::verify_positions(run, &sources, threads, progress)?;
-    Ok((checked, side_summary(&own.file, &own.file.header.material, Color::Black, threads)?))
+    // The expanded table holds white's resolved codes (`positions::verify_positions`).
+    let material = &own.file.header.material;
+    let wtm = match table.wtm_summary() {
+        Some(_) => Some(side_summary(&own.file, material, Color::White, threads)?),
+        None => None,
+    };
+    Ok((checked, Summaries { wtm, btm: side_summary(&own.file, material, Color::Black, threads)? }))
 }
 
 /// Verifies both runs of a signature (`Material::runs_of_signature`: one for a symmetric

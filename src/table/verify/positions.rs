@@ -8,7 +8,7 @@
 use super::checks::{
     check_bit_and_count, check_derived, check_illegal, check_level_steps, check_slice_section, side_name, Values,
 };
-use super::expand::fill_btm_codes;
+use super::expand::{fill_btm_codes, resolve_zeroing_wins};
 use super::{Checked, SideReport, Sources};
 use crate::chess::{Color, Material, Move, Symmetry};
 use crate::index::Layout;
@@ -43,11 +43,22 @@ pub(super) struct Positions<'a, V: Values> {
     /// Whether the run's black-to-move codes are derived from white's where they are read
     /// (a compact table stores only their classes).
     derive_black: bool,
+    /// Whether white's codes are resolved where they are read: a version 6 table read in
+    /// place, whose distance section leaves the wins by a zeroing move out (don't-cares).
+    resolve_white: bool,
 }
 
 impl<'a, V: Values> Positions<'a, V> {
-    /// The checks of `run` over its own values `file` and its successor runs' `subs`.
-    pub(super) fn new(run: &'a Material, file: &'a V, subs: &[(Material, Option<&'a V>)], derive_black: bool) -> Self {
+    /// The checks of `run` over its own values `file` and its successor runs' `subs`; with
+    /// `resolve_white`, white's stored codes are don't-cares where white wins by a zeroing
+    /// move (version 6), resolved as they are read ([`Positions::own_code`]).
+    pub(super) fn new(
+        run: &'a Material,
+        file: &'a V,
+        subs: &[(Material, Option<&'a V>)],
+        derive_black: bool,
+        resolve_white: bool,
+    ) -> Self {
         let layout = Layout::new(run);
         let key = |m: &Material| run_key(m).expect("a successor run has at most four men a side");
         let subs = subs.iter().map(|(m, t)| (key(m), t.map(|f| (Layout::new(m), f)))).collect();
@@ -57,7 +68,7 @@ impl<'a, V: Values> Positions<'a, V> {
             }
             None => Vec::new(),
         };
-        Positions { material: run, layout, file, symmetric_slices, subs, derive_black }
+        Positions { material: run, layout, file, symmetric_slices, subs, derive_black, resolve_white }
     }
 
     /// The men of a slot of this run.
@@ -66,9 +77,21 @@ impl<'a, V: Values> Positions<'a, V> {
         Men::of_slot(&self.layout, slot)
     }
 
-    /// The run's own value code of a slot (black's derived with `derive_black`).
+    /// The run's own value code of a slot (black's derived with `derive_black`; white's
+    /// resolved with `resolve_white`: 1 where a legal position of class 1, its bitbase bit
+    /// set, wins by a zeroing move, whatever is stored there).
     pub(super) fn own_code(&self, stm: Color, slot: u64) -> u8 {
-        if stm == Color::White || !self.derive_black {
+        if stm == Color::White {
+            let code = self.file.value_code(stm, slot);
+            if self.resolve_white && code != 1 && self.file.bit(stm, slot) {
+                let men = self.men_of_slot(slot);
+                if men.legal(stm) && self.wins_by_zeroing(&men) {
+                    return 1;
+                }
+            }
+            return code;
+        }
+        if !self.derive_black {
             return self.file.value_code(stm, slot);
         }
         let men = self.men_of_slot(slot);
@@ -141,6 +164,15 @@ impl<'a, V: Values> Positions<'a, V> {
             }
         }
         Ok(representative)
+    }
+
+    /// Whether white, to move in the legal position `men`, wins by a zeroing move: a
+    /// conversion into a position lost for black with a fresh counter (in 1 ply: a version 6
+    /// table's distance there is a don't-care).
+    pub(super) fn wins_by_zeroing(&self, men: &Men) -> bool {
+        men.for_each_move(Color::White, &mut |mv, child| {
+            mv.is_zeroing() && self.conversion_won(&mv, child, Color::Black, false)
+        })
     }
 
     /// The expected wtm code of a legal position in `slot`, and the move that decides it.
@@ -297,9 +329,10 @@ fn verify_side<V: Values>(
 }
 
 /// Checks every slot of a run, both sides to move, level by level (a pawnless run is one
-/// level): black's distances are first derived into the expanded table (their classes
-/// checked against the stored ones). With pawns, the slice section and each level's last
-/// step are checked too.
+/// level): in a version 6 table white's wins by a zeroing move first get code 1 in the
+/// expanded table (their stored distances are don't-cares), then black's distances are
+/// derived into it (their classes checked against the stored ones). With pawns, the slice
+/// section and each level's last step are checked too.
 pub(super) fn verify_positions(
     run: &Material,
     sources: &Sources,
@@ -312,18 +345,26 @@ pub(super) fn verify_positions(
         false => None,
     };
     let subs: Vec<(Material, Option<&TableFile>)> = sources.subs.iter().map(|(m, t)| (m.clone(), *t)).collect();
-    let ctx = Positions::new(run, &sources.own.file, &subs, false);
+    let ctx = Positions::new(run, &sources.own.file, &subs, false, false);
     let levels = layout.levels();
     let n = layout.n_slots;
-    let total = 3 * n;
+    // Version 6: white's don't-cares resolved first, in a pass of their own.
+    let resolving = sources.table.header.zeroing_dont_cares;
+    let total = if resolving { 4 * n } else { 3 * n };
     progress(0, total);
+    if resolving {
+        let wins = |slot: u64| ctx.wins_by_zeroing(&ctx.men_of_slot(slot));
+        resolve_zeroing_wins(&layout, sources.own, threads, &wins, &mut |d| progress(d, total))?;
+    }
+    let done_before = if resolving { n } else { 0 };
     let derive = |slot: u64| {
         let men = ctx.men_of_slot(slot);
         men.legal(Color::Black).then(|| ctx.derive_btm(&men, slot, &mut SideReport::default()).0)
     };
     let describe = |slot: u64| format!("{run} btm slot {slot}: {}", ctx.men_of_slot(slot).describe(Color::Black));
-    fill_btm_codes(sources.table, sources.own, 0..n, threads, &derive, &describe, &mut |d| progress(d, total))?;
-    let mut done = n;
+    let fill_progress = &mut |d| progress(done_before + d, total);
+    fill_btm_codes(sources.table, sources.own, 0..n, threads, &derive, &describe, fill_progress)?;
+    let mut done = done_before + n;
     let mut sides = [SideReport::default(), SideReport::default()];
     let mut longest = vec![None; levels.len()];
     for (stm, side) in [Color::White, Color::Black].into_iter().zip(&mut sides) {

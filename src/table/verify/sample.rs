@@ -4,8 +4,9 @@
 //! The rules are the full verifier's ([`Positions`], generic over where values come
 //! from): a white-to-move position's code must
 //! be the one its moves give, black's distances being derived from white's one ply deeper
-//! (as the format defines them), and a black-to-move position's class (not won, won, won only
-//! without the rule) must be the one its moves give. Every symmetric image of a sampled
+//! (as the format defines them; in a version 6 table white's code is 1 where white wins by a
+//! zeroing move, whatever is stored there), and a black-to-move position's class (not won,
+//! won, won only without the rule) must be the one its moves give. Every symmetric image of a sampled
 //! white-to-move position is checked too. Positions are drawn from a seeded generator, so a
 //! failure can be run again.
 
@@ -148,7 +149,8 @@ pub fn sample_run(
             .map(|e| verifying(None, e))
     };
     let subs: Vec<(Material, Option<&Sampled>)> = sampled_subs.iter().map(|(m, s)| (m.clone(), s.as_ref())).collect();
-    let ctx = Positions::new(run, &own, &subs, true);
+    // Version 6: a win by a zeroing move holds a don't-care distance, resolved where read.
+    let ctx = Positions::new(run, &own, &subs, true, table.header.zeroing_dont_cares);
     let legal = sample_sides(&ctx, n, seed, threads, &read_error)?;
     Ok(SampleReport { material: run.clone(), drawn: [n, n], legal, seed, secs: t.elapsed().as_secs_f64() })
 }

@@ -1,13 +1,15 @@
 //! The checks of a batch of words: black's derived codes against the stored classes and
 //! the reader's illegal positions, white's against the stored codes, and the transposed
-//! images (black king on the long diagonal) against each other.
+//! images (black king on the long diagonal) against each other; each side's distances
+//! counted for the summary. White's stored codes are first resolved where a version 6 table
+//! leaves them don't-cares ([`resolve_zeroing_wins`]).
 
 use super::derive::{Config, Run};
 use super::lanes::{lanes, lanes_where, Lanes};
-use super::window::Window;
+use super::window::{Chunking, Window};
 use crate::chess::{Color, Square, Symmetry};
 use crate::index::{illegal_word, Block, ChunkKey};
-use crate::table::compact::{planes_at, SUMMARY_DISTANCES};
+use crate::table::compact::{planes_at, Summary, SUMMARY_DISTANCES};
 use crate::table::error::TableError;
 use crate::table::values::{
     code_to_distance, describe_code, is_beyond_rule, Class, CODE_CURSED, CODE_EDGE, CODE_EXACT_100, CODE_ILLEGAL,
@@ -16,13 +18,92 @@ use crate::table::values::{
 use crate::table::verify::SideReport;
 use std::sync::atomic::{AtomicBool, Ordering};
 
+/// A side to move's distances of some words, as the summary section holds them: the
+/// positions counted by distance, and the smallest slot of a longest one.
+pub(super) struct Distances {
+    by_distance: Vec<u64>,
+    longest: Option<(u8, u64)>,
+}
+
+impl Distances {
+    pub(super) fn new() -> Distances {
+        Distances { by_distance: vec![0; SUMMARY_DISTANCES], longest: None }
+    }
+
+    /// Counts the lanes `counted` of storage word `word` (codes `codes` of `stm`) that have
+    /// a distance.
+    #[inline(always)]
+    fn count(&mut self, stm: Color, codes: &Lanes, counted: u64, word: usize) {
+        for l in lanes(counted) {
+            let Some(d) = code_to_distance(stm, codes[l]) else { continue };
+            self.by_distance[d as usize] += 1;
+            let slot = 64 * word as u64 + l as u64;
+            if self.longest.is_none_or(|(ld, ls)| d > ld || (d == ld && slot < ls)) {
+                self.longest = Some((d, slot));
+            }
+        }
+    }
+
+    /// Adds the distances of other words.
+    pub(super) fn add(&mut self, o: &Distances) {
+        for (a, x) in self.by_distance.iter_mut().zip(&o.by_distance) {
+            *a += x;
+        }
+        if let Some((d, s)) = o.longest {
+            if self.longest.is_none_or(|(ld, ls)| d > ld || (d == ld && s < ls)) {
+                self.longest = Some((d, s));
+            }
+        }
+    }
+
+    /// The summary of every word added.
+    pub(super) fn summary(&self) -> Summary {
+        Summary {
+            by_distance: self.by_distance.clone().try_into().expect("a count per distance"),
+            longest_slot: self.longest.map(|(_, s)| s),
+        }
+    }
+}
+
 /// What one batch of black's words found.
-#[derive(Default)]
 pub(super) struct BtmBatch {
     pub(super) rep: SideReport,
-    pub(super) by_distance: Vec<u64>,
-    /// The smallest slot of a longest loss in the batch.
-    pub(super) longest: Option<(u8, u64)>,
+    pub(super) distances: Distances,
+}
+
+/// What one batch of white's words found: white's counts and distances, and black's split
+/// between derived and by-symmetry slots.
+pub(super) struct WtmBatch {
+    pub(super) rep: SideReport,
+    pub(super) btm_rep: SideReport,
+    pub(super) distances: Distances,
+}
+
+/// Version 6 (a table whose distance section leaves the wins by a zeroing move out): sets
+/// code 1 in `codes`, white's stored codes of `block` of chunk `key` of `chunking`, at every
+/// legal position of class 1 (`wins`, a mask per word) whose side to move wins by a zeroing
+/// move ([`Run::zeroing_wins`]): it wins in 1 ply whatever its stored byte holds, which is
+/// what black's quiet moves into it, the comparison with the derived codes and the summary
+/// read.
+pub(super) fn resolve_zeroing_wins(
+    ctx: &Run,
+    chunking: &Chunking,
+    key: ChunkKey,
+    block: &Block,
+    wins: &[u64],
+    codes: &mut [[u8; 64]],
+) {
+    for (i, (word_codes, &won)) in codes.iter_mut().zip(wins).enumerate() {
+        let pending = won & !lanes_where(word_codes, |c| c == 1);
+        if pending == 0 {
+            continue;
+        }
+        let word = block.slot_word + i;
+        let c = ctx.config(chunking.scheme.global_index(key, ((block.local_word + i) as u64) << 6), word);
+        for l in lanes(ctx.zeroing_wins(&c, pending)) {
+            word_codes[l] = 1;
+        }
+    }
 }
 
 /// Derives black's codes of one stored block of a black chunk (`key`) from white's codes of
@@ -90,7 +171,7 @@ fn check_btm_block_body(
     wtm: &Window,
     stored: &[u8],
 ) -> Result<(BtmBatch, Vec<u8>), TableError> {
-    let mut b = BtmBatch { by_distance: vec![0; SUMMARY_DISTANCES], ..Default::default() };
+    let mut b = BtmBatch { rep: SideReport::default(), distances: Distances::new() };
     let mut out = Vec::with_capacity(64 * block.words);
     for i in 0..block.words {
         let (word, index) =
@@ -105,15 +186,7 @@ fn check_btm_block_body(
             return Err(wrong_btm_class(ctx, &c, word, &codes, reader_illegal, lo, hi));
         }
         // The positions the summary counts: each position once, as `stats` counts them.
-        let counted = if ctx.in_order(&c) { ctx.first_images(&c, word, true) } else { 0 };
-        for l in lanes(won & counted) {
-            let d = code_to_distance(Color::Black, codes[l]).expect("a loss under the rule has a distance");
-            b.by_distance[d as usize] += 1;
-            let slot = 64 * word as u64 + l as u64;
-            if b.longest.is_none_or(|(ld, ls)| d > ld || (d == ld && slot < ls)) {
-                b.longest = Some((d, slot));
-            }
-        }
+        b.distances.count(Color::Black, &codes, won & counted_lanes(ctx, &c, word), word);
         // Mates and stalemates are counted once per position pair, as derived slots.
         let derived = ctx.first_images(&c, word, false);
         b.rep.mates += (mates & derived).count_ones() as u64;
@@ -121,6 +194,17 @@ fn check_btm_block_body(
         out.extend_from_slice(&codes);
     }
     Ok((b, out))
+}
+
+/// The lanes of storage word `word` (men `c`) that the summary counts: each position once,
+/// as `stats` counts it.
+#[inline(always)]
+fn counted_lanes(ctx: &Run, c: &Config, word: usize) -> u64 {
+    if ctx.in_order(c) {
+        ctx.first_images(c, word, true)
+    } else {
+        0
+    }
 }
 
 /// A word's lanes by class: illegal, won under the 50-move rule, won only without it (the
@@ -176,16 +260,17 @@ fn wrong_btm_class(
 }
 
 /// Derives white's codes of one stored block of a white chunk (`key`) from black's derived
-/// codes of the chunk (`btm`) and compares them with the stored ones (`wtm`, the chunk's);
-/// checks that the transposed images (black king on the diagonal) hold the same values, both
-/// sides. Returns white's counts and black's split between derived and by-symmetry slots.
+/// codes of the chunk (`btm`) and compares them with the stored ones (`wtm`, the chunk's,
+/// resolved by [`resolve_zeroing_wins`]); checks that the transposed images (black king on
+/// the diagonal) hold the same values, both sides. Returns white's counts and distances and
+/// black's split between derived and by-symmetry slots.
 pub(super) fn check_wtm_block(
     ctx: &Run,
     key: ChunkKey,
     block: &Block,
     btm: &Window,
     wtm: &Window,
-) -> Result<(SideReport, SideReport), TableError> {
+) -> Result<WtmBatch, TableError> {
     #[cfg(target_arch = "x86_64")]
     if wide_lanes() {
         // SAFETY: the processor has the features `check_wtm_block_wide` is compiled for.
@@ -203,7 +288,7 @@ fn check_wtm_block_wide(
     block: &Block,
     btm: &Window,
     wtm: &Window,
-) -> Result<(SideReport, SideReport), TableError> {
+) -> Result<WtmBatch, TableError> {
     check_wtm_block_body(ctx, key, block, btm, wtm)
 }
 
@@ -214,8 +299,9 @@ fn check_wtm_block_body(
     block: &Block,
     btm: &Window,
     wtm: &Window,
-) -> Result<(SideReport, SideReport), TableError> {
+) -> Result<WtmBatch, TableError> {
     let (mut rep, mut btm_rep) = (SideReport::default(), SideReport::default());
+    let mut distances = Distances::new();
     let wrong = |msg: String| Err(TableError::Wrong(msg));
     for i in 0..block.words {
         let (word, u) = (block.slot_word + i, block.local_word + i);
@@ -228,7 +314,8 @@ fn check_wtm_block_body(
             }
         }
         // Counted as stored (an edge class where the derivation says which).
-        count_word(Color::White, stored, &mut rep);
+        let Classes { won, .. } = count_word(Color::White, stored, &mut rep);
+        distances.count(Color::White, stored, won & counted_lanes(ctx, &c, word), word);
         let image = ctx
             .transposed(&c, false)
             .map(|(img, img_word)| (wtm.chunking.word(c.bk_code, &img[..ctx.n_pieces()]), img_word));
@@ -261,7 +348,7 @@ fn check_wtm_block_body(
             }
         }
     }
-    Ok((rep, btm_rep))
+    Ok(WtmBatch { rep, btm_rep, distances })
 }
 
 /// The error of a word whose stored white codes differ from the derived ones, at its first

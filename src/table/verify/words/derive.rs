@@ -5,8 +5,8 @@
 //! push reaches and from the successor runs ([`super::pawns`]).
 
 use super::lanes::{
-    btm_code, btm_rank_capture, btm_rank_quiet, escaped, fold_king_steps, fold_max, fold_min, lane_bytes, permutations,
-    wtm_rank_capture, wtm_rank_quiet, Lanes, BTM_ESCAPE, WTM_NO_WIN,
+    btm_code, btm_rank_capture, btm_rank_quiet, escaped, fold_king_steps, fold_max, fold_min, lane_bytes, lanes_where,
+    permutations, wtm_rank_capture, wtm_rank_quiet, Lanes, BTM_ESCAPE, WTM_NO_WIN,
 };
 use super::load::Sub;
 use super::targets::{Target, Targets};
@@ -418,26 +418,60 @@ impl<'a> Run<'a> {
     /// derived codes of the word's white chunk (`btm`; the word is its local word `u`).
     #[inline(always)]
     pub(super) fn derive_wtm(&self, c: &Config, u: usize, btm: &Window) -> Lanes {
+        let (acc, illegal) = self.fold_wtm(c, Some((u, btm)), !0);
+        std::array::from_fn(|l| {
+            if illegal >> l & 1 != 0 {
+                CODE_ILLEGAL
+            } else if acc[l] == WTM_NO_WIN {
+                CODE_NONE
+            } else {
+                acc[l]
+            }
+        })
+    }
+
+    /// The lanes among `want` (legal ones) where white wins by a zeroing move (a capture, a
+    /// promotion or a pawn move into a position lost for black with a fresh counter): in 1
+    /// ply, whatever a version 6 table stores as their distance. Read from the successor runs
+    /// and the pushed slices only, never from a chunk's codes.
+    pub(super) fn zeroing_wins(&self, c: &Config, want: u64) -> u64 {
+        let (acc, illegal) = self.fold_wtm(c, None, want);
+        lanes_where(&acc, |r| r == 1) & want & !illegal
+    }
+
+    /// White's ranks of the word's lanes folded over its moves, and its illegal lanes: every
+    /// move with `quiet` (black's derived codes of the word's white chunk, the word its local
+    /// word), else the zeroing moves only, and only in the lanes `want` (legal lanes: their
+    /// legality is not found again; others may keep any rank).
+    #[inline(always)]
+    fn fold_wtm(&self, c: &Config, quiet: Option<(usize, &Window)>, want: u64) -> (Lanes, u64) {
         if c.doubled {
-            return [CODE_ILLEGAL; 64];
+            return ([WTM_NO_WIN; 64], !0);
         }
         let n = self.n_pieces();
         let att = self.piece_attacks(c);
-        let illegal = c.occ | self.white_checks(c, &att, None, 0);
-        let legal = !illegal;
+        let (illegal, legal) = match quiet {
+            Some(_) => {
+                let illegal = c.occ | self.white_checks(c, &att, None, 0);
+                (illegal, !illegal)
+            }
+            None => (!want, want),
+        };
         let mut acc = [WTM_NO_WIN; 64];
-        let own = btm.at(u);
-        // The white king's quiet moves: lane to lane within the word (illegal lanes fold
-        // too, and are marked illegal at the end).
-        let safe = lane_bytes(!(c.occ | self.black_attacks(c, &att, None, 0)));
-        let ranks: Lanes = std::array::from_fn(|t| wtm_rank_quiet(own[t]) | !safe[t]);
-        fold_king_steps(&mut acc, &ranks);
+        if let Some((u, btm)) = quiet {
+            let own = btm.at(u);
+            // The white king's quiet moves: lane to lane within the word (illegal lanes fold
+            // too, and are marked illegal at the end).
+            let safe = lane_bytes(!(c.occ | self.black_attacks(c, &att, None, 0)));
+            let ranks: Lanes = std::array::from_fn(|t| wtm_rank_quiet(own[t]) | !safe[t]);
+            fold_king_steps(&mut acc, &ranks);
+        }
         // Its captures: one successor for every lane next to the black man.
         let mut prey = c.black | c.bp;
         while prey != 0 {
             let t = prey.trailing_zeros() as Square;
             prey &= prey - 1;
-            if self.black_attacks(c, &att, None, 1 << t) & (1 << t) != 0 {
+            if king_attacks(t) & legal == 0 || self.black_attacks(c, &att, None, 1 << t) & (1 << t) != 0 {
                 continue;
             }
             let code = if self.slice.is_some() {
@@ -463,6 +497,9 @@ impl<'a> Run<'a> {
         for i in (0..n).filter(|&k| self.is_white(k)) {
             let s = c.sq[i];
             let mut targets = attacks(self.role(i), s, c.occ) & !(c.white | c.wp | 1 << c.bk);
+            if quiet.is_none() {
+                targets &= c.black | c.bp;
+            }
             while targets != 0 {
                 let t = targets.trailing_zeros() as Square;
                 targets &= targets - 1;
@@ -470,12 +507,17 @@ impl<'a> Run<'a> {
                 let mut moved = c.sq;
                 moved[i] = t;
                 let blocked = between(s, t) | 1 << t;
+                if legal & !blocked == 0 {
+                    continue;
+                }
                 let lanes = legal & !blocked & !self.black_attacks(c, &att, Some((s, t)), taken);
                 if lanes == 0 {
                     continue;
                 }
                 if taken == 0 {
-                    fetched.push(btm, lanes, btm.chunking.word(c.bk_code, &moved[..n]), 0);
+                    if let Some((_, btm)) = quiet {
+                        fetched.push(btm, lanes, btm.chunking.word(c.bk_code, &moved[..n]), 0);
+                    }
                 } else if self.slice.is_some() {
                     let (target, pawns) = self.taken_by(c, Color::White, t).expect("a man taken");
                     self.fold_conversion_wtm(&mut acc, lanes, target, c.bk, &moved, &pawns);
@@ -487,22 +529,16 @@ impl<'a> Run<'a> {
                     fold_min(&mut acc, lanes, &sub.word(w), None, wtm_rank_capture);
                 }
             }
-            for &(lanes, w, _) in fetched.drain() {
-                fold_min(&mut acc, lanes, btm.at(w), None, wtm_rank_quiet);
+            if let Some((_, btm)) = quiet {
+                for &(lanes, w, _) in fetched.drain() {
+                    fold_min(&mut acc, lanes, btm.at(w), None, wtm_rank_quiet);
+                }
             }
         }
         if c.wp != 0 {
             self.pawn_moves(Color::White, c, &att, legal, &mut acc);
         }
-        std::array::from_fn(|l| {
-            if illegal >> l & 1 != 0 {
-                CODE_ILLEGAL
-            } else if acc[l] == WTM_NO_WIN {
-                CODE_NONE
-            } else {
-                acc[l]
-            }
-        })
+        (acc, illegal)
     }
 
     /// Whether identical men stand in increasing square order (the position counted once

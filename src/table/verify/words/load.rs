@@ -5,13 +5,13 @@
 
 use super::lanes::{code_of_class, lanes_of_classes, Lanes};
 use crate::chess::{Color, Material, Role};
-use crate::index::Layout;
+use crate::index::{illegal_word, Layout};
 use crate::pipeline::{self, Order};
 use crate::table::cache::random_access_buffer;
 use crate::table::codes::CodeSource;
 use crate::table::compact::{planes_at, CompactTable, Part, WDL_BLOCK_BITS, WDL_WORD_BYTES};
 use crate::table::error::TableError;
-use crate::table::values::Class;
+use crate::table::values::{Class, CODE_ILLEGAL};
 use crate::table::verify::open_compact;
 use memmap2::MmapMut;
 use std::ops::Range;
@@ -84,12 +84,33 @@ pub(super) fn load_classes(
 }
 
 /// Loads the codes of one side of a compact table, a byte per slot (`CodeSource`'s codes:
-/// black's losses as 62), with `threads` workers.
+/// black's losses as 62), with `threads` workers. White's of a version 6 table, whose
+/// distance section leaves the wins by a zeroing move out (don't-cares), are read from the
+/// classes instead ([`lanes_of_classes`]: a win as code 1), illegal positions 63: a
+/// conversion into a sub-endgame reads only whether the position is won.
 fn load_codes(table: &CompactTable, layout: &Layout, stm: Color, threads: usize) -> Result<MmapMut, TableError> {
     let mut out = random_access_buffer(layout.n_slots as usize, "a run's codes")?;
     let per = 1usize << WDL_BLOCK_BITS;
     let source = CodeSource::Compact(table, layout);
+    let by_class = stm == Color::White && table.header.zeroing_dont_cares;
     fill_blocks(&mut out, per, threads, |i, len| {
+        if by_class {
+            let mut planes = Vec::new();
+            table.block_into(Part::wdl(stm), i, &mut planes)?;
+            if planes.len() < WDL_WORD_BYTES * len / 64 {
+                return Err(TableError::Wrong(format!("class block {i} decodes to {} bytes", planes.len())));
+            }
+            let mut codes = Vec::with_capacity(len);
+            for w in 0..len / 64 {
+                let illegal = illegal_word(layout, (i * per / 64 + w) as u64, stm);
+                let classes = lanes_of_classes(planes_at(&planes, w), stm);
+                codes.extend(classes.iter().enumerate().map(|(l, &c)| match illegal >> l & 1 {
+                    0 => c,
+                    _ => CODE_ILLEGAL,
+                }));
+            }
+            return Ok(codes);
+        }
         let mut codes = Vec::new();
         source.read(stm, i * per / 64, len / 64, &mut codes)?;
         Ok(codes.as_flattened().to_vec())

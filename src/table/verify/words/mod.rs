@@ -35,13 +35,14 @@ use super::checks::{check_level_steps, check_slice_section};
 use super::{Checked, SideReport};
 use crate::chess::{Color, Material};
 use crate::index::Layout;
-use crate::index::{Block, ChunkScheme};
+use crate::index::{Block, ChunkKey, ChunkScheme};
 use crate::pipeline::{self, Order};
-use crate::table::compact::{CompactTable, Summary, SUMMARY_DISTANCES};
+use crate::table::compact::{CompactTable, Summary};
 use crate::table::compact::{Part, WDL_BLOCK_BITS, WDL_WORD_BYTES};
 use crate::table::error::TableError;
+use crate::table::verify::stored::{read_stored_wtm, StoredWtm};
 pub use check::force_baseline_lanes;
-use check::{check_btm_block, check_wtm_block, BtmBatch};
+use check::{check_btm_block, check_wtm_block, resolve_zeroing_wins, BtmBatch, Distances, WtmBatch};
 use derive::{Run, Slice, SliceClasses};
 use load::{capture_of, capture_sides, conversion_sides, load_classes, load_subs};
 use std::cmp::Ordering;
@@ -136,9 +137,10 @@ pub(super) fn memory_needed(run: &Material, threads: usize) -> u64 {
 
 /// Checks every slot of a run, both sides to move, a word at a time (with pawns, a slice at
 /// a time), within `budget` bytes of RAM if one is given (black's codes go to a temporary
-/// file in `tables_dir` when they do not fit); returns the counts and black's distance
-/// summary (to compare with the stored one). With pawns the slice section and each level's
-/// last step are checked too.
+/// file in `tables_dir` when they do not fit); returns the counts and the distance summaries
+/// of black and of white (to compare with the stored ones). With pawns the slice section and
+/// each level's last step are checked too. In a version 6 table white's stored codes are
+/// resolved first where they are don't-cares ([`resolve_zeroing_wins`]).
 pub(super) fn verify_words(
     run: &Material,
     table: &CompactTable,
@@ -146,7 +148,7 @@ pub(super) fn verify_words(
     threads: usize,
     budget: Option<u64>,
     progress: &mut dyn FnMut(u64, u64),
-) -> Result<(Checked, Summary), TableError> {
+) -> Result<(Checked, [Summary; 2]), TableError> {
     let layout = Layout::new(run);
     let n = layout.n_slots;
     let records = match &layout.slices {
@@ -170,8 +172,7 @@ pub(super) fn verify_words(
     );
     let mut store = Store::new(slice_slots(&layout), cut.in_memory, tables_dir)?;
     let (mut wtm_rep, mut btm_rep) = (SideReport::default(), SideReport::default());
-    let mut by_distance = vec![0u64; SUMMARY_DISTANCES];
-    let mut longest: Option<(u8, u64)> = None;
+    let (mut wtm_distances, mut btm_distances) = (Distances::new(), Distances::new());
     let mut done = 0u64;
     // In block order: the error reported is the one of the chunk's smallest wrong word.
     let order = Order::Sequence { window: 8 * threads.max(1) };
@@ -217,7 +218,7 @@ pub(super) fn verify_words(
         let mut wtm = Window::new(&black)?;
         for key in black.scheme.keys() {
             let blocks = black.blocks(&layout, key, number);
-            fill_stored(&mut wtm, table, None, &blocks, threads)?;
+            fill_stored(&mut wtm, table, None, (&ctx, key), &blocks, threads)?;
             let check = |i: usize, _| {
                 let b = &blocks[i];
                 let mut planes = Vec::new();
@@ -228,14 +229,7 @@ pub(super) fn verify_words(
             pipeline::run(blocks.len(), threads, order, Ok, check, |i, (batch, codes): (BtmBatch, Vec<u8>)| {
                 store.write(64 * blocks[i].slot_word as u64 - base, &codes)?;
                 slice_btm.add(&batch.rep);
-                for (a, x) in by_distance.iter_mut().zip(&batch.by_distance) {
-                    *a += x;
-                }
-                if let Some((d, s)) = batch.longest {
-                    if longest.is_none_or(|(ld, ls)| d > ld || (d == ld && s < ls)) {
-                        longest = Some((d, s));
-                    }
-                }
+                btm_distances.add(&batch.distances);
                 done += codes.len() as u64;
                 progress(done, 2 * n);
                 Ok(())
@@ -248,15 +242,16 @@ pub(super) fn verify_words(
         let (mut btm, mut wtm) = (Window::new(&white)?, Window::new(&white)?);
         for key in white.scheme.keys() {
             let blocks = white.blocks(&layout, key, number);
-            fill_stored(&mut wtm, table, Some(&layout), &blocks, threads)?;
+            fill_stored(&mut wtm, table, Some(&layout), (&ctx, key), &blocks, threads)?;
             for b in &blocks {
                 store.read(64 * b.slot_word as u64 - base, &mut btm.codes[64 * b.local_word..][..64 * b.words])?;
             }
             let check = |i: usize, _| check_wtm_block(&ctx, key, &blocks[i], &btm, &wtm);
-            pipeline::run(blocks.len(), threads, order, Ok, check, |i, (w, b): (SideReport, SideReport)| {
-                slice_wtm.add(&w);
-                slice_btm.derived += b.derived;
-                slice_btm.by_symmetry += b.by_symmetry;
+            pipeline::run(blocks.len(), threads, order, Ok, check, |i, batch: WtmBatch| {
+                slice_wtm.add(&batch.rep);
+                slice_btm.derived += batch.btm_rep.derived;
+                slice_btm.by_symmetry += batch.btm_rep.by_symmetry;
+                wtm_distances.add(&batch.distances);
                 done += 64 * blocks[i].words as u64;
                 progress(done, 2 * n);
                 Ok(())
@@ -274,29 +269,39 @@ pub(super) fn verify_words(
     let mut sub_runs: Vec<Material> = loaded.into_iter().map(|(m, _, _)| m).collect();
     sub_runs.sort();
     sub_runs.dedup();
-    let summary = Summary {
-        by_distance: by_distance.try_into().expect("a count per distance"),
-        longest_slot: longest.map(|(_, s)| s),
-    };
-    Ok((Checked { wtm: wtm_rep, btm: btm_rep, sub_runs }, summary))
+    let summaries = [wtm_distances.summary(), btm_distances.summary()];
+    Ok((Checked { wtm: wtm_rep, btm: btm_rep, sub_runs }, summaries))
 }
 
-/// Fills `window` with white's stored codes of the chunk made of `blocks`, decoded on
+/// Fills `window` with white's stored codes of the chunk `key` made of `blocks`, decoded on
 /// `threads` workers; illegal positions marked 63 from `layout` if given (the white chunks
-/// compare them), left as stored otherwise (black's moves never lead to one).
+/// compare them), left as stored otherwise (black's moves never lead to one). In a version 6
+/// table the bytes are read as stored ([`read_stored_wtm`]), illegal positions 63, and the
+/// wins by a zeroing move get code 1, whatever is stored ([`resolve_zeroing_wins`] with
+/// `ctx`).
 fn fill_stored(
     window: &mut Window,
     table: &CompactTable,
     layout: Option<&Layout>,
+    (ctx, key): (&Run, ChunkKey),
     blocks: &[Block],
     threads: usize,
 ) -> Result<(), TableError> {
     // The decoded blocks' buffers go back to a pool once copied: a fresh buffer of a block's
     // codes (256 KiB) would be mapped and zeroed by the kernel each time.
     let pool: Mutex<Vec<Vec<[u8; 64]>>> = Mutex::new(Vec::new());
+    let chunking = window.chunking;
     let decode = |i: usize, _| {
+        let b = &blocks[i];
         let mut codes = pool.lock().expect("the buffer pool").pop().unwrap_or_default();
-        table.read_codes(layout, Color::White, blocks[i].slot_word, blocks[i].words, &mut codes)?;
+        if table.header.zeroing_dont_cares {
+            // The bytes as stored (illegal positions 63 in both halves), then resolved.
+            let mut stored = StoredWtm { codes, wins: Vec::new() };
+            read_stored_wtm(table, ctx.layout, b.slot_word, b.words, &mut stored)?;
+            resolve_zeroing_wins(ctx, chunking, key, b, &stored.wins, &mut stored.codes);
+            return Ok(stored.codes);
+        }
+        table.read_codes(layout, Color::White, b.slot_word, b.words, &mut codes)?;
         Ok::<_, TableError>(codes)
     };
     pipeline::run(blocks.len(), threads, Order::Completion, Ok, decode, |i, codes: Vec<[u8; 64]>| {
