@@ -234,6 +234,33 @@ type BlockKey = (Color, usize);
 /// A storage block's value planes, shared by the workers that read it.
 type BlockPlanes = Arc<Vec<[u64; 6]>>;
 
+/// The last few blocks read, by key: the compaction asks for blocks in order from a few
+/// workers at once, so a block is read once while they need it.
+struct Recent<K, V> {
+    entries: Mutex<VecDeque<(K, Arc<V>)>>,
+    len: usize,
+}
+
+impl<K: Copy + PartialEq, V> Recent<K, V> {
+    fn new(len: usize) -> Recent<K, V> {
+        Recent { entries: Mutex::new(VecDeque::new()), len }
+    }
+
+    /// The block of `key`, read by `read` unless one of the last ones.
+    fn get_or_read(&self, key: K, read: impl FnOnce() -> anyhow::Result<V>) -> anyhow::Result<Arc<V>> {
+        if let Some((_, v)) = self.entries.lock().expect("cache lock").iter().find(|(k, _)| *k == key) {
+            return Ok(v.clone());
+        }
+        let v = Arc::new(read()?);
+        let mut entries = self.entries.lock().expect("cache lock");
+        if entries.len() >= self.len {
+            entries.pop_front();
+        }
+        entries.push_back((key, v.clone()));
+        Ok(v)
+    }
+}
+
 /// The values of one solved level: both sides' streams and illegal tables, and `E_101`.
 struct LevelValues {
     /// The level's first storage block in the run's slot order, and its blocks.
@@ -281,10 +308,9 @@ pub struct StreamPlanes {
     block_words: usize,
     /// In slot order.
     levels: Vec<LevelValues>,
-    cache: Mutex<VecDeque<(BlockKey, BlockPlanes)>>,
+    cache: Recent<BlockKey, Vec<[u64; 6]>>,
     /// The last storage blocks of `c` read, by block.
-    zeroing_cache: Mutex<VecDeque<(usize, Arc<Vec<u64>>)>>,
-    cache_len: usize,
+    zeroing_cache: Recent<usize, Vec<u64>>,
     bytes_read: AtomicU64,
 }
 
@@ -304,9 +330,8 @@ impl StreamPlanes {
             n_slots,
             block_words,
             levels: opened,
-            cache: Mutex::new(VecDeque::new()),
-            zeroing_cache: Mutex::new(VecDeque::new()),
-            cache_len: 2 * threads + 2,
+            cache: Recent::new(2 * threads + 2),
+            zeroing_cache: Recent::new(2 * threads + 2),
             bytes_read: AtomicU64::new(0),
         })
     }
@@ -325,39 +350,24 @@ impl StreamPlanes {
 
     /// `c` of the run's storage block `b` (its level must have kept it).
     fn zeroing_block(&self, b: usize) -> anyhow::Result<Arc<Vec<u64>>> {
-        if let Some((_, words)) = self.zeroing_cache.lock().expect("cache lock").iter().find(|(k, _)| *k == b) {
-            return Ok(words.clone());
-        }
-        let level = self.level_of(b)?;
-        let (file, sums) = level.zeroing.as_ref().context("a level without `c`")?;
-        let (words, read) = file.read_range(b - level.first_block, 1, self.block_words, sums)?;
-        self.bytes_read.fetch_add(read, Ordering::Relaxed);
-        let words = Arc::new(words);
-        let mut cache = self.zeroing_cache.lock().expect("cache lock");
-        if cache.len() >= self.cache_len {
-            cache.pop_front();
-        }
-        cache.push_back((b, words.clone()));
-        Ok(words)
+        self.zeroing_cache.get_or_read(b, || {
+            let level = self.level_of(b)?;
+            let (file, sums) = level.zeroing.as_ref().context("a level without `c`")?;
+            let (words, read) = file.read_range(b - level.first_block, 1, self.block_words, sums)?;
+            self.bytes_read.fetch_add(read, Ordering::Relaxed);
+            Ok(words)
+        })
     }
 
     /// The planes of the run's storage block `b` of a side to move.
     fn block(&self, stm: Color, b: usize) -> anyhow::Result<BlockPlanes> {
-        let key = (stm, b);
-        if let Some((_, planes)) = self.cache.lock().expect("cache lock").iter().find(|(k, _)| *k == key) {
-            return Ok(planes.clone());
-        }
-        let level = self.level_of(b)?;
-        let side = &level.sides[stm.index()];
-        let (planes, read) = side.planes(level.edge.as_ref(), b - level.first_block, 1, self.block_words)?;
-        self.bytes_read.fetch_add(read, Ordering::Relaxed);
-        let planes = Arc::new(planes);
-        let mut cache = self.cache.lock().expect("cache lock");
-        if cache.len() >= self.cache_len {
-            cache.pop_front();
-        }
-        cache.push_back((key, planes.clone()));
-        Ok(planes)
+        self.cache.get_or_read((stm, b), || {
+            let level = self.level_of(b)?;
+            let side = &level.sides[stm.index()];
+            let (planes, read) = side.planes(level.edge.as_ref(), b - level.first_block, 1, self.block_words)?;
+            self.bytes_read.fetch_add(read, Ordering::Relaxed);
+            Ok(planes)
+        })
     }
 }
 
@@ -367,17 +377,7 @@ impl PlaneSource for StreamPlanes {
     }
 
     fn read_planes(&self, stm: Color, first: usize, n: usize, out: &mut Vec<[u64; 6]>) -> Result<(), TableError> {
-        out.clear();
-        let bw = self.block_words;
-        let (mut w, end) = (first, first + n);
-        while w < end {
-            let b = w / bw;
-            let planes = self.block(stm, b).map_err(|e| TableError::Wrong(format!("{e:#}")))?;
-            let (lo, hi) = (w - b * bw, (end - b * bw).min(bw));
-            out.extend_from_slice(&planes[lo..hi]);
-            w = b * bw + hi;
-        }
-        Ok(())
+        words_of_blocks(first, n, self.block_words, |b| self.block(stm, b), out)
     }
 
     /// From `c`, when every level kept it.
@@ -386,17 +386,30 @@ impl PlaneSource for StreamPlanes {
         if self.levels.iter().any(|l| l.zeroing.is_none()) {
             return Ok(false);
         }
-        let bw = self.block_words;
-        let (mut w, end) = (first, first + n);
-        while w < end {
-            let b = w / bw;
-            let words = self.zeroing_block(b).map_err(|e| TableError::Wrong(format!("{e:#}")))?;
-            let (lo, hi) = (w - b * bw, (end - b * bw).min(bw));
-            out.extend_from_slice(&words[lo..hi]);
-            w = b * bw + hi;
-        }
+        words_of_blocks(first, n, self.block_words, |b| self.zeroing_block(b), out)?;
         Ok(true)
     }
+}
+
+/// Words `first..first + n` of storage blocks of `block_words` words each (`block(b)`), into
+/// `out` (cleared first).
+fn words_of_blocks<T: Copy>(
+    first: usize,
+    n: usize,
+    block_words: usize,
+    block: impl Fn(usize) -> anyhow::Result<Arc<Vec<T>>>,
+    out: &mut Vec<T>,
+) -> Result<(), TableError> {
+    out.clear();
+    let (mut w, end) = (first, first + n);
+    while w < end {
+        let b = w / block_words;
+        let words = block(b).map_err(|e| TableError::Wrong(format!("{e:#}")))?;
+        let (lo, hi) = (w - b * block_words, (end - b * block_words).min(block_words));
+        out.extend_from_slice(&words[lo..hi]);
+        w = b * block_words + hi;
+    }
+    Ok(())
 }
 
 /// ORs a 6-bit `code` into the six planes of one word at the positions of `mask`.

@@ -440,14 +440,15 @@ pub fn planes_to_compact(
                 if at.part == Part::WtmDtz {
                     drop_zeroing_wins(src, first_slot, &mut planes)?;
                 }
+                let packed = blocks_of(&planes, first_slot, at.part, at.block)?;
+                // The spilled distance blocks after the class blocks, which keep every win.
                 let dtz = if spilling {
-                    let mut dtz_planes = planes.clone();
-                    drop_zeroing_wins(src, first_slot, &mut dtz_planes)?;
-                    blocks_of(&dtz_planes, first_slot, Part::WtmDtz, 0)?
+                    drop_zeroing_wins(src, first_slot, &mut planes)?;
+                    blocks_of(&planes, first_slot, Part::WtmDtz, 0)?
                 } else {
                     Vec::new()
                 };
-                Ok((blocks_of(&planes, first_slot, at.part, at.block)?, counted, dtz))
+                Ok((packed, counted, dtz))
             },
             |_, (packed, counted, dtz): (Vec<Vec<u8>>, Option<SummaryPart>, Vec<Vec<u8>>)| {
                 if let (Some(total), Some(part)) = (summaries[side.index()].as_mut(), counted) {

@@ -26,10 +26,9 @@ use std::path::Path;
 /// longest wtm distance (of the summary in version 6, else stored), and the longest btm
 /// distance of the summary.
 pub fn longest_win(table: &CompactTable) -> Result<u8, TableError> {
-    let longest_of = |s: &Summary| s.by_distance.iter().rposition(|&n| n > 0).unwrap_or(0) as u8;
-    let mut longest = longest_of(&table.summary());
+    let mut longest = table.summary().longest_distance();
     if let Some(wtm) = table.wtm_summary() {
-        return Ok(longest.max(longest_of(&wtm)));
+        return Ok(longest.max(wtm.longest_distance()));
     }
     let layout = Layout::new(&table.header.material);
     let source = CodeSource::Compact(table, &layout);
@@ -536,9 +535,7 @@ fn scan_run(
         let Some(summary) = summary else { continue };
         side.by_distance = summary.by_distance.to_vec();
         side.mates = summary.by_distance[0];
-        side.longest = summary
-            .longest_slot
-            .map(|slot| (summary.by_distance.iter().rposition(|&n| n > 0).unwrap_or(0) as u8, slot));
+        side.longest = summary.longest_slot.map(|slot| (summary.longest_distance(), slot));
     }
     let swapped = run != signature;
     // The FEN (in the signature's colours) of a slot each side to move picks.

@@ -251,3 +251,24 @@ pub fn lengthen_middle_distance_block(path: &Path) {
         None,
     );
 }
+
+/// The first legal wtm slot from `from` on whose distance is stored, with its FEN and code: a
+/// code of 2 to 50 that the probe confirms (in version 6 a win by a zeroing move holds a
+/// don't-care distance, any code; the probe, which searches those moves, finds it 1 ply).
+pub fn find_stored_distance(path: &Path, from: u64) -> (u64, String, u8) {
+    use tbstream::file::compact::CompactTable;
+    use tbstream::file::position_of_slot;
+    let tb = tbstream::Tablebase::open(path.parent().unwrap()).unwrap();
+    let layout = tbstream::Layout::new(&CompactTable::open(path).unwrap().header.material);
+    let codes = all_codes(path, tbstream::Color::White);
+    (from..layout.n_slots)
+        .find_map(|slot| {
+            let code = codes[slot as usize];
+            if !(2..=50).contains(&code) {
+                return None;
+            }
+            let p = position_of_slot(&layout, slot, tbstream::Color::White)?;
+            (tb.probe(&p).unwrap().dtz == 2 * code as i32 - 1).then(|| (slot, p.fen(), code))
+        })
+        .expect("a stored distance")
+}

@@ -3,7 +3,7 @@
 //! and fails cleanly on damaged blocks, truncated and missing files.
 
 use crate::fixtures::small_tables;
-use crate::util::{self, all_codes, material as m, tbstream};
+use crate::util::{self, all_codes, find_stored_distance, material as m, tbstream};
 use std::path::{Path, PathBuf};
 use tbstream::file::compact::{CompactTable, Part};
 use tbstream::file::table_path;
@@ -60,26 +60,6 @@ fn find_slot(path: &Path, stm: Color, want: impl Fn(u8) -> bool) -> (u64, String
             position_of_slot(&layout, slot, stm).map(|p| (slot, p.fen(), code))
         })
         .expect("a matching slot")
-}
-
-/// The first legal wtm slot whose distance is stored, with its FEN and code: a code of 2 to
-/// 50 that the probe confirms (in version 6 a win by a zeroing move holds a don't-care
-/// distance, any code; the probe, which searches those moves, finds it 1 ply).
-fn find_stored_distance(path: &Path) -> (u64, String, u8) {
-    let tb = Tablebase::open(path.parent().unwrap()).unwrap();
-    let material = CompactTable::open(path).unwrap().header.material.clone();
-    let layout = Layout::new(&material);
-    let codes = all_codes(path, Color::White);
-    (0..layout.n_slots)
-        .find_map(|slot| {
-            let code = codes[slot as usize];
-            if !(2..=50).contains(&code) {
-                return None;
-            }
-            let p = position_of_slot(&layout, slot, Color::White)?;
-            (tb.probe(&p).unwrap().dtz == 2 * code as i32 - 1).then(|| (slot, p.fen(), code))
-        })
-        .expect("a stored distance")
 }
 
 #[test]
@@ -157,7 +137,7 @@ fn baseline_and_wide_word_checks_agree() {
     }
     let copy = copy_tables();
     let path = table_path(copy.path(), &m("KQvKR"));
-    let (slot, fen, code) = find_stored_distance(&path);
+    let (slot, fen, code) = find_stored_distance(&path, 0);
     util::set_dtz(&path, slot, code ^ 1);
     for baseline in [true, false] {
         let err = format!("{:#}", check(baseline, copy.path(), &m("KQvKR")).unwrap_err());
@@ -176,7 +156,7 @@ fn detects_a_changed_distance() {
     for run in ["KQvKR", "KRvKN"] {
         let copy = copy_tables();
         let path = table_path(copy.path(), &m(run));
-        let (slot, fen, code) = find_stored_distance(&path);
+        let (slot, fen, code) = find_stored_distance(&path, 0);
         util::set_dtz(&path, slot, code ^ 1);
         assert_eq!(all_codes(&path, Color::White)[slot as usize], code ^ 1);
         for budget in BUDGETS {
@@ -331,7 +311,7 @@ fn verify_command_passes_good_tables_and_names_the_wrong_position() {
 
     let copy = copy_tables();
     let path = table_path(copy.path(), &m("KQvKR"));
-    let (slot, fen, code) = find_stored_distance(&path);
+    let (slot, fen, code) = find_stored_distance(&path, 0);
     util::set_dtz(&path, slot, code ^ 1);
     let (code, _, stderr) = verify(copy.path(), "KQvKR");
     assert_eq!(code, Some(2), "{stderr}");

@@ -4,7 +4,7 @@
 //! and names a missing sub-table.
 
 use crate::fixtures::{krpvkr, pawn_tables, PAWN_TABLES};
-use crate::util::{self, all_codes, material as m, tbstream};
+use crate::util::{self, all_codes, find_stored_distance, material as m, tbstream};
 use std::path::Path;
 use tbstream::file::compact::CompactTable;
 use tbstream::file::table_path;
@@ -83,25 +83,6 @@ fn find_slot(path: &Path, stm: Color, from: u64, want: impl Fn(u8) -> bool) -> (
             position_of_slot(&layout, slot, stm).map(|p| (slot, p.fen(), code))
         })
         .expect("a matching slot")
-}
-
-/// The first legal wtm slot from `from` on whose distance is stored, with its FEN and code: a
-/// code of 2 to 50 that the probe confirms (in version 6 a win by a zeroing move holds a
-/// don't-care distance, any code; the probe, which searches those moves, finds it 1 ply).
-fn find_stored_distance(path: &Path, from: u64) -> (u64, String, u8) {
-    let tb = Tablebase::open(path.parent().unwrap()).unwrap();
-    let layout = Layout::new(&CompactTable::open(path).unwrap().header.material);
-    let codes = all_codes(path, Color::White);
-    (from..layout.n_slots)
-        .find_map(|slot| {
-            let code = codes[slot as usize];
-            if !(2..=50).contains(&code) {
-                return None;
-            }
-            let p = position_of_slot(&layout, slot, Color::White)?;
-            (tb.probe(&p).unwrap().dtz == 2 * code as i32 - 1).then(|| (slot, p.fen(), code))
-        })
-        .expect("a stored distance")
 }
 
 /// The error of the word check of `run`, which must be the same whether the check holds a

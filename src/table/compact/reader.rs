@@ -377,7 +377,7 @@ impl CompactTable {
     /// lie in one block of the class section. In version 6 a wtm win by a zeroing move (1
     /// ply) reads as whatever win's code its byte holds, or 1 where it holds none: the
     /// distances of those need a search (`stats` takes them from the summary, `verify`
-    /// derives them).
+    /// derives them from the bytes as stored: [`CompactTable::read_stored_wtm`]).
     pub fn read_codes(
         &self,
         layout: Option<&Layout>,
@@ -385,6 +385,35 @@ impl CompactTable {
         first: usize,
         n: usize,
         out: &mut Vec<[u8; 64]>,
+    ) -> Result<(), FormatError> {
+        self.read_codes_into(layout, stm, first, n, out, None)
+    }
+
+    /// White's codes of words `first..first + n` as [`CompactTable::read_codes`] gives them,
+    /// but every win's byte as stored (in version 6 a don't-care at a win by a zeroing move),
+    /// and into `wins` (cleared first) each word's legal lanes of class 1, which those bytes
+    /// cannot tell.
+    pub fn read_stored_wtm(
+        &self,
+        layout: &Layout,
+        first: usize,
+        n: usize,
+        out: &mut Vec<[u8; 64]>,
+        wins: &mut Vec<u64>,
+    ) -> Result<(), FormatError> {
+        self.read_codes_into(Some(layout), Color::White, first, n, out, Some(wins))
+    }
+
+    /// [`CompactTable::read_codes`]; with `wins`, the stored bytes and the class-1 lanes
+    /// ([`CompactTable::read_stored_wtm`]).
+    fn read_codes_into(
+        &self,
+        layout: Option<&Layout>,
+        stm: Color,
+        first: usize,
+        n: usize,
+        out: &mut Vec<[u8; 64]>,
+        mut wins_out: Option<&mut Vec<u64>>,
     ) -> Result<(), FormatError> {
         let per_wdl = 1usize << (WDL_BLOCK_BITS - 6);
         assert!(first / per_wdl == (first + n - 1) / per_wdl, "words of one block");
@@ -404,6 +433,9 @@ impl CompactTable {
         out.reserve(n);
         let lost = [CODE_LOST_UNMEASURED; 64];
         let mut resolved = [0u8; 64];
+        if let Some(w) = wins_out.as_deref_mut() {
+            w.clear();
+        }
         for w in 0..n {
             let illegal = layout.map_or(0, |layout| illegal_word(layout, (first + w) as u64, stm));
             let [lo, hi] = planes_at(&classes, first % per_wdl + w);
@@ -411,7 +443,10 @@ impl CompactTable {
                 Color::White => dtz[64 * (dtz_first + w)..][..64].try_into().expect("64 codes"),
                 Color::Black => &lost,
             };
-            let wins = if stm == Color::White && self.header.zeroing_dont_cares {
+            if let Some(w) = wins_out.as_deref_mut() {
+                w.push(lo & !hi & !illegal);
+            }
+            let wins = if stm == Color::White && self.header.zeroing_dont_cares && wins_out.is_none() {
                 for (r, &c) in resolved.iter_mut().zip(wins) {
                     *r = if code_to_distance(Color::White, c).is_some_and(|d| d > 0) { c } else { 1 };
                 }

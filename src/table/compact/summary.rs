@@ -38,6 +38,11 @@ impl Summary {
         out
     }
 
+    /// The longest distance with a count, in plies (0 if none).
+    pub fn longest_distance(&self) -> u8 {
+        self.by_distance.iter().rposition(|&n| n > 0).unwrap_or(0) as u8
+    }
+
     /// A side's summary from its [`SUMMARY_BYTES`] bytes.
     pub(super) fn decode(bytes: &[u8]) -> Summary {
         let mut by_distance = [0u64; SUMMARY_DISTANCES];

@@ -208,6 +208,16 @@ impl Men {
     /// Calls `f` with each legal move of `stm` (en passant excepted: a stored position never
     /// allows it) and the men after it, until `f` returns true; returns whether it did.
     pub fn for_each_move(&self, stm: Color, f: &mut impl FnMut(Move, &Men) -> bool) -> bool {
+        self.moves_onto(stm, !0, f)
+    }
+
+    /// [`Men::for_each_move`] for the captures only (the men after the others are never built).
+    pub fn for_each_capture(&self, stm: Color, f: &mut impl FnMut(Move, &Men) -> bool) -> bool {
+        self.moves_onto(stm, self.occupied_by(stm.other()), f)
+    }
+
+    /// [`Men::for_each_move`] for the moves that end on a square of `onto`.
+    fn moves_onto(&self, stm: Color, onto: u64, f: &mut impl FnMut(Move, &Men) -> bool) -> bool {
         let them = stm.other();
         let occ = self.occupancy();
         let own = self.occupied_by(stm);
@@ -219,7 +229,7 @@ impl Men {
             !child.attacked(child.king(stm), them, child_occ, 0)
                 && f(Move { from, to, capture, promotion, pawn, en_passant: false }, &child)
         };
-        let reachable = !own & !(1u64 << self.king(them));
+        let reachable = !own & !(1u64 << self.king(them)) & onto;
         let king = self.king(stm);
         if each_target(king, king_attacks(king) & reachable, &mut |from, to| play(from, to, None, false)) {
             return true;
@@ -247,7 +257,7 @@ impl Men {
                     play(from, to, None, true)
                 }
             };
-            if each_target(from, targets, &mut pawn_move) {
+            if each_target(from, targets & onto, &mut pawn_move) {
                 return true;
             }
         }

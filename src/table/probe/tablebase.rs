@@ -279,16 +279,19 @@ impl Tablebase {
     }
 
     /// Whether black, to move in `men` (no pawns), wins by a capture: after it white, to move,
-    /// is lost with a fresh counter.
+    /// is lost with a fresh counter, which black's run alone says (its btm class; a bare
+    /// black king wins nothing).
     fn wins_by_capture(&self, men: &Men) -> Result<bool, TableError> {
         let mut failed = None;
-        let found = men.for_each_move(Color::Black, &mut |mv, child| {
-            if !mv.capture {
+        let found = men.for_each_capture(Color::Black, &mut |_, child| {
+            let [w, b] = child.piece_sets();
+            if b == 0 {
                 return false;
             }
-            let read = self.read_runs(child, |run, stm, at| Ok(run.kept_class(stm, at)? == Class::Win), |won| won);
-            match read {
-                Ok((_, black)) => black == Some(true),
+            let lost =
+                self.run_at(b * PIECE_SETS + w).and_then(|run| run.kept_class(Color::Black, run.slot(child, true)));
+            match lost {
+                Ok(class) => class == Class::Win,
                 Err(e) => {
                     failed = Some(e);
                     true

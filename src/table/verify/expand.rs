@@ -11,13 +11,12 @@
 //! stored one.
 //!
 //! In version 6 white's wins by a zeroing move hold a don't-care distance: the expansion
-//! keeps every stored byte as its code ([`read_stored_wtm`], not the reader's codes, which
+//! keeps every stored byte as its code ([`CompactTable::read_stored_wtm`], not the reader's codes, which
 //! give a don't-care holding no win's code as 1) and takes white's bitbase from the classes
 //! (class 1 set), not from the codes; the run being verified then gets code 1 at each win by
 //! a zeroing move ([`resolve_zeroing_wins`]) before black's distances are derived from
 //! white's codes.
 
-use super::stored::{read_stored_wtm, StoredWtm};
 use crate::chess::{Color, Material};
 use crate::index::{illegal_word, Layout};
 use crate::pipeline::{self, Order};
@@ -64,13 +63,12 @@ pub fn expand(table: &CompactTable, near: &Path, threads: usize) -> Result<Expan
             |b| Ok::<_, TableError>(b * BATCH_WORDS),
             |_, first| {
                 let n = BATCH_WORDS.min(n_words - first);
-                let mut wtm = StoredWtm::default();
+                let (mut codes, mut wins) = (Vec::new(), Vec::new());
                 if stored {
-                    read_stored_wtm(table, &layout, first, n, &mut wtm)?;
+                    table.read_stored_wtm(&layout, first, n, &mut codes, &mut wins)?;
                 } else {
-                    source.read(stm, first, n, &mut wtm.codes)?;
+                    source.read(stm, first, n, &mut codes)?;
                 }
-                let codes = &wtm.codes;
                 let mut words = Vec::with_capacity(8 * codes.len());
                 let mut planes = Vec::with_capacity(48 * codes.len());
                 for (w, c) in codes.iter().enumerate() {
@@ -78,7 +76,7 @@ pub fn expand(table: &CompactTable, near: &Path, threads: usize) -> Result<Expan
                     // The bitbases: won under the rule; illegal wtm 1, illegal btm 0.
                     let illegal = c.iter().enumerate().fold(0u64, |m, (b, &c)| m | ((c == CODE_ILLEGAL) as u64) << b);
                     let won = match stored {
-                        true => wtm.wins[w],
+                        true => wins[w],
                         false => c.iter().enumerate().fold(0u64, |m, (b, &c)| m | (is_rule_win(stm, c) as u64) << b),
                     };
                     let word = if stm == Color::White { won | illegal } else { won };

@@ -70,7 +70,6 @@ mod conversions;
 mod expand;
 mod positions;
 pub mod sample;
-mod stored;
 mod words;
 
 #[doc(hidden)]

@@ -40,7 +40,6 @@ use crate::pipeline::{self, Order};
 use crate::table::compact::{CompactTable, Summary};
 use crate::table::compact::{Part, WDL_BLOCK_BITS, WDL_WORD_BYTES};
 use crate::table::error::TableError;
-use crate::table::verify::stored::{read_stored_wtm, StoredWtm};
 pub use check::force_baseline_lanes;
 use check::{check_btm_block, check_wtm_block, resolve_zeroing_wins, BtmBatch, Distances, WtmBatch};
 use derive::{Run, Slice, SliceClasses};
@@ -276,7 +275,7 @@ pub(super) fn verify_words(
 /// Fills `window` with white's stored codes of the chunk `key` made of `blocks`, decoded on
 /// `threads` workers; illegal positions marked 63 from `layout` if given (the white chunks
 /// compare them), left as stored otherwise (black's moves never lead to one). In a version 6
-/// table the bytes are read as stored ([`read_stored_wtm`]), illegal positions 63, and the
+/// table the bytes are read as stored ([`CompactTable::read_stored_wtm`]), illegal positions 63, and the
 /// wins by a zeroing move get code 1, whatever is stored ([`resolve_zeroing_wins`] with
 /// `ctx`).
 fn fill_stored(
@@ -296,10 +295,10 @@ fn fill_stored(
         let mut codes = pool.lock().expect("the buffer pool").pop().unwrap_or_default();
         if table.header.zeroing_dont_cares {
             // The bytes as stored (illegal positions 63 in both halves), then resolved.
-            let mut stored = StoredWtm { codes, wins: Vec::new() };
-            read_stored_wtm(table, ctx.layout, b.slot_word, b.words, &mut stored)?;
-            resolve_zeroing_wins(ctx, chunking, key, b, &stored.wins, &mut stored.codes);
-            return Ok(stored.codes);
+            let mut wins = Vec::new();
+            table.read_stored_wtm(ctx.layout, b.slot_word, b.words, &mut codes, &mut wins)?;
+            resolve_zeroing_wins(ctx, chunking, key, b, &wins, &mut codes);
+            return Ok(codes);
         }
         table.read_codes(layout, Color::White, b.slot_word, b.words, &mut codes)?;
         Ok::<_, TableError>(codes)
