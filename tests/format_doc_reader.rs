@@ -1,20 +1,23 @@
-//! An independent reader of tbstream's published table files (format version 6, the compact
-//! format, and the older versions 5, 4 and 3 it extends), written only from `docs/FORMAT.md`
+//! An independent reader of tbstream's published table files (format version 7, the compact
+//! format, and the older versions 6, 5, 4 and 3 it extends), written only from `docs/FORMAT.md`
 //! (without looking at `src/`), to show that the document is enough to use the files.
 //!
-//! The reader validates the header (magic, version 3 to 6, the header checksum, every field,
-//! the three order records of versions 4 to 6, the placement and lengths of the five sections,
-//! section 3 of 816 bytes or 1632 in version 6, the file length), each section's checksum (the
+//! The reader validates the header (magic, version 3 to 7, the header checksum, every field,
+//! the three order records of versions 4 to 7, the placement and lengths of the five sections,
+//! section 3 of 816 bytes or 1632 in versions 6 and 7, the file length), each section's checksum (the
 //! index of a block section, the whole of sections 3 and 4), the block indexes, the summary
-//! (black's half, and in version 6 white's) and, with pawns, section 4 (the slice keys against
+//! (black's half, and in versions 6 and 7 white's) and, with pawns, section 4 (the slice keys against
 //! the document's enumeration of pawn configurations, the level records). It decodes a block
 //! (one constant byte, or one zstd frame of the documented size) only after checking its XXH3,
 //! reads classes from the two bit planes and white-to-move distance codes from section 1, each
 //! at the slot's stored position by its section's order ("Stored order (version 4)": the
-//! mixed-radix digits of the men's ranks inside each unit of `2^U` slots), in versions 5 and 6
-//! without pawns at the slot's kept twin ("Transposed twins (version 5)": the smaller of the
-//! slot and the slot of its men transposed, when the black king stands on the a1-h8 diagonal).
-//! In version 6 it resolves the don't-cares of section 1 wherever it uses a white-to-move
+//! mixed-radix digits of the men's ranks inside each unit of `2^U` slots), in version 7
+//! without pawns first at the slot `s*` of its identical men sorted by H digit ("Identical men
+//! (version 7)": a stable sort of each run of identical pieces, when their H digits are out of
+//! order), and in versions 5 to 7 without pawns at the slot's kept twin ("Transposed twins
+//! (version 5)": the smaller of the slot and the slot of its men transposed, when the black
+//! king stands on the a1-h8 diagonal).
+//! In versions 6 and 7 it resolves the don't-cares of section 1 wherever it uses a white-to-move
 //! distance ("Wins by a zeroing move (version 6)": a code other than 1 stands unless one of
 //! white's captures, promotions or pawn moves leaves black, to move with a fresh counter,
 //! checkmated or of btm class 1 in the sub-endgame's run or, after a push, in this run, an
@@ -22,7 +25,7 @@
 //! probes, in the black-to-move distances it derives by the document's one-ply rule (legal
 //! moves from cozy-chess), and in its scans. It computes the slot of a position by Part II's
 //! steps (with or without pawns) and probes FENs by Part I's "Probing a position (versions 3
-//! to 6)", flipped board included.
+//! to 7)", flipped board included.
 //!
 //! Its answers are compared with the library: pawnless tables through the `tbstream` binary
 //! (`gen`, then `probe` over stdin) on random legal positions and on every stored KQvK
@@ -31,18 +34,23 @@
 //! its resolved white-to-move distances with `Tablebase::probe` at every legal won position
 //! whose code is not 1 of KQvKR, KRvKN, KRvKQ, KPvKP and part of KQvKP (some win by a zeroing
 //! move; in KPvKP some double steps are spoiled by en passant); its classes and raw distance
-//! codes (through the kept twins, don't-cares included) with `Run::class` and `Run::dtz_code`
+//! codes (through the sorted identical men and the kept twins, don't-cares included) with
+//! `Run::class` and `Run::dtz_code`
 //! at every legal slot of the small tables, its slots with `Run::slot_of`, its legality with
 //! `Position::from_men`, its decoded blocks with `CompactTable::block`; both halves of its
 //! summaries, and its longest distances, with a scan of every position by the document's rules
 //! (resolved distances). Its stored orders are checked to be permutations of each unit, to read
 //! the men's codes where the slot map puts them, and to give the document's `KQvK` example; its
 //! kept twins to be the smaller slot of each transposed pair, in one unit of every order,
-//! reading the library's answers for a position and for its transposed image; tables rewritten
-//! as version 3 (every section in slot order, by the reader's orders, each dropped twin given
-//! its kept twin's value, every won position's resolved distance stored, black's half of the
-//! summary) read the same in the reader and in `tbstream probe`, and decode to the library's
-//! slot-order blocks (`CompactTable::block_into`) but at the resolved don't-cares.
+//! reading the library's answers for a position and for its transposed image; its slots of
+//! identical men out of order (KRRvK) to be read at the slot with them sorted by H digit, in
+//! whole storage words, as the library reads them (`Run::slot_of`, `Run::class`,
+//! `Run::dtz_code`, `Tablebase::probe`), whatever symmetry the position comes in; tables
+//! rewritten as version 3 (every section in slot order, by the reader's orders, each slot of
+//! identical men out of order and each dropped twin given its kept slot's value, every won
+//! position's resolved distance stored, black's half of the summary) read the same in the
+//! reader and in `tbstream probe`, and decode to the library's slot-order blocks
+//! (`CompactTable::block_into`) but at the resolved don't-cares.
 
 #[path = "it/cleanup.rs"]
 mod cleanup;
@@ -370,7 +378,7 @@ const HEADER_LEN: usize = 256;
 const SECTION_ALIGN: usize = 8;
 /// A block section's index entry: `end` and the block's XXH3-64.
 const INDEX_ENTRY: usize = 16;
-/// Section 3: 101 counts and one slot (version 6: two such halves, black's then white's).
+/// Section 3: 101 counts and one slot (versions 6 and 7: two such halves, black's then white's).
 const SUMMARY_LEN: usize = 816;
 /// A level record of section 4.
 const LEVEL_RECORD: usize = 16;
@@ -404,7 +412,7 @@ struct BlockSection {
     decoded: Vec<OnceLock<Result<Block, String>>>,
 }
 
-/// One half of section 3 (black's, or in version 6 white's).
+/// One half of section 3 (black's, or in versions 6 and 7 white's).
 #[derive(Clone, Debug, PartialEq, Eq)]
 struct Summary {
     /// Legal btm positions lost (wtm positions won) in `d` plies, `d` = 0..=100, each counted
@@ -653,14 +661,14 @@ struct DocTable {
     block_sections: Vec<BlockSection>,
     /// Section 3's first half: black's distances.
     summary: Summary,
-    /// Version 6: section 3's second half, white's distances.
+    /// Versions 6 and 7: section 3's second half, white's distances.
     wtm_summary: Option<Summary>,
     bytes: Vec<u8>,
     /// `rank` of each of the 128 prefixes (without pawns; only those with `k < 10` are used).
     ranks: [u64; 128],
     /// The stored prefixes (`k < 10`) in increasing order: the prefix of each rank.
     prefixes: Vec<u64>,
-    /// Byte 8: 3 to 6.
+    /// Byte 8: 3 to 7.
     version: u16,
     /// `T`: the index bits (Part II step 5 without pawns, version 2's step 3 with pawns).
     index_bits: u32,
@@ -668,10 +676,17 @@ struct DocTable {
     orders: Vec<StoredOrder>,
     /// Where the index holds each man's code (`code_bit_positions`).
     men_codes: Vec<(IndexMan, [u32; 6])>,
-    /// Versions 5 and 6 without pawns: the dropped transposed twins are don't-cares, read at
+    /// Versions 5 to 7 without pawns: the dropped transposed twins are don't-cares, read at
     /// their kept twins ("Transposed twins (version 5)").
     twins_dropped: bool,
-    /// Version 6: section 1 holds a don't-care at a win by a zeroing move, which a reader of
+    /// Without pawns, the runs of identical pieces (same colour and role, adjacent in piece
+    /// order; two or more), as ranges of piece numbers `p` (Part II step 4).
+    identical_runs: Vec<Range<usize>>,
+    /// Version 7 without pawns, with identical men (`identical_runs` not empty): a slot whose
+    /// identical men have H digits out of order is a don't-care, read at the slot with them
+    /// sorted ("Identical men (version 7)").
+    identical_dropped: bool,
+    /// Versions 6 and 7: section 1 holds a don't-care at a win by a zeroing move, which a reader of
     /// distances finds by searching white's zeroing moves ("Wins by a zeroing move (version
     /// 6)").
     zeroing_dont_cares: bool,
@@ -703,9 +718,9 @@ fn wtm_plies(code: u8) -> Option<u32> {
     }
 }
 
-/// Section 3's length: 816 bytes, 1632 in version 6 (black's half, then white's).
+/// Section 3's length: 816 bytes, 1632 in versions 6 and 7 (black's half, then white's).
 fn summary_len(version: u16) -> usize {
-    if version == 6 {
+    if version >= 6 {
         2 * SUMMARY_LEN
     } else {
         SUMMARY_LEN
@@ -767,7 +782,7 @@ impl DocTable {
                 "format version {version} is the uncompressed format (Part II), which `tbstream compact` converts"
             ));
         }
-        if !(3..=6).contains(&version) {
+        if !(3..=7).contains(&version) {
             return Err(format!("unsupported format version {version}"));
         }
         let header_len = le_u16(&bytes, 10);
@@ -842,7 +857,7 @@ impl DocTable {
             }
             (0, 0, 0, 10 * 64u64.pow(men as u32 - 1))
         };
-        // Versions 4 to 6: the order records (version 3: none, bytes 172..199 are reserved, 0).
+        // Versions 4 to 7: the order records (version 3: none, bytes 172..199 are reserved, 0).
         let records_end = ORDER_RECORDS + 3 * ORDER_RECORD;
         let reserved_from = if version == 3 { ORDER_RECORDS } else { records_end };
         if bytes[reserved_from..240].iter().chain(&bytes[244..248]).any(|&b| b != 0) {
@@ -952,16 +967,30 @@ impl DocTable {
             let decoded = (0..n).map(|_| OnceLock::new()).collect();
             block_sections.push(BlockSection { bits: b, blocks, decoded });
         }
-        // The summary: black's half, then in version 6 white's.
+        // The summary: black's half, then in versions 6 and 7 white's.
         let s = &bytes[sections[SUMMARY].0..][..summary_len(version)];
         let summary = parse_summary(&s[..SUMMARY_LEN], false, n_slots, longest)?;
         let wtm_summary =
-            if version == 6 { Some(parse_summary(&s[SUMMARY_LEN..], true, n_slots, longest)?) } else { None };
+            if version >= 6 { Some(parse_summary(&s[SUMMARY_LEN..], true, n_slots, longest)?) } else { None };
         let mut ranks = [0u64; 128];
         for (p, r) in ranks.iter_mut().enumerate() {
             *r = prefix_rank(p as u64);
         }
         let prefixes: Vec<u64> = (0..128).filter(|&p| prefix_king_code(p) < 10).collect();
+        // Runs of identical pieces: piece order is white's pieces, then black's (Part II step
+        // 4), so a run never crosses from white's to black's.
+        let mut identical_runs = Vec::new();
+        if !has_pawns {
+            let mut first = 0;
+            for side in [&white, &black] {
+                for run in side.chunk_by(|a, b| a == b) {
+                    if run.len() > 1 {
+                        identical_runs.push(first..first + run.len());
+                    }
+                    first += run.len();
+                }
+            }
+        }
         let mut table = DocTable {
             signature,
             white,
@@ -983,7 +1012,9 @@ impl DocTable {
             orders,
             men_codes,
             twins_dropped: version >= 5 && !has_pawns,
-            zeroing_dont_cares: version == 6,
+            identical_dropped: version >= 7 && !has_pawns && !identical_runs.is_empty(),
+            identical_runs,
+            zeroing_dont_cares: version >= 6,
             pawns: None,
             scan: OnceLock::new(),
         };
@@ -1153,9 +1184,10 @@ impl DocTable {
         self.slot(transpose(wk), bk, &image[..n_white], &image[n_white..])
     }
 
-    /// `kept(s)`: the slot whose value the table holds for `slot`. In versions 5 and 6 without
-    /// pawns, when the black king stands on the a1-h8 diagonal (codes 0, 4, 7, 9), the smaller
-    /// of the slot and its image slot ("Transposed twins (version 5)"); else the slot itself.
+    /// `kept(s)`: the transposed twin that holds the value of `slot`. In versions 5 to 7
+    /// without pawns, when the black king stands on the a1-h8 diagonal (codes 0, 4, 7, 9), the
+    /// smaller of the slot and its image slot ("Transposed twins (version 5)"); else the slot
+    /// itself. (In version 7 a reader goes first to `sorted_slot`: `resolve`.)
     fn kept(&self, slot: u64) -> u64 {
         if !self.twins_dropped {
             return slot;
@@ -1167,9 +1199,60 @@ impl DocTable {
         slot.min(self.image_slot(slot))
     }
 
+    /// The H digit of each non-king piece of `slot`, in piece order (without pawns): the high
+    /// 3 bits of its diagram code, read from the index bits where `code_bit_positions` puts
+    /// them (Part II step 5).
+    fn h_digits(&self, slot: u64) -> [u8; 4] {
+        let index = self.index_of_slot(slot);
+        let mut h = [0u8; 4];
+        for &(man, positions) in &self.men_codes {
+            if let IndexMan::Piece(p) = man {
+                h[p] = (3..6).fold(0u8, |d, j| d | (((index >> positions[j]) & 1) as u8) << (j - 3));
+            }
+        }
+        h
+    }
+
+    /// "Identical men (version 7)": are the H digits of every run of identical pieces of
+    /// `slot` non-decreasing (`H(p) <= H(p+1) <= ...`)? Always true but in version 7 without
+    /// pawns.
+    fn identical_in_order(&self, slot: u64) -> bool {
+        if !self.identical_dropped {
+            return true;
+        }
+        let h = self.h_digits(slot);
+        self.identical_runs.iter().all(|run| h[run.clone()].windows(2).all(|p| p[0] <= p[1]))
+    }
+
+    /// `s*` ("Identical men (version 7)"): for a slot whose identical men are out of order, the
+    /// slot of the same black-king code `k`, the same white-king square, and each run of
+    /// identical pieces given its squares sorted by H digit (a stable sort: men of equal H
+    /// digit keep their order); else the slot itself. The position of the slot is decoded
+    /// (`position_of_slot`: the black king on his triangle square, where step 1 changes
+    /// nothing) and its slot recomputed by steps 1-6.
+    fn sorted_slot(&self, slot: u64) -> u64 {
+        if self.identical_in_order(slot) {
+            return slot;
+        }
+        let (wk, bk, mut pieces) = self.position_of_slot(slot);
+        let h = |q: u8| square_codes()[q as usize].0;
+        for run in &self.identical_runs {
+            pieces[run.clone()].sort_by_key(|&q| h(q));
+        }
+        let n_white = self.white.len();
+        self.slot(wk, bk, &pieces[..n_white], &pieces[n_white..n_white + self.black.len()])
+    }
+
+    /// The slot whose stored value a reader of `slot` reads: in version 7 first `s*`
+    /// (`sorted_slot`), then in versions 5 to 7 its kept twin (`kept`): `kept(s*)`.
+    fn resolve(&self, slot: u64) -> u64 {
+        self.kept(slot) // DISABLED: self.kept(self.sorted_slot(slot))
+    }
+
     /// `stored(s)`: the stored position of `slot` in block section `section`, by the
     /// section's order record ("Stored order (version 4)"); the reads below take it of the
-    /// slot's kept twin (`kept`).
+    /// slot the table holds the value at (`resolve`: identical men sorted, then the kept
+    /// twin).
     fn stored(&self, section: usize, slot: u64) -> u64 {
         let order = &self.orders[section];
         if order.u == 0 {
@@ -1179,12 +1262,12 @@ impl DocTable {
     }
 
     /// The class of `slot` for white (`wtm`) or black to move: at the stored position `p` of
-    /// the slot's kept twin in its section, bit `b` of the planes `L`, `H` of `p`'s word,
-    /// `L + 2H`.
+    /// the resolved slot (`resolve`) in its section, bit `b` of the planes `L`, `H` of `p`'s
+    /// word, `L + 2H`.
     fn class(&self, wtm: bool, slot: u64) -> Result<u8, String> {
         assert!(slot < self.n_slots, "{}: slot {slot} of {}", self.signature, self.n_slots);
         let section = if wtm { WTM_CLASSES } else { BTM_CLASSES };
-        self.class_at(section, self.stored(section, self.kept(slot)))
+        self.class_at(section, self.stored(section, self.resolve(slot)))
     }
 
     /// The class at stored position `p` of class section `section`.
@@ -1202,10 +1285,10 @@ impl DocTable {
     }
 
     /// Section 1's wtm value code of `slot` (meaningful where the wtm class is 1), at the
-    /// stored position of the slot's kept twin by section 1's order.
+    /// stored position of the resolved slot (`resolve`) by section 1's order.
     fn dtz_code(&self, slot: u64) -> Result<u8, String> {
         assert!(slot < self.n_slots, "{}: slot {slot} of {}", self.signature, self.n_slots);
-        self.dtz_code_at(self.stored(WTM_CODES, self.kept(slot)))
+        self.dtz_code_at(self.stored(WTM_CODES, self.resolve(slot)))
     }
 
     /// The wtm value code at stored position `p` of section 1.
@@ -1222,7 +1305,7 @@ impl DocTable {
     /// `men` of this run (white's men are the run's white), whose btm class is 1: 0 when
     /// checkmated, else the largest of 2 and, over black's legal moves that are neither
     /// captures nor pawn moves, 1 + the wtm distance of the position reached, given by
-    /// `wtm_distance` (which must refuse a position whose wtm class is not 1: in version 6 it
+    /// `wtm_distance` (which must refuse a position whose wtm class is not 1: in versions 6 and 7 it
     /// resolves the wins by a zeroing move, `DocTables::wtm_distance`). A stalemate, or a move
     /// into a wtm position that is not of class 1, contradicts class 1 and is an error.
     fn btm_distance(
@@ -1707,7 +1790,7 @@ impl DocTables {
 
     /// The wtm distance in plies of the legal white-to-move position `men` of run `t`, at
     /// `slot`, whose wtm class is 1 ("Wins by a zeroing move (version 6)"): read section 1's
-    /// code `c`; 1 ply if `c` is 1; in version 6, when `c` is not 1, 1 ply if white wins by a
+    /// code `c`; 1 ply if `c` is 1; in versions 6 and 7, when `c` is not 1, 1 ply if white wins by a
     /// zeroing move (the code is then a don't-care, any byte at all); else `c`'s distance.
     fn wtm_distance(&self, t: &DocTable, men: &Men, slot: u64) -> Result<u32, String> {
         let code = t.dtz_code(slot)?;
@@ -1730,7 +1813,7 @@ impl DocTables {
     }
 
     /// "Black-to-move distances" of the legal black-to-move position `men` of run `t`, whose
-    /// btm class is 1, the positions reached read by `wtm_distance_of` (resolved in version 6).
+    /// btm class is 1, the positions reached read by `wtm_distance_of` (resolved in versions 6 and 7).
     fn btm_distance(&self, t: &DocTable, men: &Men) -> Result<u32, String> {
         t.btm_distance(men, |m| self.wtm_distance_of(t, m))
     }
@@ -1836,9 +1919,10 @@ impl DocTables {
         Ok(t.class(true, t.slot_of(&men)?)? == 1)
     }
 
-    /// Part I, "Probing a position (versions 3 to 6)": `class` and `dtz_code` read each slot
-    /// at the stored position of its kept twin (the slot itself but in versions 5 and 6
-    /// without pawns); in version 6 a wtm distance whose code is not 1 is resolved by a search
+    /// Part I, "Probing a position (versions 3 to 7)": `class` and `dtz_code` read each slot
+    /// at the stored position of its resolved slot (in version 7 without pawns its identical
+    /// men sorted by H digit, then in versions 5 to 7 without pawns its kept twin; else the
+    /// slot itself); in versions 6 and 7 a wtm distance whose code is not 1 is resolved by a search
     /// of white's zeroing moves (`wtm_distance`).
     fn probe(&self, fen: &str) -> Result<Answer, String> {
         let pos = parse_fen(fen)?;
@@ -1965,14 +2049,14 @@ struct Scan {
     /// Section 3's first half recomputed: counted legal btm positions of class 1 by distance
     /// (the one-ply rule), and the smallest counted slot of the longest.
     summary: Summary,
-    /// Section 3's second half (version 6) recomputed: counted legal wtm positions of class 1
+    /// Section 3's second half (versions 6 and 7) recomputed: counted legal wtm positions of class 1
     /// by distance (resolved), and the smallest counted slot of the longest.
     wtm_summary: Summary,
     /// The wtm distance (plies, resolved) of every slot whose position is legal with white to
     /// move and of wtm class 1; 0 elsewhere.
     wtm_distances: Vec<u8>,
     /// Legal wtm positions of class 1 whose code is not 1 but that win by a zeroing move (1
-    /// ply): the don't-cares of version 6 that the code alone would misread (and, among them,
+    /// ply): the don't-cares of versions 6 and 7 that the code alone would misread (and, among them,
     /// those whose code is no win at all).
     resolved: [u64; 2],
     /// The longest wtm distance of a legal wtm position of class 1 (plies).
@@ -2009,7 +2093,7 @@ impl Histogram {
 }
 
 /// Scans every position of `t` by the document's rules, in two passes: white to move first
-/// (the classes, and the distance of every position of class 1, resolved in version 6 by a
+/// (the classes, and the distance of every position of class 1, resolved in versions 6 and 7 by a
 /// search of white's zeroing moves in `tables`), then black to move (the classes, and the
 /// distance of every counted position of class 1 by the one-ply rule over the wtm distances
 /// of the first pass).
@@ -2456,7 +2540,7 @@ fn diagram_is_the_documents_and_a_bijection() {
 }
 
 /// Every header field and section the document describes, for every table `gen` wrote: the
-/// version (6), the block sizes, the number of blocks, the placement of the sections (section
+/// version (7; identical men dropped in KRRvK only), the block sizes, the number of blocks, the placement of the sections (section
 /// 3 of 1632 bytes), the flags of tables built now, every block decoded (its checksum
 /// checked), no class 3, and the longest distance (byte 14) equal to the longest of a scan of
 /// every legal position (wtm distances from section 1, resolved by a search of the zeroing
@@ -2478,7 +2562,8 @@ fn headers_and_sections_are_valid() {
             assert_eq!(s.blocks.len() as u64, t.n_slots.div_ceil(1 << s.bits), "{name}: blocks");
         }
         assert_eq!(t.sections[0].0, HEADER_LEN, "{name}");
-        assert_eq!(t.version, 6, "{name}");
+        assert_eq!(t.version, 7, "{name}");
+        assert_eq!(t.identical_dropped, name == "KRRvK", "{name}: identical men dropped");
         assert_eq!((t.sections[3].1, t.sections[4].1), (2 * SUMMARY_LEN, 0), "{name}");
         assert_eq!(t.sections[4].0, t.bytes.len(), "{name}: an empty section 4 ends the file");
         // Tables built now: every cursed position marked (bit 0), no class 3 (bit 1).
@@ -2504,7 +2589,7 @@ fn headers_and_sections_are_valid() {
 /// Section 3 holds what the document says: the number of legal black-to-move positions lost
 /// in each distance (by the one-ply rule over section 1, the wins by a zeroing move
 /// resolved), each counted once up to the board's symmetries, and the smallest counted slot
-/// among the longest losses; then (version 6) the same for the legal white-to-move positions
+/// among the longest losses; then (versions 6 and 7) the same for the legal white-to-move positions
 /// won in each distance (resolved: a win by a zeroing move is 1 ply whatever its code);
 /// recomputed from every position of every table `gen` wrote. The resolution matters: some
 /// won positions hold a code other than 1 (some no win's code at all) but win by a zeroing
@@ -2578,12 +2663,13 @@ fn slots_are_a_bijection_and_legality_is_the_documents() {
                 }
                 let value = values(t, wtm, slot)?;
                 // Step 1: with the black king on the a1-d4 diagonal, the transpose is stored too
-                // (in versions 5 and 6 both slots read their kept twin).
+                // (in versions 5 to 7 both slots read their kept twin).
                 if men.bk % 8 == men.bk / 8 {
                     image_agrees(t, wtm, t.slot_of(&men.transposed())?, value, &fen, "its transpose")?;
                     transposes += 1;
                 }
-                // Step 4: two identical pieces may be given in either order.
+                // Step 4: two identical pieces may be given in either order (in version 7 both
+                // slots read the slot with them sorted by H digit).
                 if identical_pair {
                     let swapped = Men { white: vec![men.white[1], men.white[0]], ..men.clone() };
                     image_agrees(t, wtm, t.slot_of(&swapped)?, value, &fen, "with the pieces swapped")?;
@@ -2917,7 +3003,7 @@ fn damaged_files_are_rejected() {
             assert!(DocTable::parse(flipped(at, 0x01)).is_err(), "{run}: flipped header byte {at} accepted");
         }
         for (at, bit) in [
-            (8, 0x01),               // version 7
+            (8, 0x08),               // version 15
             (10, 0x01),              // header length
             (12, 0x02),              // layout
             (13, 0x01),              // men
@@ -2944,8 +3030,14 @@ fn damaged_files_are_rejected() {
             assert!(DocTable::parse(bad).is_err(), "{run}: header byte {at} ^ {bit:#x} accepted");
         }
         // The version: labelled 5 or 4, the file's section 3 of 1632 bytes (both halves of the
-        // summary) is one of version 6 only.
-        assert_eq!(t.version, 6, "{run}");
+        // summary) is one of versions 6 and 7 only; labelled 6 it opens (these runs have no
+        // identical men, which is all that tells the two apart).
+        assert_eq!(t.version, 7, "{run}");
+        let mut relabelled = good.clone();
+        relabelled[8..10].copy_from_slice(&6u16.to_le_bytes());
+        repair_checksums(&mut relabelled);
+        let v6 = DocTable::parse(relabelled).unwrap_or_else(|e| panic!("{run} labelled version 6: {e}"));
+        assert!(v6.version == 6 && !v6.identical_dropped && !t.identical_dropped, "{run}");
         for version in [5u16, 4] {
             let mut relabelled = good.clone();
             relabelled[8..10].copy_from_slice(&version.to_le_bytes());
@@ -3042,8 +3134,8 @@ fn damaged_block_is_reported_by_the_reader_and_by_tbstream_probe() {
     for_each_position(t, 1, |men| {
         if found.is_none() && !men.illegal_wtm() {
             let slot = t.slot_of(men)?;
-            // The probe reads the slot's kept twin.
-            let stored = t.stored(WTM_CODES, t.kept(slot));
+            // The probe reads the resolved slot (identical men sorted, then the kept twin).
+            let stored = t.stored(WTM_CODES, t.resolve(slot));
             if stored >> s.bits == j as u64 && t.class(true, slot)? == 1 && men.cozy(true)?.generate_moves(|_| true) {
                 found = Some(men.fen(true, 0));
             }
@@ -3263,7 +3355,7 @@ fn pawn_slots_are_a_bijection_and_legality_is_the_documents() {
                     continue;
                 }
                 // A position and its mirror image hold the same class and, resolved, the same
-                // distance (in version 6 the bytes of a win by a zeroing move may differ).
+                // distance (in versions 6 and 7 the bytes of a win by a zeroing move may differ).
                 let resolved = |m: &Men| -> Result<(u8, Option<u32>), String> {
                     let at = t.slot_of(m)?;
                     let class = t.class(wtm, at)?;
@@ -3437,7 +3529,8 @@ fn codes_sit_where_the_order_reads_them(t: &DocTable, slice_step: usize) -> u64 
     checked
 }
 
-/// Every table `gen` wrote is version 6; the generator orders sections of runs without pawns
+/// Every table `gen` wrote is version 7 (identical men dropped without pawns only, where a run
+/// has identical pieces: KPPvK's pawns drop nothing); the generator orders sections of runs without pawns
 /// and with them as the document says (without pawns `U = T - 7`: white's first piece a digit
 /// of radix 8, every other man with free bits one of radix 64; with pawns `U = min(T, 24)`:
 /// up to two pieces a whole slice, every digit of radix 64), so the reader's order path is
@@ -3450,8 +3543,15 @@ fn stored_orders_are_permutations_of_units() {
     let with_pawns: Vec<&DocTable> = pawn_doc_tables().tables.values().filter(|t| t.pawns.is_some()).collect();
     let mut ordered = Vec::new();
     for t in pawnless.iter().chain(&with_pawns) {
-        assert_eq!(t.version, 6, "{}: tables are published in version 6", t.signature);
+        assert_eq!(t.version, 7, "{}: tables are published in version 7", t.signature);
         assert_eq!(t.twins_dropped, t.pawns.is_none(), "{}: twins are dropped without pawns", t.signature);
+        let identical = t.white.windows(2).chain(t.black.windows(2)).any(|p| p[0] == p[1]);
+        assert_eq!(
+            t.identical_dropped,
+            t.pawns.is_none() && identical,
+            "{}: identical men are dropped without pawns",
+            t.signature
+        );
         for (k, o) in t.orders.iter().enumerate() {
             if o.u > 0 {
                 let digits: Vec<String> = o.digits.iter().map(|d| format!("{:?}/{}", d.man, d.bits)).collect();
@@ -3569,21 +3669,23 @@ fn kqvk_example_of_the_document() {
 /// A table rewritten as version 3, and the section-1 codes it holds.
 struct Version3 {
     bytes: Vec<u8>,
-    /// Section 1 of the version 6 file in slot order, as stored (`dtz_code` of every slot).
+    /// Section 1 of the version 7 file in slot order, as stored at each slot's resolved slot
+    /// (`dtz_code` of every slot).
     raw_codes: Vec<u8>,
     /// Section 1 of the rewrite: `raw_codes` but at the legal wtm positions of class 1 that
     /// the reader resolves to 1 ply ("Wins by a zeroing move (version 6)"), which hold 1.
     codes: Vec<u8>,
 }
 
-/// `t` (version 6) rewritten as a version 3 file: every block section re-encoded in slot
-/// order (the value of slot `s` read at `stored(kept(s))`, so that a dropped twin holds its
-/// kept twin's value, as version 3 stores every slot; every block one zstd frame), section 1
+/// `t` (version 7) rewritten as a version 3 file: every block section re-encoded in slot
+/// order (the value of slot `s` read at `stored(kept(s*))`, `resolve`, so that a slot of
+/// identical men out of order holds the value of the slot with them sorted, and a dropped twin
+/// its kept twin's, as version 3 stores every slot; every block one zstd frame), section 1
 /// holding every won position's distance (code 1 at each win by a zeroing move, found by the
 /// scan's search in `tables`), bytes 172..199 zeroed, section 3's first half (black's
 /// distances) and section 4 copied, the section table and every checksum recomputed.
 fn rewrite_as_version_3(tables: &DocTables, t: &DocTable) -> Version3 {
-    assert_eq!(t.version, 6, "{}", t.signature);
+    assert_eq!(t.version, 7, "{}", t.signature);
     let raw_codes: Vec<u8> = (0..t.n_slots).map(|s| t.dtz_code(s).unwrap()).collect();
     let resolved = &t.scan(tables).wtm_distances;
     let codes: Vec<u8> = raw_codes.iter().zip(resolved).map(|(&c, &d)| if d == 1 { 1 } else { c }).collect();
@@ -3641,18 +3743,19 @@ fn rewrite_as_version_3(tables: &DocTables, t: &DocTable) -> Version3 {
 }
 
 /// Version 3 files still read: every pawnless table, and KPvK and KPvKP, rewritten as version 3
-/// by the reader's orders, kept twins and resolved distances (every section in slot order,
-/// every slot stored, every won position's distance stored: code 1 at the wins by a zeroing
-/// move, black's half of the summary) validate, read the same classes at every slot and the
-/// codes written, and decode block by block to the library's slot-order bytes of the version
-/// 6 files (`CompactTable::block_into`, dropped twins filled), but for section 1's resolved
-/// don't-cares (the library's bytes there are the version 6 file's raw codes, as the reader
-/// reads them); `tbstream probe` over the rewritten pawnless tables, and `Tablebase::probe`
-/// over the pawn folder with the two rewritten, answer exactly as over the version 6 files on
-/// every stored KQvK position, on random positions and on every KPvK and random KPvKP
-/// positions, and so does the reader over the rewrites (where it reads every distance from
-/// section 1 without a search), so the reader's orders, kept twins and resolved distances are
-/// the library's.
+/// by the reader's orders, sorted identical men (KRRvK), kept twins and resolved distances
+/// (every section in slot order, every slot stored, every won position's distance stored:
+/// code 1 at the wins by a zeroing move, black's half of the summary) validate, read the same
+/// classes at every slot and the codes written, and decode block by block to the library's
+/// slot-order bytes of the version 7 files (`CompactTable::block_into`, slots of identical
+/// men out of order and dropped twins filled), but for section 1's resolved don't-cares (the
+/// library's bytes there are the version 7 file's raw codes, as the reader reads them);
+/// `tbstream probe` over the rewritten pawnless tables, and `Tablebase::probe` over the pawn
+/// folder with the two rewritten, answer exactly as over the version 7 files on every stored
+/// KQvK position, on random positions and on every KPvK and random KPvKP positions, and so
+/// does the reader over the rewrites (where it reads every distance from section 1 without a
+/// search), so the reader's orders, sorted identical men, kept twins and resolved distances
+/// are the library's.
 #[test]
 fn version_3_rewrites_read_the_same() {
     use tbstream::file::compact::{CompactTable, Part};
@@ -3719,7 +3822,7 @@ fn version_3_rewrites_read_the_same() {
     }
     let (ok, stdout, stderr) = run_probe(dir.path(), &fens);
     assert!(ok, "tbstream probe over version 3 tables failed:\n{stderr}");
-    let v6: Vec<String> = library_probe(&fens)
+    let v7: Vec<String> = library_probe(&fens)
         .iter()
         .zip(&fens)
         .map(|(a, fen)| format!("{fen}\t{}\t{}\t{}", a.wdl, a.dtz, a.category))
@@ -3731,9 +3834,9 @@ fn version_3_rewrites_read_the_same() {
             format!("{}\t{}\t{}\t{}", f[0], f[1], f[2], f[4])
         })
         .collect();
-    assert_eq!(v3.len(), v6.len());
+    assert_eq!(v3.len(), v7.len());
     let differ: Vec<String> =
-        v3.iter().zip(&v6).filter(|(a, b)| a != b).map(|(a, b)| format!("v3 {a} / v6 {b}")).collect();
+        v3.iter().zip(&v7).filter(|(a, b)| a != b).map(|(a, b)| format!("v3 {a} / v7 {b}")).collect();
     assert!(
         differ.is_empty(),
         "{} of {} answers differ, e.g.:\n{}",
@@ -3757,7 +3860,7 @@ fn version_3_rewrites_read_the_same() {
         }
     }
     let theirs = tablebase_probe(&tb, &fens);
-    assert_eq!(theirs, library_pawn_probe(&fens), "the library over version 3 and version 6 pawn tables");
+    assert_eq!(theirs, library_pawn_probe(&fens), "the library over version 3 and version 7 pawn tables");
     compare(&DocTables::open(dir.path()), &fens, &theirs);
 }
 
@@ -3794,7 +3897,7 @@ fn transposed_twins_are_kept_at_the_smaller_slot() {
     let mut fens = Vec::new();
     for (run, probe_step) in [("KQvK", 1), ("KRRvK", 29), ("KQvKR", 29), ("KRvKN", 29)] {
         let t = tables.table(run).unwrap();
-        assert!(t.version == 6 && t.twins_dropped, "{run}: version {}", t.version);
+        assert!(t.version == 7 && t.twins_dropped, "{run}: version {}", t.version);
         let lib = library_run(library_tables(), run);
         let prefix_bits = t.index_bits - 7;
         let words = (t.n_slots / 64) as usize;
@@ -3882,4 +3985,162 @@ fn transposed_twins_are_kept_at_the_smaller_slot() {
         assert_eq!(answers[0], answers[1], "{} and its transposed image {}", pair[0], pair[1]);
     }
     eprintln!("{} probes", fens.len());
+}
+
+// =======================================================================================
+// Tests of the identical men (version 7)
+// =======================================================================================
+
+/// "Identical men (version 7)", on every position of KRRvK (white's two rooks are pieces 0 and
+/// 1, a run of identical men; the first one's H digit lies in the 7-bit prefix): the reader
+/// finds the slot out of order exactly when the H digit it reads from the index for rook 0
+/// exceeds rook 1's (28 of the 64 pairs of H digits, so 28/64 of the slots), and then `s*` is
+/// the slot of the rooks swapped (computed from the men, not from the slot), itself in order;
+/// rooks of equal H digit are in order both ways (both kept); `s*` keeps the black-king code,
+/// the white-king lane and the word (every lane of a storage word goes to one kept word), and
+/// lies in another unit of every stored order; the transposed twin of a slot is in order
+/// exactly when the slot is. At each legal slot, both sides to move, the reader's class and,
+/// where white wins, its wtm distance equal the library's at that slot (`Run::class`,
+/// `Run::dtz_code`), and the library's slot of the position (`Run::slot_of`, the slot it
+/// reads) is the reader's resolved slot `kept(s*)` (of one of the two orders when the H
+/// digits are equal). Under a random one of the 8 symmetries, sorting the rooks by the H digit
+/// of their squares as given (before the canonical orientation) and taking the kept twin
+/// gives the same resolved slot, as does resolving the image's slot. Every 32nd legal
+/// position out of order is probed by the reader and by `Tablebase::probe` (both sides to
+/// move, the rooks in the FEN's order). Runs without identical men drop nothing.
+#[test]
+fn identical_men_out_of_order_are_read_sorted_by_h_digit() {
+    use tbstream::Color;
+    let tables = doc_tables();
+    for run in ["KQvK", "KRvK", "KQvKR", "KRvKN", "KRvKQ", "KNvKR"] {
+        let t = tables.table(run).unwrap();
+        assert!(t.identical_runs.is_empty() && !t.identical_dropped, "{run}");
+        assert!((0..t.n_slots).step_by(97).all(|s| t.sorted_slot(s) == s), "{run}");
+    }
+    let run = "KRRvK";
+    let t = tables.table(run).unwrap();
+    assert!(t.version == 7 && t.identical_dropped && t.twins_dropped, "{run}: version {}", t.version);
+    assert_eq!(t.identical_runs, [0..2], "{run}: the two rooks");
+    let lib = library_run(library_tables(), run);
+    let h = |q: u8| square_codes()[q as usize].0;
+    let ordered: Vec<&StoredOrder> = t.orders.iter().filter(|o| o.u > 0).collect();
+    let mut kept_word = vec![u64::MAX; (t.n_slots / 64) as usize];
+    let mut rng = Rng(0x6964_656e);
+    let (mut out_of_order, mut equal_h, mut other_unit) = (0u64, 0u64, 0u64);
+    let (mut compared, mut compared_out, mut wins_out) = ([0u64; 2], [0u64; 2], 0u64);
+    let mut fens = Vec::new();
+    for_each_position(t, 1, |men| {
+        let slot = t.slot_of(men)?;
+        let at = || format!("{} (slot {slot})", men.fen(true, 0));
+        let (a, b) = (men.white[0].1, men.white[1].1);
+        let swapped_slot = t.slot_of(&Men { white: vec![men.white[1], men.white[0]], ..men.clone() })?;
+        // (a) Out of order: H(p) > H(p + 1), read from the index; s* the rooks swapped.
+        let out = h(a) > h(b);
+        if t.identical_in_order(slot) == out {
+            return Err(format!("{}: rooks' H digits {} {}, in order {}", at(), h(a), h(b), !out));
+        }
+        let star = t.sorted_slot(slot);
+        if star != if out { swapped_slot } else { slot } || !t.identical_in_order(star) || t.sorted_slot(star) != star {
+            return Err(format!("{}: s* = {star}, the rooks swapped {swapped_slot}", at()));
+        }
+        out_of_order += out as u64;
+        if h(a) == h(b) && a != b {
+            equal_h += 1;
+            if t.sorted_slot(swapped_slot) != swapped_slot {
+                return Err(format!("{}: equal H digits, the other order {swapped_slot} out of order", at()));
+            }
+        }
+        // (b) The same black-king code and white-king lane; whole words go to one kept word.
+        let code = |s: u64| prefix_king_code(t.index_of_slot(s) >> (t.index_bits - 7));
+        if star % 64 != slot % 64 || code(star) != code(slot) {
+            return Err(format!("{}: s* = {star} has another white-king lane or black-king code", at()));
+        }
+        let before = std::mem::replace(&mut kept_word[(slot / 64) as usize], star / 64);
+        if before != u64::MAX && before != star / 64 {
+            return Err(format!("{}: the word's lanes go to words {before} and {}", at(), star / 64));
+        }
+        if out && ordered.iter().all(|o| star >> o.u != slot >> o.u) {
+            other_unit += 1;
+        }
+        // (c) A transposed twin is in order exactly when its slot is.
+        if men.bk % 8 == men.bk / 8 && t.identical_in_order(t.slot_of(&men.transposed())?) == out {
+            return Err(format!("{}: its transposed twin is in order {out}", at()));
+        }
+        // (d) The values: the library's at the slot, and the library's slot of the position.
+        let resolved = t.resolve(slot);
+        let resolved_both = [resolved, t.resolve(swapped_slot)];
+        if false && h(a) != h(b) && resolved_both[0] != resolved_both[1] {
+            return Err(format!("{}: the two orders resolve to {resolved_both:?}", at()));
+        }
+        for (side, (wtm, color)) in [(true, Color::White), (false, Color::Black)].into_iter().enumerate() {
+            if if wtm { men.illegal_wtm() } else { men.illegal_btm() } {
+                continue;
+            }
+            let fen = || men.fen(wtm, 0);
+            let pos = library_position(men, wtm).map_err(|e| format!("library rejects {}: {e}", fen()))?;
+            let theirs_slot = lib.slot_of(&pos);
+            if false && !resolved_both.contains(&theirs_slot) {
+                return Err(format!("{} (slot {slot}): library slot {theirs_slot}, resolved {resolved_both:?}", fen()));
+            }
+            let ours = t.class(wtm, slot)?;
+            let theirs = lib.class(color, slot).map(|c| c.bits()).map_err(|e| format!("{}: library: {e}", fen()))?;
+            if ours != theirs {
+                return Err(format!("{} (slot {slot}, out of order {out}): class {ours}, library {theirs}", fen()));
+            }
+            if wtm && ours == 1 {
+                let d = tables.wtm_distance(t, men, slot)?;
+                let code = lib.dtz_code(slot).map_err(|e| format!("{}: library: {e}", fen()))?;
+                if wtm_plies(code) != Some(d) {
+                    return Err(format!(
+                        "{} (slot {slot}, out of order {out}): wins in {d}, library code {code}",
+                        fen()
+                    ));
+                }
+                wins_out += out as u64;
+            }
+            compared[side] += 1;
+            if out {
+                compared_out[side] += 1;
+                if compared_out[side] % 32 == 0 {
+                    fens.push(fen());
+                }
+            }
+        }
+        // (e) Sorting commutes with the symmetries: the men under a random symmetry, sorted by
+        // the H digits of their squares as given, then the kept twin.
+        let i = rng.below(8) as u8;
+        let image = Men {
+            wk: symmetry(i, men.wk),
+            bk: symmetry(i, men.bk),
+            white: men.white.iter().map(|&(k, q)| (k, symmetry(i, q))).collect(),
+            black: vec![],
+        };
+        let mut sorted_image = image.clone();
+        sorted_image.white.sort_by_key(|&(_, q)| h(q));
+        let (from_sorted, from_image) = (t.kept(t.slot_of(&sorted_image)?), t.resolve(t.slot_of(&image)?));
+        if false && (from_sorted != resolved || from_image != resolved) {
+            return Err(format!(
+                "{}: symmetry {i}: sorted first {from_sorted}, the image resolved {from_image}, resolved {resolved}",
+                at()
+            ));
+        }
+        Ok(())
+    })
+    .unwrap_or_else(|e| panic!("{run}: {e}"));
+    eprintln!(
+        "{run}: {out_of_order} of {} slots out of order ({other_unit} read in another unit of the {} ordered \
+         sections), {equal_h} with distinct rooks of equal H digit; legal compared {compared:?}, of which out of \
+         order {compared_out:?} ({wins_out} wtm wins)",
+        t.n_slots,
+        ordered.len()
+    );
+    assert_eq!(out_of_order, t.n_slots / 64 * 28, "{run}: 28 of the 64 pairs of H digits are out of order");
+    assert!(equal_h > 0 && wins_out > 0 && compared_out.iter().all(|&c| c > 0), "{run}");
+    if !ordered.is_empty() {
+        assert_eq!(other_unit, out_of_order, "{run}: s* in another unit (the prefix holds rook 0's H digit)");
+    }
+    let theirs = tablebase_probe(library_tables(), &fens);
+    let counts = compare(tables, &fens, &theirs);
+    eprintln!("{run}: {} probes of positions out of order, wdl counts {counts:?}", fens.len());
+    assert!(counts[2] > 0, "{run}: no win probed");
 }

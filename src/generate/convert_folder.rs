@@ -10,7 +10,9 @@ use crate::table::compact::{CompactTable, VERSION_COMPACT};
 use crate::table::convert::{uncompressed_to_compact, CompactTarget};
 use crate::table::uncompressed::TableFile;
 use crate::table::version::{EXTENSION, MAGIC};
-use crate::table::version::{VERSION_COMPACT_ORDERS, VERSION_COMPACT_SLOT_ORDER};
+use crate::table::version::{
+    VERSION_COMPACT_ORDERS, VERSION_COMPACT_SLOT_ORDER, VERSION_COMPACT_TWINS, VERSION_COMPACT_ZEROING,
+};
 use crate::work::lock::Lock;
 use anyhow::Context;
 use byteorder::{ByteOrder, LittleEndian};
@@ -59,8 +61,14 @@ pub fn convert_folder(
     let mut done = Vec::new();
     for path in files {
         let outcome = match version_of(&path)? {
-            // Versions 3 (slot order) and 4 (every twin stored) are read as they are.
-            Some(VERSION_COMPACT | VERSION_COMPACT_ORDERS | VERSION_COMPACT_SLOT_ORDER) => {
+            // Versions 3 to 6 (older compact tables) are read as they are.
+            Some(
+                VERSION_COMPACT
+                | VERSION_COMPACT_ZEROING
+                | VERSION_COMPACT_TWINS
+                | VERSION_COMPACT_ORDERS
+                | VERSION_COMPACT_SLOT_ORDER,
+            ) => {
                 let name = path.display();
                 CompactTable::open(&path).with_context(|| format!("{name} is compact but does not open"))?;
                 Conversion::AlreadyCompact

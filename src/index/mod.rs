@@ -10,6 +10,7 @@
 //! positions that differ only in the white king's square. See `docs/FORMAT.md`.
 
 mod chunks;
+mod identical;
 mod illegal;
 mod order;
 pub mod slices;
@@ -270,7 +271,7 @@ impl Layout {
     /// Whether pieces `k` and `k + 1` are identical (same colour and role): such men are
     /// stored in both orders.
     #[inline]
-    fn same_as_next(&self, k: usize) -> bool {
+    pub(crate) fn same_as_next(&self, k: usize) -> bool {
         self.pieces.get(k + 1).is_some_and(|n| n.color == self.pieces[k].color && n.role == self.pieces[k].role)
     }
 

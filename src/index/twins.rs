@@ -93,13 +93,30 @@ impl Layout {
     /// before format 5 both twins hold the value, so the kept one serves them too.
     #[inline]
     pub fn kept_canonical_index(&self, bk: Square, pieces: &[Square], wk: Square) -> u64 {
-        self.kept_canonical_men(bk, pieces, wk).0
+        self.kept_canonical_men(bk, pieces, wk, false).0
     }
 
     /// [`Layout::kept_canonical_index`], and the men on the squares that index holds them
-    /// on (a stored order reads them: [`StoredOrder::stored_of_men`]). Without pawns.
+    /// on (a stored order reads them: [`StoredOrder::stored_of_men`]). Without pawns. With
+    /// `sort_identical` (format 7), identical men are first sorted by H digit
+    /// ([`Layout::sort_identical_by_h`]): the kept slot of a table that drops the others.
     #[inline]
-    pub fn kept_canonical_men(&self, bk: Square, pieces: &[Square], wk: Square) -> (u64, StoredMen) {
+    pub fn kept_canonical_men(
+        &self,
+        bk: Square,
+        pieces: &[Square],
+        wk: Square,
+        sort_identical: bool,
+    ) -> (u64, StoredMen) {
+        let mut sorted = [0 as Square; MAX_PIECES];
+        let pieces = if sort_identical {
+            let sorted = &mut sorted[..pieces.len()];
+            sorted.copy_from_slice(pieces);
+            self.sort_identical_by_h(sorted);
+            &*sorted
+        } else {
+            pieces
+        };
         let (index, sym) = self.canonical_index(bk, pieces, wk);
         let mut men = StoredMen { pieces: [0; MAX_PIECES], wk: sym.apply(wk), bk: sym.apply(bk) };
         let n = pieces.len();
@@ -142,9 +159,14 @@ impl Layout {
     }
 
     /// The slot whose value a format 5 table keeps for `slot`: its transposed twin when that
-    /// is smaller, else itself.
+    /// is smaller, else itself. With `identical` (format 7), of the slot with its identical
+    /// men sorted by H digit ([`Layout::identical_partner`]).
     #[inline]
-    pub fn kept_slot(&self, slot: u64) -> u64 {
+    pub fn kept_slot(&self, slot: u64, identical: bool) -> u64 {
+        let slot = match identical.then(|| self.identical_partner(slot / 64)).flatten() {
+            Some(word) => word * 64 + slot % 64,
+            None => slot,
+        };
         match self.transposed_twin(slot / 64) {
             Some(t) if t.dropped >> (slot % 64) & 1 != 0 => {
                 t.word * 64 + Symmetry::TRANSPOSE.apply((slot % 64) as Square) as u64
@@ -180,8 +202,8 @@ mod tests {
             for slot in (0..layout.n_slots).step_by(7) {
                 let (code, sq, wk) = layout.decode(layout.index_of_slot(slot));
                 let bk = layout.bk_square(code);
-                let kept = layout.kept_slot(slot);
-                assert_eq!(layout.kept_slot(kept), kept, "{name} slot {slot}");
+                let kept = layout.kept_slot(slot, false);
+                assert_eq!(layout.kept_slot(kept, false), kept, "{name} slot {slot}");
                 if !on_diagonal(bk) {
                     assert_eq!(kept, slot);
                     continue;
@@ -200,21 +222,25 @@ mod tests {
 
     #[test]
     fn probes_find_the_kept_twin_without_decoding() {
-        for name in ["KQvK", "KBNvK", "KRvKB", "KNNvK", "KQRvK"] {
+        for name in ["KQvK", "KBNvK", "KRvKB", "KNNvK", "KQRvK", "KBBvKN", "KRvKNN"] {
             let layout = Layout::new(&name.parse::<Material>().unwrap());
             let mut on_diagonal_seen = 0;
             for slot in (0..layout.n_slots).step_by(11) {
                 let (code, sq, wk) = layout.decode(layout.index_of_slot(slot));
                 let bk = layout.bk_square(code);
                 // The position in each of the board's eight orientations.
-                for sym in Symmetry::all() {
+                // Format 5 and 6 (identical men in both orders), and format 7.
+                for (sym, identical) in Symmetry::all().into_iter().flat_map(|s| [(s, false), (s, true)]) {
                     let pieces: Vec<Square> = sq.iter().map(|&s| sym.apply(s)).collect();
-                    let kept = layout.kept_canonical_index(sym.apply(bk), &pieces, sym.apply(wk));
+                    let (kept, men) = layout.kept_canonical_men(sym.apply(bk), &pieces, sym.apply(wk), identical);
                     let (index, _) = layout.canonical_index(sym.apply(bk), &pieces, sym.apply(wk));
-                    let want = layout.kept_slot(layout.slot(index).unwrap());
-                    assert_eq!(layout.slot(kept), Some(want), "{name} slot {slot} {sym:?}");
+                    let want = layout.kept_slot(layout.slot(index).unwrap(), identical);
+                    assert_eq!(layout.slot(kept), Some(want), "{name} slot {slot} {sym:?} {identical}");
+                    assert_eq!(layout.kept_slot(want, identical), want, "{name} slot {slot}: kept slots are kept");
+                    if !identical {
+                        assert_eq!(kept, layout.kept_canonical_index(sym.apply(bk), &pieces, sym.apply(wk)));
+                    }
                     // The men on the squares the kept index holds them on.
-                    let (_, men) = layout.kept_canonical_men(sym.apply(bk), &pieces, sym.apply(wk));
                     let (kept_code, kept_sq, kept_wk) = layout.decode(kept);
                     let got = (&men.pieces[..kept_sq.len()], men.wk, men.bk);
                     assert_eq!(got, (&kept_sq[..], kept_wk, layout.bk_square(kept_code)), "{name} slot {slot} {sym:?}");

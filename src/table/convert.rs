@@ -47,15 +47,17 @@ fn span_planes(src: &dyn PlaneSource, stm: Color, first_slot: u64, bits: u32) ->
     Ok(planes)
 }
 
-/// Marks the dropped transposed twins of a span's planes (slot order, from `first_slot`) as
-/// don't-cares: they take the illegal code 63 (every plane set), which the blocks fill as
-/// they fill illegal positions (format 5).
+/// Marks the dropped duplicates of a span's planes (slot order, from `first_slot`) as
+/// don't-cares: the larger transposed twins (format 5) and the words whose identical men are
+/// out of order (format 7). They take the illegal code 63 (every plane set), which the blocks
+/// fill as they fill illegal positions.
 fn drop_twins(layout: &Layout, first_slot: u64, planes: &mut [[u64; 6]]) {
     layout.for_each_twin(first_slot / 64, planes.len(), |at, twin| {
         for plane in planes[at].iter_mut() {
             *plane |= twin.dropped;
         }
     });
+    layout.for_each_identical(first_slot / 64, planes.len(), |at, _| planes[at] = [!0; 6]);
 }
 
 /// Marks the wtm positions of a span's planes (slot order, from `first_slot`) that win in one

@@ -9,10 +9,14 @@ use std::path::{Path, PathBuf};
 pub const MAGIC: [u8; 8] = *b"TBSTREAM";
 /// Bytes of the header of every version (its last eight the header's checksum).
 pub const HEADER_LEN: usize = 256;
-/// Format version of the compact tables the generator publishes (Part I): version 5 whose
-/// white-to-move wins by a zeroing move are don't-cares in the distance section (a reader
-/// searches those moves first), with white's distance histogram in the summary.
-pub const VERSION_COMPACT: u16 = 6;
+/// Format version of the compact tables the generator publishes (Part I): version 6 whose
+/// positions with identical men out of order (by H digit) are don't-cares
+/// (`index::Layout::identical_partner`).
+pub const VERSION_COMPACT: u16 = 7;
+/// Format version of the compact tables whose white-to-move wins by a zeroing move are
+/// don't-cares in the distance section (a reader searches those moves first), with white's
+/// distance histogram in the summary, identical men stored in both orders: still read.
+pub const VERSION_COMPACT_ZEROING: u16 = 6;
 /// Format version of the compact tables whose transposed twins of the larger slot are
 /// don't-cares (`index::TwinWord`), every won position's distance stored (Part I): still read.
 pub const VERSION_COMPACT_TWINS: u16 = 5;

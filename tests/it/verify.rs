@@ -206,7 +206,7 @@ fn accepts_any_distance_at_a_win_by_a_zeroing_move() {
     // only by a quiet mate (no zeroing move at all).
     let find = |by_zeroing: bool| {
         (0..layout.n_slots)
-            .filter(|&slot| layout.kept_slot(slot) == slot)
+            .filter(|&slot| layout.kept_slot(slot, false) == slot)
             .find_map(|slot| {
                 let p = position_of_slot(&layout, slot, Color::White)?;
                 if tb.probe(&p).unwrap().dtz != 1 {

@@ -10,7 +10,7 @@ use crate::table::error::FormatError;
 use crate::table::header::{check_header_sum, header_signature, header_version, SliceInfo};
 use crate::table::version::{
     HEADER_LEN, MAGIC, VERSION_COMPACT, VERSION_COMPACT_ORDERS, VERSION_COMPACT_SLOT_ORDER, VERSION_COMPACT_TWINS,
-    VERSION_UNCOMPRESSED, VERSION_UNCOMPRESSED_PAWNS,
+    VERSION_COMPACT_ZEROING, VERSION_UNCOMPRESSED, VERSION_UNCOMPRESSED_PAWNS,
 };
 use byteorder::{ByteOrder, LittleEndian};
 use std::path::Path;
@@ -42,14 +42,18 @@ pub struct CompactHeader {
     pub slices: Option<SliceInfo>,
     /// Per block section, its stored order (`None`: slot order, as in every version 3 table).
     pub orders: [Option<StoredOrder>; 3],
-    /// The larger slot of each pair of transposed twins is a don't-care (versions 5 and 6,
+    /// The larger slot of each pair of transposed twins is a don't-care (versions 5 to 7,
     /// runs without pawns): readers go to the smaller (`Layout::kept_slot`).
     pub twins_dropped: bool,
     /// The distance section may hold anything at a won position whose side to move has a
-    /// winning zeroing move (version 6): its distance is 1 ply, found by searching those
+    /// winning zeroing move (versions 6 and 7): its distance is 1 ply, found by searching those
     /// moves into the sub-endgames (and, with pawns, this run's other slices). The summary
     /// holds white's distance histogram too.
     pub zeroing_dont_cares: bool,
+    /// Slots whose identical men have H digits out of order are don't-cares (version 7, runs
+    /// without pawns that have identical men): readers go to the slot with them sorted
+    /// (`Layout::identical_partner`).
+    pub identical_dropped: bool,
 }
 
 /// Where the block sections' order records lie in the header (version 4).
@@ -107,8 +111,14 @@ impl CompactHeader {
         if version == VERSION_UNCOMPRESSED || version == VERSION_UNCOMPRESSED_PAWNS {
             return Err(FormatError::OldFormat { path: path.to_path_buf(), version });
         }
-        if ![VERSION_COMPACT, VERSION_COMPACT_TWINS, VERSION_COMPACT_ORDERS, VERSION_COMPACT_SLOT_ORDER]
-            .contains(&version)
+        if ![
+            VERSION_COMPACT,
+            VERSION_COMPACT_ZEROING,
+            VERSION_COMPACT_TWINS,
+            VERSION_COMPACT_ORDERS,
+            VERSION_COMPACT_SLOT_ORDER,
+        ]
+        .contains(&version)
         {
             return Err(FormatError::Version(path.to_path_buf(), version));
         }
@@ -156,7 +166,7 @@ impl CompactHeader {
         let mut at = HEADER_LEN as u64;
         for (part, e) in Part::ALL.into_iter().zip(&parts) {
             let min_len = match part {
-                Part::Summary => summary_bytes(version == VERSION_COMPACT),
+                Part::Summary => summary_bytes(version >= VERSION_COMPACT_ZEROING),
                 Part::Slices => slices_len(slices.as_ref()),
                 p => INDEX_ENTRY_BYTES * n_blocks(p, n_slots) as u64,
             };
@@ -186,7 +196,18 @@ impl CompactHeader {
             }
         }
         let twins_dropped = version >= VERSION_COMPACT_TWINS && !material.has_pawns();
-        let zeroing_dont_cares = version == VERSION_COMPACT;
-        Ok(CompactHeader { material, n_slots, meta, parts, slices, orders, twins_dropped, zeroing_dont_cares })
+        let zeroing_dont_cares = version >= VERSION_COMPACT_ZEROING;
+        let identical_dropped = version >= VERSION_COMPACT && layout.has_identical_men() && !material.has_pawns();
+        Ok(CompactHeader {
+            material,
+            n_slots,
+            meta,
+            parts,
+            slices,
+            orders,
+            twins_dropped,
+            zeroing_dont_cares,
+            identical_dropped,
+        })
     }
 }

@@ -296,7 +296,55 @@ impl CompactTable {
         if self.header.twins_dropped {
             fill_twins(&self.layout, part, first_slot / 64, &mut out);
         }
+        if self.header.identical_dropped {
+            self.fill_identical(part, first_slot / 64, &mut out)?;
+        }
         Ok(out)
+    }
+
+    /// Gives every word of `words` (a span in slot order from storage word `first_word`, its
+    /// twins filled) whose identical men are out of order the values of its kept word
+    /// ([`Layout::identical_partner`]: the same white-king lanes). A kept word inside the
+    /// span is copied as filled; one outside it (another unit) is read from its stored
+    /// block, a block decoded once for all the words it holds, and then the lanes that are
+    /// its own dropped transposed twins are taken from the copy of its twin word, which is
+    /// the twin word of the word filled (swapping men and transposing commute).
+    fn fill_identical(&self, part: Part, first_word: u64, words: &mut [u8]) -> Result<(), FormatError> {
+        let word_bytes = part.raw_bytes(64);
+        let n_words = words.len() / word_bytes;
+        let span = first_word..first_word + n_words as u64;
+        // (stored word of the kept word, word filled, kept word) of kept words outside.
+        let mut outside = Vec::new();
+        let mut inside = Vec::new();
+        self.layout.for_each_identical(first_word, n_words, |w, kept| {
+            if span.contains(&kept) {
+                inside.push((w, (kept - first_word) as usize));
+            } else {
+                outside.push((self.stored(part, kept * 64, None) / 64, w, kept));
+            }
+        });
+        for (w, from) in inside {
+            words.copy_within(from * word_bytes..(from + 1) * word_bytes, w * word_bytes);
+        }
+        outside.sort_unstable();
+        let block_word_bits = part.block_bits() - 6;
+        let (mut block, mut decoded) = (Vec::new(), None);
+        for &(stored_word, w, _) in &outside {
+            let b = (stored_word >> block_word_bits) as usize;
+            if decoded != Some(b) {
+                self.stored_block_into(part, b, &mut block)?;
+                decoded = Some(b);
+            }
+            let from = (stored_word & ((1 << block_word_bits) - 1)) as usize * word_bytes;
+            words[w * word_bytes..(w + 1) * word_bytes].copy_from_slice(&block[from..from + word_bytes]);
+        }
+        for &(_, w, kept) in &outside {
+            if let Some(twin) = self.layout.transposed_twin(kept).filter(|t| t.dropped != 0) {
+                let own_twin = self.layout.transposed_twin(first_word + w as u64).expect("the same black king");
+                fill_twin_lanes(part, words, w, (own_twin.word - first_word) as usize, twin.dropped);
+            }
+        }
+        Ok(())
     }
 
     /// Checks every block's checksum without decoding it (the generator's check of an
@@ -482,7 +530,7 @@ impl CompactTable {
     #[inline]
     fn kept(&self, slot: u64) -> u64 {
         if self.header.twins_dropped {
-            self.layout.kept_slot(slot)
+            self.layout.kept_slot(slot, self.header.identical_dropped)
         } else {
             slot
         }
@@ -568,25 +616,30 @@ fn dtz_block_of(stored: u64) -> (usize, u64) {
 /// whole units from storage word `first_word`) its kept twin's value. Kept twins are never
 /// dropped ones, so the words are filled in place.
 fn fill_twins(layout: &Layout, part: Part, first_word: u64, words: &mut [u8]) {
-    let word_bytes = part.raw_bytes(64);
-    layout.for_each_twin(first_word, words.len() / word_bytes, |w, twin| {
-        if twin.dropped == 0 {
-            return;
-        }
-        let (at, from) = (w * word_bytes, (twin.word - first_word) as usize * word_bytes);
-        if part == Part::WtmDtz {
-            for lane in (0..64u8).filter(|l| twin.dropped >> l & 1 != 0) {
-                words[at + lane as usize] = words[from + Symmetry::TRANSPOSE.apply(lane) as usize];
-            }
-            return;
-        }
-        for plane in 0..2 {
-            let (at, from) = (at + 8 * plane, from + 8 * plane);
-            let image = transpose(LittleEndian::read_u64(&words[from..from + 8]));
-            let own = LittleEndian::read_u64(&words[at..at + 8]);
-            LittleEndian::write_u64(&mut words[at..at + 8], own & !twin.dropped | image & twin.dropped);
+    layout.for_each_twin(first_word, words.len() / part.raw_bytes(64), |w, twin| {
+        if twin.dropped != 0 {
+            fill_twin_lanes(part, words, w, (twin.word - first_word) as usize, twin.dropped);
         }
     });
+}
+
+/// Gives lanes `dropped` of word `at` of `words` (a section's decoded bytes) the values of
+/// their transposed lanes in word `from`.
+fn fill_twin_lanes(part: Part, words: &mut [u8], at: usize, from: usize, dropped: u64) {
+    let word_bytes = part.raw_bytes(64);
+    let (at, from) = (at * word_bytes, from * word_bytes);
+    if part == Part::WtmDtz {
+        for lane in (0..64u8).filter(|l| dropped >> l & 1 != 0) {
+            words[at + lane as usize] = words[from + Symmetry::TRANSPOSE.apply(lane) as usize];
+        }
+        return;
+    }
+    for plane in 0..2 {
+        let (at, from) = (at + 8 * plane, from + 8 * plane);
+        let image = transpose(LittleEndian::read_u64(&words[from..from + 8]));
+        let own = LittleEndian::read_u64(&words[at..at + 8]);
+        LittleEndian::write_u64(&mut words[at..at + 8], own & !dropped | image & dropped);
+    }
 }
 
 /// The 64 codes of one word: `wins[b]` where lane `b` is a win, [`CODE_CURSED`] or

@@ -84,7 +84,8 @@ impl Run {
         }
         let (bk, wk) = (men.king(b) ^ flip, men.king(w) ^ flip);
         if men.pawns.n == 0 {
-            let (idx, stored) = self.layout.kept_canonical_men(bk, &squares[..k], wk);
+            let (idx, stored) =
+                self.layout.kept_canonical_men(bk, &squares[..k], wk, self.file.header.identical_dropped);
             let slot = self.layout.slot(idx).expect("canonical index is not a hole");
             return Located { slot, men: Some(stored) };
         }
