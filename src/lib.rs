@@ -77,7 +77,7 @@ pub mod file {
     pub use crate::index::{Man, StoredOrder};
     /// The cache of decoded blocks that compact tables are read through.
     pub use crate::table::cache;
-    /// The compact format (version 6; versions 3 to 5 still read) that final tables are published
+    /// The compact format (version 7; versions 3 to 6 still read) that final tables are published
     /// in (Part I).
     pub use crate::table::compact;
     /// The uncompressed format (versions 1 and 2, Part II): old tables, and `verify`'s expansions.

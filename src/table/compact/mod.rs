@@ -1,11 +1,13 @@
-//! The compact table file that tables are published in (format version 6, `docs/FORMAT.md`,
+//! The compact table file that tables are published in (format version 7, `docs/FORMAT.md`,
 //! Part I): per side to move a win/draw/loss class, per white-to-move position a distance
 //! code, each section stored in an order of its own (`index::StoredOrder`: neighbouring
 //! squares near each other) and cut into blocks that are compressed on their own (zstd)
 //! behind a checksummed block index; without pawns the larger slot of each pair of transposed
-//! twins is not stored (`index::Layout::kept_slot`), nor the distance of a win by a zeroing
+//! twins is not stored (`index::Layout::kept_slot`), nor a position whose identical men are
+//! out of order (`index::Layout::identical_partner`), nor the distance of a win by a zeroing
 //! move (a reader searches those moves). Versions 3 (every section in slot order), 4 (every
-//! twin stored) and 5 (every win's distance stored) are still read. Opening a table checks its header and indexes
+//! twin stored), 5 (every win's distance stored) and 6 (identical men in both orders) are
+//! still read. Opening a table checks its header and indexes
 //! only; a block's
 //! checksum is checked the first time it is decoded, so that a probe on a cold cache reads a
 //! few kilobytes, never the table.
