@@ -77,7 +77,7 @@ fn main() {
                     for (p, &code) in bytes.iter().enumerate() {
                         let stored = first + p as u64;
                         let slot = order.as_ref().map_or(stored, |o| o.slot(stored));
-                        if layout.kept_slot(slot) != slot {
+                        if layout.kept_slot(slot, layout.has_identical_men()) != slot {
                             continue;
                         }
                         let Some(pos) = position_of_slot(&layout, slot, Color::White) else { continue };

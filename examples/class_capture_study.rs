@@ -65,7 +65,7 @@ fn main() {
                             let stored = first + p;
                             let slot = order.as_ref().map_or(stored, |o| o.slot(stored));
                             let pos = match position_of_slot(&layout, slot, stm) {
-                                Some(pos) if layout.kept_slot(slot) == slot => pos,
+                                Some(pos) if layout.kept_slot(slot, layout.has_identical_men()) == slot => pos,
                                 _ => {
                                     plain.push(None);
                                     with_captures.push(None);

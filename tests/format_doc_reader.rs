@@ -679,10 +679,10 @@ struct DocTable {
     /// Versions 5 to 7 without pawns: the dropped transposed twins are don't-cares, read at
     /// their kept twins ("Transposed twins (version 5)").
     twins_dropped: bool,
-    /// Without pawns, the runs of identical pieces (same colour and role, adjacent in piece
-    /// order; two or more), as ranges of piece numbers `p` (Part II step 4).
+    /// The runs of identical pieces (same colour and role, adjacent in piece order; two or
+    /// more; pawns are not pieces), as ranges of piece numbers `p` (Part II step 4).
     identical_runs: Vec<Range<usize>>,
-    /// Version 7 without pawns, with identical men (`identical_runs` not empty): a slot whose
+    /// Version 7 with identical pieces (`identical_runs` not empty): a slot whose
     /// identical men have H digits out of order is a don't-care, read at the slot with them
     /// sorted ("Identical men (version 7)").
     identical_dropped: bool,
@@ -979,16 +979,16 @@ impl DocTable {
         let prefixes: Vec<u64> = (0..128).filter(|&p| prefix_king_code(p) < 10).collect();
         // Runs of identical pieces: piece order is white's pieces, then black's (Part II step
         // 4), so a run never crosses from white's to black's.
+        // Pawns are not pieces here (they sit last on each side: Q R B N P).
         let mut identical_runs = Vec::new();
-        if !has_pawns {
-            let mut first = 0;
-            for side in [&white, &black] {
-                for run in side.chunk_by(|a, b| a == b) {
-                    if run.len() > 1 {
-                        identical_runs.push(first..first + run.len());
-                    }
-                    first += run.len();
+        let mut first = 0;
+        for side in [&white, &black] {
+            let side_pieces: Vec<&Kind> = side.iter().filter(|&&k| k != Kind::P).collect();
+            for run in side_pieces.chunk_by(|a, b| a == b) {
+                if run.len() > 1 {
+                    identical_runs.push(first..first + run.len());
                 }
+                first += run.len();
             }
         }
         let mut table = DocTable {
@@ -1012,7 +1012,7 @@ impl DocTable {
             orders,
             men_codes,
             twins_dropped: version >= 5 && !has_pawns,
-            identical_dropped: version >= 7 && !has_pawns && !identical_runs.is_empty(),
+            identical_dropped: version >= 7 && !identical_runs.is_empty(),
             identical_runs,
             zeroing_dont_cares: version >= 6,
             pawns: None,
@@ -1199,7 +1199,7 @@ impl DocTable {
         slot.min(self.image_slot(slot))
     }
 
-    /// The H digit of each non-king piece of `slot`, in piece order (without pawns): the high
+    /// The H digit of each non-king piece of `slot`, in piece order: the high
     /// 3 bits of its diagram code, read from the index bits where `code_bit_positions` puts
     /// them (Part II step 5).
     fn h_digits(&self, slot: u64) -> [u8; 4] {
@@ -1214,8 +1214,7 @@ impl DocTable {
     }
 
     /// "Identical men (version 7)": are the H digits of every run of identical pieces of
-    /// `slot` non-decreasing (`H(p) <= H(p+1) <= ...`)? Always true but in version 7 without
-    /// pawns.
+    /// `slot` non-decreasing (`H(p) <= H(p+1) <= ...`)? Always true but in version 7.
     fn identical_in_order(&self, slot: u64) -> bool {
         if !self.identical_dropped {
             return true;
@@ -1227,26 +1226,44 @@ impl DocTable {
     /// `s*` ("Identical men (version 7)"): for a slot whose identical men are out of order, the
     /// slot of the same black-king code `k`, the same white-king square, and each run of
     /// identical pieces given its squares sorted by H digit (a stable sort: men of equal H
-    /// digit keep their order); else the slot itself. The position of the slot is decoded
-    /// (`position_of_slot`: the black king on his triangle square, where step 1 changes
-    /// nothing) and its slot recomputed by steps 1-6.
+    /// digit keep their order; with pawns, in the same slice); else the slot itself. The
+    /// pieces' codes move in the index bits (Part II step 5), and step 6 gives the slot.
     fn sorted_slot(&self, slot: u64) -> u64 {
         if self.identical_in_order(slot) {
             return slot;
         }
-        let (wk, bk, mut pieces) = self.position_of_slot(slot);
-        let h = |q: u8| square_codes()[q as usize].0;
-        for run in &self.identical_runs {
-            pieces[run.clone()].sort_by_key(|&q| h(q));
+        // Each piece's 6-bit diagram code, read from and written back to the index bits where
+        // `code_bit_positions` puts it: sorting the codes by H digit moves the men.
+        let index = self.index_of_slot(slot);
+        let mut codes = [0u8; 4];
+        for &(man, positions) in &self.men_codes {
+            if let IndexMan::Piece(p) = man {
+                codes[p] = (0..6).fold(0u8, |c, j| c | (((index >> positions[j]) & 1) as u8) << j);
+            }
         }
-        let n_white = self.white.len();
-        self.slot(wk, bk, &pieces[..n_white], &pieces[n_white..n_white + self.black.len()])
+        for run in &self.identical_runs {
+            codes[run.clone()].sort_by_key(|&c| c >> 3);
+        }
+        let mut sorted = index;
+        for &(man, positions) in &self.men_codes {
+            if let IndexMan::Piece(p) = man {
+                for (j, &bit) in positions.iter().enumerate() {
+                    sorted = sorted & !(1u64 << bit) | (((codes[p] >> j) & 1) as u64) << bit;
+                }
+            }
+        }
+        if self.pawns.is_some() {
+            // The same slice: the slot's bits above the index inside it.
+            return slot >> self.index_bits << self.index_bits | sorted;
+        }
+        let low_bits = self.index_bits - 7;
+        self.ranks[(sorted >> low_bits) as usize] << low_bits | (sorted & ((1u64 << low_bits) - 1))
     }
 
     /// The slot whose stored value a reader of `slot` reads: in version 7 first `s*`
     /// (`sorted_slot`), then in versions 5 to 7 its kept twin (`kept`): `kept(s*)`.
     fn resolve(&self, slot: u64) -> u64 {
-        self.kept(slot) // DISABLED: self.kept(self.sorted_slot(slot))
+        self.kept(self.sorted_slot(slot))
     }
 
     /// `stored(s)`: the stored position of `slot` in block section `section`, by the
@@ -4020,7 +4037,7 @@ fn identical_men_out_of_order_are_read_sorted_by_h_digit() {
     let run = "KRRvK";
     let t = tables.table(run).unwrap();
     assert!(t.version == 7 && t.identical_dropped && t.twins_dropped, "{run}: version {}", t.version);
-    assert_eq!(t.identical_runs, [0..2], "{run}: the two rooks");
+    assert_eq!(t.identical_runs, vec![Range { start: 0, end: 2 }], "{run}: the two rooks");
     let lib = library_run(library_tables(), run);
     let h = |q: u8| square_codes()[q as usize].0;
     let ordered: Vec<&StoredOrder> = t.orders.iter().filter(|o| o.u > 0).collect();
@@ -4069,7 +4086,7 @@ fn identical_men_out_of_order_are_read_sorted_by_h_digit() {
         // (d) The values: the library's at the slot, and the library's slot of the position.
         let resolved = t.resolve(slot);
         let resolved_both = [resolved, t.resolve(swapped_slot)];
-        if false && h(a) != h(b) && resolved_both[0] != resolved_both[1] {
+        if h(a) != h(b) && resolved_both[0] != resolved_both[1] {
             return Err(format!("{}: the two orders resolve to {resolved_both:?}", at()));
         }
         for (side, (wtm, color)) in [(true, Color::White), (false, Color::Black)].into_iter().enumerate() {
@@ -4079,7 +4096,7 @@ fn identical_men_out_of_order_are_read_sorted_by_h_digit() {
             let fen = || men.fen(wtm, 0);
             let pos = library_position(men, wtm).map_err(|e| format!("library rejects {}: {e}", fen()))?;
             let theirs_slot = lib.slot_of(&pos);
-            if false && !resolved_both.contains(&theirs_slot) {
+            if !resolved_both.contains(&theirs_slot) {
                 return Err(format!("{} (slot {slot}): library slot {theirs_slot}, resolved {resolved_both:?}", fen()));
             }
             let ours = t.class(wtm, slot)?;
@@ -4118,7 +4135,7 @@ fn identical_men_out_of_order_are_read_sorted_by_h_digit() {
         let mut sorted_image = image.clone();
         sorted_image.white.sort_by_key(|&(_, q)| h(q));
         let (from_sorted, from_image) = (t.kept(t.slot_of(&sorted_image)?), t.resolve(t.slot_of(&image)?));
-        if false && (from_sorted != resolved || from_image != resolved) {
+        if from_sorted != resolved || from_image != resolved {
             return Err(format!(
                 "{}: symmetry {i}: sorted first {from_sorted}, the image resolved {from_image}, resolved {resolved}",
                 at()

@@ -8,19 +8,18 @@
 //! (`twins.rs`) applies among kept slots unchanged. Men of equal H digit stay in both orders.
 //! A slot and its kept slot hold the same white king (the lane of their words), but they can
 //! lie in different units of the stored orders (the first white piece's H digit is in the
-//! unit's bits), so readers in slot order fetch kept words from other units.
+//! unit's bits), so readers in slot order fetch kept words from other units. With pawns the
+//! men are pieces (identical pawns are one configuration of a slice), and a slot and its kept
+//! slot lie in the same slice.
 
 use super::{extract, square_code, Layout};
 use crate::chess::{Square, MAX_PIECES};
 
 impl Layout {
-    /// Whether storage word `word` holds identical men whose H digits are out of order: a
-    /// don't-care in a format 7 table (never with pawns).
+    /// Whether storage word `word` holds identical men (pieces, not pawns) whose H digits are
+    /// out of order: a don't-care in a format 7 table.
     #[inline]
     pub fn identical_out_of_order(&self, word: u64) -> bool {
-        if self.slices.is_some() {
-            return false;
-        }
         let index = self.index_of_slot(word * 64);
         (0..self.pieces.len().saturating_sub(1)).any(|k| {
             self.same_as_next(k) && extract(index, &self.pieces[k].h_bits) > extract(index, &self.pieces[k + 1].h_bits)
@@ -50,16 +49,19 @@ impl Layout {
         }
         let mut squares = [0 as Square; MAX_PIECES];
         let n = self.pieces.len();
-        let (code, _) = self.decode_into(self.index_of_slot(word * 64), &mut squares[..n]);
+        let index = self.index_of_slot(word * 64);
+        let (code, _) = self.decode_into(index, &mut squares[..n]);
         self.sort_identical_by_h(&mut squares[..n]);
-        let index = self.index(code, &squares[..n], 0);
-        Some(self.slot(index).expect("a stored position's image is stored") / 64)
+        // With pawns, the same slice (the bits above the index inside it).
+        let slice = if self.slices.is_some() { index >> self.total_bits << self.total_bits } else { 0 };
+        let sorted = slice | self.index(code, &squares[..n], 0);
+        Some(self.slot(sorted).expect("a stored position's image is stored") / 64)
     }
 
     /// Each storage word of `first..first + n` whose identical men are out of order, as its
     /// offset from `first` and its kept word ([`Layout::identical_partner`]).
     pub fn for_each_identical(&self, first: u64, n: usize, mut each: impl FnMut(usize, u64)) {
-        if self.slices.is_some() || !self.has_identical_men() {
+        if !self.has_identical_men() {
             return;
         }
         for w in 0..n {
@@ -98,6 +100,9 @@ mod tests {
                 let (code, mut sq, _) = layout.decode(layout.index_of_slot(word * 64));
                 let (kcode, ksq, _) = layout.decode(layout.index_of_slot(kept * 64));
                 assert_eq!(code, kcode);
+                if layout.has_pawns() {
+                    assert_eq!((word * 64) >> layout.total_bits, (kept * 64) >> layout.total_bits, "{name}: one slice");
+                }
                 let mut a = sq.clone();
                 a.sort_unstable();
                 let mut b = ksq.clone();

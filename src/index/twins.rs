@@ -230,7 +230,7 @@ mod tests {
                 let bk = layout.bk_square(code);
                 // The position in each of the board's eight orientations.
                 // Format 5 and 6 (identical men in both orders), and format 7.
-                for (sym, identical) in Symmetry::all().into_iter().flat_map(|s| [(s, false), (s, true)]) {
+                for (sym, identical) in Symmetry::all().flat_map(|s| [(s, false), (s, true)]) {
                     let pieces: Vec<Square> = sq.iter().map(|&s| sym.apply(s)).collect();
                     let (kept, men) = layout.kept_canonical_men(sym.apply(bk), &pieces, sym.apply(wk), identical);
                     let (index, _) = layout.canonical_index(sym.apply(bk), &pieces, sym.apply(wk));

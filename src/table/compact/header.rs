@@ -51,7 +51,7 @@ pub struct CompactHeader {
     /// holds white's distance histogram too.
     pub zeroing_dont_cares: bool,
     /// Slots whose identical men have H digits out of order are don't-cares (version 7, runs
-    /// without pawns that have identical men): readers go to the slot with them sorted
+    /// with identical pieces): readers go to the slot with them sorted
     /// (`Layout::identical_partner`).
     pub identical_dropped: bool,
 }
@@ -197,7 +197,7 @@ impl CompactHeader {
         }
         let twins_dropped = version >= VERSION_COMPACT_TWINS && !material.has_pawns();
         let zeroing_dont_cares = version >= VERSION_COMPACT_ZEROING;
-        let identical_dropped = version >= VERSION_COMPACT && layout.has_identical_men() && !material.has_pawns();
+        let identical_dropped = version >= VERSION_COMPACT && layout.has_identical_men();
         Ok(CompactHeader {
             material,
             n_slots,

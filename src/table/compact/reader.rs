@@ -212,9 +212,9 @@ impl CompactTable {
     }
 
     /// Whether readers in slot order go through spans: the section has a stored order, or
-    /// dropped twins to fill from their kept twins.
+    /// dropped twins or identical men out of order to fill from their kept slots.
     fn by_spans(&self, part: Part) -> bool {
-        self.order(part).is_some() || self.header.twins_dropped
+        self.order(part).is_some() || self.header.twins_dropped || self.header.identical_dropped
     }
 
     /// Positions of a span, as a power of two: the unit of the section's order or a block,
@@ -526,10 +526,11 @@ impl CompactTable {
         self.class_of_kept(stm, self.kept(slot), None, cache)
     }
 
-    /// The slot that holds a slot's value: its kept twin in a format 5 table.
+    /// The slot that holds a slot's value: its kept twin in a format 5 table, of the slot with
+    /// its identical men sorted in format 7.
     #[inline]
     fn kept(&self, slot: u64) -> u64 {
-        if self.header.twins_dropped {
+        if self.header.twins_dropped || self.header.identical_dropped {
             self.layout.kept_slot(slot, self.header.identical_dropped)
         } else {
             slot

@@ -192,7 +192,7 @@ impl CompactWriter {
             orders,
             twins_dropped: !layout.material.has_pawns(),
             zeroing_dont_cares: true,
-            identical_dropped: !layout.material.has_pawns() && layout.has_identical_men(),
+            identical_dropped: layout.has_identical_men(),
         };
         self.write_at(0, &header.encode())?;
         use std::os::unix::fs::PermissionsExt;

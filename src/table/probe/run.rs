@@ -90,6 +90,9 @@ impl Run {
             return Located { slot, men: Some(stored) };
         }
         let pawns = if swap { men.pawns.swapped() } else { men.pawns };
+        if self.file.header.identical_dropped {
+            self.layout.sort_identical_by_h(&mut squares[..k]);
+        }
         let (slot, _) = self
             .layout
             .canonical_slot(bk, &squares[..k], wk, &pawns)
