@@ -12,7 +12,7 @@
 //! reads classes from the two bit planes and white-to-move distance codes from section 1, each
 //! at the slot's stored position by its section's order ("Stored order (version 4)": the
 //! mixed-radix digits of the men's ranks inside each unit of `2^U` slots), in version 7
-//! without pawns first at the slot `s*` of its identical men sorted by H digit ("Identical men
+//! first at the slot `s*` of its identical pieces sorted by H digit ("Identical men
 //! (version 7)": a stable sort of each run of identical pieces, when their H digits are out of
 //! order), and in versions 5 to 7 without pawns at the slot's kept twin ("Transposed twins
 //! (version 5)": the smaller of the slot and the slot of its men transposed, when the black
@@ -1199,28 +1199,26 @@ impl DocTable {
         slot.min(self.image_slot(slot))
     }
 
-    /// The H digit of each non-king piece of `slot`, in piece order: the high
-    /// 3 bits of its diagram code, read from the index bits where `code_bit_positions` puts
-    /// them (Part II step 5).
-    fn h_digits(&self, slot: u64) -> [u8; 4] {
-        let index = self.index_of_slot(slot);
-        let mut h = [0u8; 4];
+    /// The 6-bit diagram code `HL` of each non-king piece of index `index`, in piece order,
+    /// read from the index bits where `code_bit_positions` puts them (Part II step 5).
+    fn piece_codes(&self, index: u64) -> [u8; 4] {
+        let mut codes = [0u8; 4];
         for &(man, positions) in &self.men_codes {
             if let IndexMan::Piece(p) = man {
-                h[p] = (3..6).fold(0u8, |d, j| d | (((index >> positions[j]) & 1) as u8) << (j - 3));
+                codes[p] = (0..6).fold(0u8, |c, j| c | (((index >> positions[j]) & 1) as u8) << j);
             }
         }
-        h
+        codes
     }
 
-    /// "Identical men (version 7)": are the H digits of every run of identical pieces of
-    /// `slot` non-decreasing (`H(p) <= H(p+1) <= ...`)? Always true but in version 7.
+    /// "Identical men (version 7)": are the H digits (`code >> 3`) of every run of identical
+    /// pieces of `slot` non-decreasing (`H(p) <= H(p+1) <= ...`)? Always true but in version 7.
     fn identical_in_order(&self, slot: u64) -> bool {
         if !self.identical_dropped {
             return true;
         }
-        let h = self.h_digits(slot);
-        self.identical_runs.iter().all(|run| h[run.clone()].windows(2).all(|p| p[0] <= p[1]))
+        let codes = self.piece_codes(self.index_of_slot(slot));
+        self.identical_runs.iter().all(|run| codes[run.clone()].windows(2).all(|p| p[0] >> 3 <= p[1] >> 3))
     }
 
     /// `s*` ("Identical men (version 7)"): for a slot whose identical men are out of order, the
@@ -1235,12 +1233,7 @@ impl DocTable {
         // Each piece's 6-bit diagram code, read from and written back to the index bits where
         // `code_bit_positions` puts it: sorting the codes by H digit moves the men.
         let index = self.index_of_slot(slot);
-        let mut codes = [0u8; 4];
-        for &(man, positions) in &self.men_codes {
-            if let IndexMan::Piece(p) = man {
-                codes[p] = (0..6).fold(0u8, |c, j| c | (((index >> positions[j]) & 1) as u8) << j);
-            }
-        }
+        let mut codes = self.piece_codes(index);
         for run in &self.identical_runs {
             codes[run.clone()].sort_by_key(|&c| c >> 3);
         }
@@ -1937,8 +1930,8 @@ impl DocTables {
     }
 
     /// Part I, "Probing a position (versions 3 to 7)": `class` and `dtz_code` read each slot
-    /// at the stored position of its resolved slot (in version 7 without pawns its identical
-    /// men sorted by H digit, then in versions 5 to 7 without pawns its kept twin; else the
+    /// at the stored position of its resolved slot (in version 7 its identical pieces sorted
+    /// by H digit, then in versions 5 to 7 without pawns its kept twin; else the
     /// slot itself); in versions 6 and 7 a wtm distance whose code is not 1 is resolved by a search
     /// of white's zeroing moves (`wtm_distance`).
     fn probe(&self, fen: &str) -> Result<Answer, String> {
@@ -3546,8 +3539,8 @@ fn codes_sit_where_the_order_reads_them(t: &DocTable, slice_step: usize) -> u64 
     checked
 }
 
-/// Every table `gen` wrote is version 7 (identical men dropped without pawns only, where a run
-/// has identical pieces: KPPvK's pawns drop nothing); the generator orders sections of runs without pawns
+/// Every table `gen` wrote is version 7 (identical men dropped where a run has identical
+/// pieces: KPPvK's pawns drop nothing); the generator orders sections of runs without pawns
 /// and with them as the document says (without pawns `U = T - 7`: white's first piece a digit
 /// of radix 8, every other man with free bits one of radix 64; with pawns `U = min(T, 24)`:
 /// up to two pieces a whole slice, every digit of radix 64), so the reader's order path is
@@ -3562,13 +3555,9 @@ fn stored_orders_are_permutations_of_units() {
     for t in pawnless.iter().chain(&with_pawns) {
         assert_eq!(t.version, 7, "{}: tables are published in version 7", t.signature);
         assert_eq!(t.twins_dropped, t.pawns.is_none(), "{}: twins are dropped without pawns", t.signature);
-        let identical = t.white.windows(2).chain(t.black.windows(2)).any(|p| p[0] == p[1]);
-        assert_eq!(
-            t.identical_dropped,
-            t.pawns.is_none() && identical,
-            "{}: identical men are dropped without pawns",
-            t.signature
-        );
+        // Identical pieces: two neighbours of one kind, pawns not counted.
+        let identical = t.white.windows(2).chain(t.black.windows(2)).any(|p| p[0] == p[1] && p[0] != Kind::P);
+        assert_eq!(t.identical_dropped, identical, "{}: identical pieces are dropped", t.signature);
         for (k, o) in t.orders.iter().enumerate() {
             if o.u > 0 {
                 let digits: Vec<String> = o.digits.iter().map(|d| format!("{:?}/{}", d.man, d.bits)).collect();

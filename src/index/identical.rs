@@ -20,7 +20,11 @@ impl Layout {
     /// out of order: a don't-care in a format 7 table.
     #[inline]
     pub fn identical_out_of_order(&self, word: u64) -> bool {
-        let index = self.index_of_slot(word * 64);
+        self.out_of_order_at(self.index_of_slot(word * 64))
+    }
+
+    #[inline]
+    fn out_of_order_at(&self, index: u64) -> bool {
         (0..self.pieces.len().saturating_sub(1)).any(|k| {
             self.same_as_next(k) && extract(index, &self.pieces[k].h_bits) > extract(index, &self.pieces[k + 1].h_bits)
         })
@@ -30,26 +34,18 @@ impl Layout {
     /// order of men of equal H digit: the men as a format 7 table keeps them.
     #[inline]
     pub fn sort_identical_by_h(&self, squares: &mut [Square]) {
-        let mut start = 0;
-        for k in 0..squares.len() {
-            if !self.same_as_next(k) {
-                if k > start {
-                    squares[start..=k].sort_by_key(|&sq| square_code(sq) >> 3);
-                }
-                start = k + 1;
-            }
-        }
+        self.sort_identical_by_key(squares, |sq| square_code(sq) >> 3);
     }
 
     /// The storage word that a format 7 table keeps for `word`'s positions (the same
     /// white-king lanes), when `word` is a don't-care ([`Layout::identical_out_of_order`]).
     pub fn identical_partner(&self, word: u64) -> Option<u64> {
-        if !self.identical_out_of_order(word) {
+        let index = self.index_of_slot(word * 64);
+        if !self.out_of_order_at(index) {
             return None;
         }
         let mut squares = [0 as Square; MAX_PIECES];
         let n = self.pieces.len();
-        let index = self.index_of_slot(word * 64);
         let (code, _) = self.decode_into(index, &mut squares[..n]);
         self.sort_identical_by_h(&mut squares[..n]);
         // With pawns, the same slice (the bits above the index inside it).

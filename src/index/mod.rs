@@ -271,17 +271,26 @@ impl Layout {
     /// Whether pieces `k` and `k + 1` are identical (same colour and role): such men are
     /// stored in both orders.
     #[inline]
-    pub(crate) fn same_as_next(&self, k: usize) -> bool {
+    fn same_as_next(&self, k: usize) -> bool {
         self.pieces.get(k + 1).is_some_and(|n| n.color == self.pieces[k].color && n.role == self.pieces[k].role)
     }
 
     /// Puts identical men (`squares` in `pieces` order) in increasing square order: the
     /// one order in which a position is counted once.
     pub fn sort_identical(&self, squares: &mut [Square]) {
+        self.sort_identical_by_key(squares, |sq| sq);
+    }
+
+    /// Sorts each run of identical men (`squares` in `pieces` order) by `key`, men of equal
+    /// key keeping their order.
+    #[inline]
+    fn sort_identical_by_key<K: Ord>(&self, squares: &mut [Square], key: impl Fn(Square) -> K + Copy) {
         let mut start = 0;
         for k in 0..squares.len() {
             if !self.same_as_next(k) {
-                squares[start..=k].sort_unstable();
+                if k > start {
+                    squares[start..=k].sort_by_key(|&sq| key(sq));
+                }
                 start = k + 1;
             }
         }

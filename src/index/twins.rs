@@ -93,30 +93,15 @@ impl Layout {
     /// before format 5 both twins hold the value, so the kept one serves them too.
     #[inline]
     pub fn kept_canonical_index(&self, bk: Square, pieces: &[Square], wk: Square) -> u64 {
-        self.kept_canonical_men(bk, pieces, wk, false).0
+        self.kept_canonical_men(bk, pieces, wk).0
     }
 
     /// [`Layout::kept_canonical_index`], and the men on the squares that index holds them
-    /// on (a stored order reads them: [`StoredOrder::stored_of_men`]). Without pawns. With
-    /// `sort_identical` (format 7), identical men are first sorted by H digit
-    /// ([`Layout::sort_identical_by_h`]): the kept slot of a table that drops the others.
+    /// on (a stored order reads them: [`StoredOrder::stored_of_men`]). Without pawns. A
+    /// format 7 table's reader sorts identical men by H digit first
+    /// ([`Layout::sort_identical_by_h`]): the slot then found is the one the table keeps.
     #[inline]
-    pub fn kept_canonical_men(
-        &self,
-        bk: Square,
-        pieces: &[Square],
-        wk: Square,
-        sort_identical: bool,
-    ) -> (u64, StoredMen) {
-        let mut sorted = [0 as Square; MAX_PIECES];
-        let pieces = if sort_identical {
-            let sorted = &mut sorted[..pieces.len()];
-            sorted.copy_from_slice(pieces);
-            self.sort_identical_by_h(sorted);
-            &*sorted
-        } else {
-            pieces
-        };
+    pub fn kept_canonical_men(&self, bk: Square, pieces: &[Square], wk: Square) -> (u64, StoredMen) {
         let (index, sym) = self.canonical_index(bk, pieces, wk);
         let mut men = StoredMen { pieces: [0; MAX_PIECES], wk: sym.apply(wk), bk: sym.apply(bk) };
         let n = pieces.len();
@@ -231,9 +216,14 @@ mod tests {
                 // The position in each of the board's eight orientations.
                 // Format 5 and 6 (identical men in both orders), and format 7.
                 for (sym, identical) in Symmetry::all().flat_map(|s| [(s, false), (s, true)]) {
-                    let pieces: Vec<Square> = sq.iter().map(|&s| sym.apply(s)).collect();
-                    let (kept, men) = layout.kept_canonical_men(sym.apply(bk), &pieces, sym.apply(wk), identical);
-                    let (index, _) = layout.canonical_index(sym.apply(bk), &pieces, sym.apply(wk));
+                    let mut pieces: Vec<Square> = sq.iter().map(|&s| sym.apply(s)).collect();
+                    let raw = pieces.clone();
+                    if identical {
+                        layout.sort_identical_by_h(&mut pieces);
+                    }
+                    let (kept, men) = layout.kept_canonical_men(sym.apply(bk), &pieces, sym.apply(wk));
+                    // The slot of the men as given, and the slot a reader keeps for it.
+                    let (index, _) = layout.canonical_index(sym.apply(bk), &raw, sym.apply(wk));
                     let want = layout.kept_slot(layout.slot(index).unwrap(), identical);
                     assert_eq!(layout.slot(kept), Some(want), "{name} slot {slot} {sym:?} {identical}");
                     assert_eq!(layout.kept_slot(want, identical), want, "{name} slot {slot}: kept slots are kept");

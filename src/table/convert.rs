@@ -57,7 +57,13 @@ fn drop_twins(layout: &Layout, first_slot: u64, planes: &mut [[u64; 6]]) {
             *plane |= twin.dropped;
         }
     });
-    layout.for_each_identical(first_slot / 64, planes.len(), |at, _| planes[at] = [!0; 6]);
+    if layout.has_identical_men() {
+        for (w, word) in (first_slot / 64..).zip(planes.iter_mut()) {
+            if layout.identical_out_of_order(w) {
+                *word = [!0; 6];
+            }
+        }
+    }
 }
 
 /// Marks the wtm positions of a span's planes (slot order, from `first_slot`) that win in one

@@ -83,16 +83,16 @@ impl Run {
             }
         }
         let (bk, wk) = (men.king(b) ^ flip, men.king(w) ^ flip);
+        if self.file.header.identical_dropped {
+            // Format 7 keeps the order of identical men by H digit (symmetries keep it).
+            self.layout.sort_identical_by_h(&mut squares[..k]);
+        }
         if men.pawns.n == 0 {
-            let (idx, stored) =
-                self.layout.kept_canonical_men(bk, &squares[..k], wk, self.file.header.identical_dropped);
+            let (idx, stored) = self.layout.kept_canonical_men(bk, &squares[..k], wk);
             let slot = self.layout.slot(idx).expect("canonical index is not a hole");
             return Located { slot, men: Some(stored) };
         }
         let pawns = if swap { men.pawns.swapped() } else { men.pawns };
-        if self.file.header.identical_dropped {
-            self.layout.sort_identical_by_h(&mut squares[..k]);
-        }
         let (slot, _) = self
             .layout
             .canonical_slot(bk, &squares[..k], wk, &pawns)
