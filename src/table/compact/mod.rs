@@ -26,6 +26,7 @@
 
 mod codec;
 mod header;
+mod masked;
 mod part;
 mod reader;
 mod slices;
@@ -35,6 +36,7 @@ mod writer;
 
 pub use codec::{class_at, pack_block, planes_at, BlockData, DEFAULT_ZSTD_LEVEL, MIN_MATCH};
 pub use header::{CompactHeader, TableMeta, CODEC_ZSTD};
+pub use masked::pack_masked;
 pub use part::{
     block_positions, n_blocks, Part, PartEntry, DTZ_BLOCK_BITS, INDEX_ENTRY_BYTES, WDL_BLOCK_BITS, WDL_WORD_BYTES,
 };
