@@ -3,12 +3,13 @@
 //! No reader looks at a don't-care byte of a distance block (a position that is not a win, a
 //! dropped twin, a win by a zeroing move), so the writer may store anything there. Filled with
 //! the win before them, zstd's matches stop at the first don't-care that differs from the bytes
-//! they copy. Here zstd parses the filled block first; a second parse follows its choices of
-//! offset but lets every match run on while the bytes it copies agree with the *known* ones,
-//! so the don't-cares it crosses become the copied bytes; zstd's own entropy stage then codes
-//! those sequences (`ZSTD_compressSequences`). The result is a plain zstd frame: readers are
-//! unchanged. KQRvKR's and KRBvKR's distance sections 0.93x, at about twice the distance
-//! blocks' compression time (docs/BENCHMARKS.md, 2026-12-06).
+//! they copy. Here zstd parses the filled block first, which offers offsets; a second parse
+//! weighs, at each position, zstd's offsets there and a little ahead, the repeat offsets and the
+//! offsets used lately, each match running on while the bytes it copies agree with the *known*
+//! ones (the don't-cares it crosses become the copied bytes), and looks one byte ahead before it
+//! takes a match (lazy matching). zstd's own entropy stage then codes those sequences
+//! (`ZSTD_compressSequences`). The result is a plain zstd frame: readers are unchanged.
+//! KQRvKR's and KRBvKR's distance sections 0.81x the fill's (docs/BENCHMARKS.md, 2026-12-06).
 
 use super::codec::{decompress, MIN_MATCH};
 use std::cell::RefCell;
@@ -113,7 +114,7 @@ fn check(code: usize) -> io::Result<usize> {
 
 thread_local! {
     /// One context per thread, reused by every block it packs.
-    static CONTEXT: RefCell<Option<Context>> = const { RefCell::new(None) };
+    static CONTEXT: RefCell<Option<(Context, Scratch)>> = const { RefCell::new(None) };
 }
 
 /// Whether byte `p` is known (a reader may read it).
@@ -122,51 +123,303 @@ fn is_known(known: &[u64], p: usize) -> bool {
     known[p >> 6] >> (p & 63) & 1 != 0
 }
 
-/// The bytes the frame will decode to and the sequences coding them. At each position a match
-/// starts with the offset zstd's `plan` copies it with, else with one of the last three
-/// offsets, if its first [`MIN_START`] bytes agree with the known ones; it then runs while
-/// they do. A literal keeps the filled byte.
-fn parse(filled: &[u8], known: &[u64], plan: &[u32]) -> (Vec<u8>, Vec<z::ZSTD_Sequence>) {
+/// `0xff` in byte `j` for each bit `j` set in the index.
+const BYTE_MASKS: [u64; 256] = {
+    let mut t = [0u64; 256];
+    let mut i = 0;
+    while i < 256 {
+        let mut j = 0;
+        while j < 8 {
+            if i >> j & 1 != 0 {
+                t[i] |= 0xff << (8 * j);
+            }
+            j += 1;
+        }
+        i += 1;
+    }
+    t
+};
+
+/// A byte mask of the known bytes among `q..q + 8` (all within the block).
+#[inline]
+fn known8(known: &[u64], q: usize) -> u64 {
+    let (w, b) = (q >> 6, q & 63);
+    let mut bits = known[w] >> b;
+    if b > 56 {
+        bits |= known[w + 1] << (64 - b);
+    }
+    BYTE_MASKS[(bits & 0xff) as usize]
+}
+
+/// Costs in bits, roughly zstd's: what a literal costs, a match with each of the last three
+/// offsets, and a new offset beyond its bit length.
+struct Costs {
+    literal: f64,
+    rep: [f64; 3],
+    new_offset: f64,
+}
+
+/// The costs the parse weighs (measured on KQRvKR's and KRBvKR's distances: a literal at 3
+/// bits 0.4% smaller than at 4, new offsets at 3 or 9 bits 0.3-0.9% larger than at 6).
+const COSTS: Costs = Costs { literal: 3.0, rep: [1.0, 2.5, 3.0], new_offset: 6.0 };
+
+/// The level whose entropy stage codes the sequences (they are chosen already, so it costs
+/// little): 19 codes KQRvKR's and KRBvKR's distances 0.6% smaller than 8.
+const ENTROPY_LEVEL: i32 = 19;
+
+/// How many of the plan's next offsets are tried, and how many recent new offsets.
+const WINDOW: usize = 16;
+const RECENT_NEW: usize = 24;
+
+/// One offset tried at a position and how far its match runs from there.
+#[derive(Clone, Copy)]
+struct Trial {
+    offset: usize,
+    len: usize,
+}
+
+/// The state of the second parse.
+struct Parser<'a> {
+    filled: &'a [u8],
+    known: &'a [u64],
+    plan: &'a [u32],
+    /// The bytes decided so far; beyond the position being parsed, scratch.
+    out: Vec<u8>,
+    /// zstd's repeat offsets, the last used first.
+    recent: [usize; 3],
+    /// New offsets used lately (a ring), tried again wherever the plan does not offer them.
+    used: [usize; RECENT_NEW],
+    costs: Costs,
+    /// Per offset, the call of `best_at` that last tried it and how far it ran then.
+    tried: &'a mut [u32],
+    lens: &'a mut [u32],
+    /// Calls of `best_at` so far (kept across blocks, so `tried` needs no clearing).
+    call: &'a mut u32,
+}
+
+impl Parser<'_> {
+    /// How far a match with `off` runs from `p`, its copied bytes written into `out[p..]`.
+    fn extend(&mut self, p: usize, off: usize) -> usize {
+        let (filled, known, out, n) = (self.filled, self.known, &mut self.out, self.filled.len());
+        let mut q = p;
+        #[cfg(target_arch = "x86_64")]
+        if off >= 16 {
+            use std::arch::x86_64::{__m128i, _mm_cmpeq_epi8, _mm_loadu_si128, _mm_movemask_epi8, _mm_storeu_si128};
+            while q + 16 <= n {
+                let (w, b) = (q >> 6, q & 63);
+                let mut bits = known[w] >> b;
+                if b > 48 {
+                    bits |= known[w + 1] << (64 - b);
+                }
+                // SAFETY: SSE2 is part of x86_64; `q - off + 16 <= q` and `q + 16 <= n`, so
+                // every load and the store are inside `out` and `filled` (both `n` long), and
+                // the store does not overlap the bytes loaded from `out`.
+                let equal = unsafe {
+                    let src = _mm_loadu_si128(out.as_ptr().add(q - off).cast::<__m128i>());
+                    let f = _mm_loadu_si128(filled.as_ptr().add(q).cast::<__m128i>());
+                    // Past a mismatch the 16 bytes are scratch anyway.
+                    _mm_storeu_si128(out.as_mut_ptr().add(q).cast::<__m128i>(), src);
+                    _mm_movemask_epi8(_mm_cmpeq_epi8(src, f)) as u64
+                };
+                let differ = !equal & bits & 0xffff;
+                if differ != 0 {
+                    return q + differ.trailing_zeros() as usize - p;
+                }
+                q += 16;
+            }
+        }
+        if off >= 8 {
+            while q + 8 <= n {
+                let src = u64::from_le_bytes(out[q - off..q - off + 8].try_into().expect("8 bytes"));
+                let f = u64::from_le_bytes(filled[q..q + 8].try_into().expect("8 bytes"));
+                let diff = (src ^ f) & known8(known, q);
+                if diff != 0 {
+                    let k = diff.trailing_zeros() as usize / 8;
+                    out[q..q + k].copy_from_slice(&src.to_le_bytes()[..k]);
+                    return q + k - p;
+                }
+                out[q..q + 8].copy_from_slice(&src.to_le_bytes());
+                q += 8;
+            }
+        }
+        while q < n {
+            let b = out[q - off];
+            if is_known(known, q) && filled[q] != b {
+                break;
+            }
+            out[q] = b;
+            q += 1;
+        }
+        q - p
+    }
+
+    /// The cost of coding offset `off` now.
+    fn offset_cost(&self, off: usize) -> f64 {
+        match self.recent.iter().position(|&r| r == off) {
+            Some(k) => self.costs.rep[k],
+            None => self.costs.new_offset + (usize::BITS - off.leading_zeros()) as f64,
+        }
+    }
+
+    /// The best match from `p` as (trial, score). With `after_literal` (a literal was put at
+    /// `p - 1` after the last call looked from there), a match that ran `len >= 1` from
+    /// `p - 1` with an offset beyond `len` runs `len - 1` from `p`: it never reached the
+    /// changed byte.
+    fn best_at(&mut self, p: usize, after_literal: bool) -> Option<(Trial, f64)> {
+        let n = self.filled.len();
+        let before = *self.call;
+        *self.call += 1;
+        let call = *self.call;
+        if p + MIN_START > n {
+            return None;
+        }
+        let mut best: Option<(Trial, f64)> = None;
+        let mut try_offset = |parser: &mut Self, off: usize| {
+            if off == 0 || off > p || parser.tried[off] == call {
+                return;
+            }
+            let known_len = parser.lens[off] as usize;
+            let len = if after_literal && parser.tried[off] == before && known_len >= 1 && off > known_len {
+                known_len - 1
+            } else {
+                parser.extend(p, off)
+            };
+            parser.tried[off] = call;
+            parser.lens[off] = len as u32;
+            if len >= MIN_START {
+                let score = len as f64 * parser.costs.literal - parser.offset_cost(off);
+                if best.is_none_or(|(_, s)| score > s) {
+                    best = Some((Trial { offset: off, len }, score));
+                }
+            }
+        };
+        for k in 0..3 {
+            try_offset(self, self.recent[k]);
+        }
+        let mut last = 0;
+        for &off in &self.plan[p..(p + WINDOW).min(n)] {
+            if off != last {
+                try_offset(self, off as usize);
+                last = off;
+            }
+        }
+        for k in 0..RECENT_NEW {
+            try_offset(self, self.used[k]);
+        }
+        best
+    }
+
+    /// Notes that a match with `off` was coded.
+    fn used_offset(&mut self, off: usize) {
+        match self.recent.iter().position(|&r| r == off) {
+            Some(k) => self.recent[..=k].rotate_right(1),
+            None => self.recent = [off, self.recent[0], self.recent[1]],
+        }
+        if !self.used.contains(&off) {
+            self.used.rotate_right(1);
+            self.used[0] = off;
+        }
+    }
+}
+
+/// A thread's memory for parsing, reused by every block it packs.
+#[derive(Default)]
+struct Scratch {
+    tried: Vec<u32>,
+    lens: Vec<u32>,
+    call: u32,
+}
+
+impl Scratch {
+    /// Room for a block of `n` bytes, and calls enough left for it (at most two per byte).
+    fn make_room(&mut self, n: usize) {
+        if self.tried.len() <= n {
+            self.tried.resize(n + 1, 0);
+            self.lens.resize(n + 1, 0);
+        }
+        if self.call as u64 + 2 * n as u64 + 2 >= u32::MAX as u64 {
+            self.tried.fill(0);
+            self.call = 0;
+        }
+    }
+}
+
+/// Whether `back` holds `filled`'s known bytes.
+fn agrees(back: &[u8], filled: &[u8], known: &[u64]) -> bool {
+    if back.len() != filled.len() {
+        return false;
+    }
+    let whole = filled.len() / 8 * 8;
+    let chunks = back[..whole].chunks_exact(8).zip(filled[..whole].chunks_exact(8));
+    let head = chunks.enumerate().all(|(k, (b, f))| {
+        let (b, f) = (u64::from_le_bytes(b.try_into().expect("8")), u64::from_le_bytes(f.try_into().expect("8")));
+        (b ^ f) & known8(known, 8 * k) == 0
+    });
+    head && (whole..filled.len()).all(|p| !is_known(known, p) || back[p] == filled[p])
+}
+
+/// The bytes the frame will decode to and the sequences coding them. At each position the
+/// match that saves most (its length in literals' bits less its offset's cost) among zstd's
+/// offsets at the next positions, the repeat offsets and the offsets used lately, running
+/// while the bytes it copies agree with the known ones; taken unless the best match one
+/// byte later saves more than a literal costs (lazy matching). A literal keeps the filled
+/// byte.
+fn parse(filled: &[u8], known: &[u64], plan: &[u32], scratch: &mut Scratch) -> (Vec<u8>, Vec<z::ZSTD_Sequence>) {
     let n = filled.len();
-    let mut out = vec![0u8; n];
+    scratch.make_room(n);
+    let mut parser = Parser {
+        filled,
+        known,
+        plan,
+        out: vec![0u8; n],
+        recent: [1, 4, 8],
+        used: [0; RECENT_NEW],
+        tried: &mut scratch.tried,
+        lens: &mut scratch.lens,
+        call: &mut scratch.call,
+        costs: COSTS,
+    };
     let mut seqs = Vec::new();
-    let mut recent = [1usize, 4, 8];
+    // The best match at `p` when it was found as the lazy look one byte ahead.
+    let mut ahead: Option<Option<(Trial, f64)>> = None;
+    let mut after_literal = false;
     let (mut literals_from, mut p) = (0usize, 0usize);
     while p < n {
-        let candidates = [plan[p] as usize, recent[0], recent[1], recent[2]];
-        let offset = candidates.into_iter().find(|&off| {
-            if off == 0 || off > p || p + MIN_START > n {
-                return false;
-            }
-            // Bytes from `p` on are scratch until decided: an overlapping match reads its own.
-            (p..p + MIN_START).all(|q| {
-                out[q] = out[q - off];
-                !is_known(known, q) || filled[q] == out[q]
-            })
-        });
-        let Some(offset) = offset else {
-            out[p] = filled[p];
+        let here = match ahead.take() {
+            Some(found) => found,
+            None => parser.best_at(p, after_literal),
+        };
+        let Some((chosen, score)) = here else {
+            parser.out[p] = filled[p];
+            after_literal = true;
             p += 1;
             continue;
         };
-        let start = p;
-        while p < n && (!is_known(known, p) || filled[p] == out[p - offset]) {
-            out[p] = out[p - offset];
-            p += 1;
+        if p + 1 < n {
+            parser.out[p] = filled[p];
+            let next = parser.best_at(p + 1, true);
+            if next.is_some_and(|(_, s)| s - parser.costs.literal > score) {
+                ahead = Some(next);
+                after_literal = true;
+                p += 1;
+                continue;
+            }
         }
-        match recent.iter().position(|&r| r == offset) {
-            Some(k) => recent[..=k].rotate_right(1),
-            None => recent = [offset, recent[0], recent[1]],
-        }
+        after_literal = false;
+        // The trials left scratch behind: copy the chosen match's bytes again.
+        let len = parser.extend(p, chosen.offset);
+        debug_assert_eq!(len, chosen.len);
         seqs.push(z::ZSTD_Sequence {
-            offset: offset as u32,
-            litLength: (start - literals_from) as u32,
-            matchLength: (p - start) as u32,
+            offset: chosen.offset as u32,
+            litLength: (p - literals_from) as u32,
+            matchLength: len as u32,
             rep: 0,
         });
+        parser.used_offset(chosen.offset);
+        p += len;
         literals_from = p;
     }
-    (out, seqs)
+    (parser.out, seqs)
 }
 
 /// The zstd frame of a distance block: `filled` holds every known byte (bit `p` of `known`)
@@ -179,15 +432,14 @@ pub fn pack_masked(filled: &[u8], known: &[u64], level: i32) -> io::Result<Vec<u
     let packed = CONTEXT.with(|c| -> io::Result<Vec<u8>> {
         let mut c = c.borrow_mut();
         if c.is_none() {
-            *c = Some(Context::new()?);
+            *c = Some((Context::new()?, Scratch::default()));
         }
-        let ctx = c.as_mut().expect("a context");
+        let (ctx, scratch) = c.as_mut().expect("a context");
         let plan = ctx.plan(filled, level)?;
-        let (bytes, seqs) = parse(filled, known, &plan);
-        ctx.frame(&bytes, &seqs, level)
+        let (bytes, seqs) = parse(filled, known, &plan, scratch);
+        ctx.frame(&bytes, &seqs, ENTROPY_LEVEL)
     })?;
-    let back = decompress(&packed, filled.len())?;
-    if back.len() != filled.len() || (0..filled.len()).any(|p| is_known(known, p) && back[p] != filled[p]) {
+    if !agrees(&decompress(&packed, filled.len())?, filled, known) {
         return Err(io::Error::other("the masked frame does not decode to the block's known bytes"));
     }
     Ok(packed)
