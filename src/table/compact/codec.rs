@@ -84,3 +84,23 @@ pub fn pack_block(decoded: &[u8], constant: Option<u8>, zstd_level: i32) -> std:
         c.as_mut().expect("a compressor").1.compress(decoded)
     })
 }
+
+/// For each byte value, the eight bytes that are 0xff where it has a bit (bit `i` to the
+/// byte at memory offset `i`, native order).
+pub(super) static BYTE_MASKS: [u64; 256] = {
+    let mut masks = [0u64; 256];
+    let mut v = 0;
+    while v < 256 {
+        let mut bytes = [0u8; 8];
+        let mut i = 0;
+        while i < 8 {
+            if v >> i & 1 != 0 {
+                bytes[i] = 0xff;
+            }
+            i += 1;
+        }
+        masks[v] = u64::from_ne_bytes(bytes);
+        v += 1;
+    }
+    masks
+};

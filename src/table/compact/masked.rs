@@ -11,7 +11,7 @@
 //! (`ZSTD_compressSequences`). The result is a plain zstd frame: readers are unchanged.
 //! KQRvKR's and KRBvKR's distance sections 0.81x the fill's (docs/BENCHMARKS.md, 2026-12-06).
 
-use super::codec::{decompress, MIN_MATCH};
+use super::codec::{decompress, BYTE_MASKS, MIN_MATCH};
 use std::cell::RefCell;
 use std::io;
 use std::ptr::NonNull;
@@ -104,10 +104,9 @@ impl Drop for Context {
 
 /// A zstd result as a size or an error with zstd's message.
 fn check(code: usize) -> io::Result<usize> {
-    // SAFETY: ZSTD_isError and ZSTD_getErrorName accept any code; the name is a static string.
+    // SAFETY: ZSTD_isError accepts any code.
     if unsafe { z::ZSTD_isError(code) } != 0 {
-        let name = unsafe { std::ffi::CStr::from_ptr(z::ZSTD_getErrorName(code)) };
-        return Err(io::Error::other(format!("zstd: {}", name.to_string_lossy())));
+        return Err(io::Error::other(format!("zstd: {}", zstd::zstd_safe::get_error_name(code))));
     }
     Ok(code)
 }
@@ -123,23 +122,6 @@ fn is_known(known: &[u64], p: usize) -> bool {
     known[p >> 6] >> (p & 63) & 1 != 0
 }
 
-/// `0xff` in byte `j` for each bit `j` set in the index.
-const BYTE_MASKS: [u64; 256] = {
-    let mut t = [0u64; 256];
-    let mut i = 0;
-    while i < 256 {
-        let mut j = 0;
-        while j < 8 {
-            if i >> j & 1 != 0 {
-                t[i] |= 0xff << (8 * j);
-            }
-            j += 1;
-        }
-        i += 1;
-    }
-    t
-};
-
 /// A byte mask of the known bytes among `q..q + 8` (all within the block).
 #[inline]
 fn known8(known: &[u64], q: usize) -> u64 {
@@ -148,7 +130,8 @@ fn known8(known: &[u64], q: usize) -> u64 {
     if b > 56 {
         bits |= known[w + 1] << (64 - b);
     }
-    BYTE_MASKS[(bits & 0xff) as usize]
+    // The table's masks are in memory order; the blocks' bytes are read little-endian.
+    u64::from_le(BYTE_MASKS[(bits & 0xff) as usize])
 }
 
 /// Costs in bits, roughly zstd's: what a literal costs, a match with each of the last three
@@ -189,7 +172,6 @@ struct Parser<'a> {
     recent: [usize; 3],
     /// New offsets used lately (a ring), tried again wherever the plan does not offer them.
     used: [usize; RECENT_NEW],
-    costs: Costs,
     /// Per offset, the call of `best_at` that last tried it and how far it ran then.
     tried: &'a mut [u32],
     lens: &'a mut [u32],
@@ -202,32 +184,6 @@ impl Parser<'_> {
     fn extend(&mut self, p: usize, off: usize) -> usize {
         let (filled, known, out, n) = (self.filled, self.known, &mut self.out, self.filled.len());
         let mut q = p;
-        #[cfg(target_arch = "x86_64")]
-        if off >= 16 {
-            use std::arch::x86_64::{__m128i, _mm_cmpeq_epi8, _mm_loadu_si128, _mm_movemask_epi8, _mm_storeu_si128};
-            while q + 16 <= n {
-                let (w, b) = (q >> 6, q & 63);
-                let mut bits = known[w] >> b;
-                if b > 48 {
-                    bits |= known[w + 1] << (64 - b);
-                }
-                // SAFETY: SSE2 is part of x86_64; `q - off + 16 <= q` and `q + 16 <= n`, so
-                // every load and the store are inside `out` and `filled` (both `n` long), and
-                // the store does not overlap the bytes loaded from `out`.
-                let equal = unsafe {
-                    let src = _mm_loadu_si128(out.as_ptr().add(q - off).cast::<__m128i>());
-                    let f = _mm_loadu_si128(filled.as_ptr().add(q).cast::<__m128i>());
-                    // Past a mismatch the 16 bytes are scratch anyway.
-                    _mm_storeu_si128(out.as_mut_ptr().add(q).cast::<__m128i>(), src);
-                    _mm_movemask_epi8(_mm_cmpeq_epi8(src, f)) as u64
-                };
-                let differ = !equal & bits & 0xffff;
-                if differ != 0 {
-                    return q + differ.trailing_zeros() as usize - p;
-                }
-                q += 16;
-            }
-        }
         if off >= 8 {
             while q + 8 <= n {
                 let src = u64::from_le_bytes(out[q - off..q - off + 8].try_into().expect("8 bytes"));
@@ -256,8 +212,8 @@ impl Parser<'_> {
     /// The cost of coding offset `off` now.
     fn offset_cost(&self, off: usize) -> f64 {
         match self.recent.iter().position(|&r| r == off) {
-            Some(k) => self.costs.rep[k],
-            None => self.costs.new_offset + (usize::BITS - off.leading_zeros()) as f64,
+            Some(k) => COSTS.rep[k],
+            None => COSTS.new_offset + (usize::BITS - off.leading_zeros()) as f64,
         }
     }
 
@@ -287,7 +243,7 @@ impl Parser<'_> {
             parser.tried[off] = call;
             parser.lens[off] = len as u32;
             if len >= MIN_START {
-                let score = len as f64 * parser.costs.literal - parser.offset_cost(off);
+                let score = len as f64 * COSTS.literal - parser.offset_cost(off);
                 if best.is_none_or(|(_, s)| score > s) {
                     best = Some((Trial { offset: off, len }, score));
                 }
@@ -377,7 +333,6 @@ fn parse(filled: &[u8], known: &[u64], plan: &[u32], scratch: &mut Scratch) -> (
         tried: &mut scratch.tried,
         lens: &mut scratch.lens,
         call: &mut scratch.call,
-        costs: COSTS,
     };
     let mut seqs = Vec::new();
     // The best match at `p` when it was found as the lazy look one byte ahead.
@@ -398,7 +353,7 @@ fn parse(filled: &[u8], known: &[u64], plan: &[u32], scratch: &mut Scratch) -> (
         if p + 1 < n {
             parser.out[p] = filled[p];
             let next = parser.best_at(p + 1, true);
-            if next.is_some_and(|(_, s)| s - parser.costs.literal > score) {
+            if next.is_some_and(|(_, s)| s - COSTS.literal > score) {
                 ahead = Some(next);
                 after_literal = true;
                 p += 1;

@@ -2,7 +2,7 @@
 //! block's checksum the first time it is decoded; classes, distance codes, the generator's
 //! bitbases and the uncompressed format's value codes read from it.
 
-use super::codec::{decompress, expand_constant, planes_at, BlockData};
+use super::codec::{decompress, expand_constant, planes_at, BlockData, BYTE_MASKS};
 use super::header::CompactHeader;
 use super::part::{block_positions, n_blocks, Part, PartEntry, DTZ_BLOCK_BITS, INDEX_ENTRY_BYTES, WDL_BLOCK_BITS};
 use super::slices::{decode_keys, decode_levels, LevelEntry};
@@ -664,26 +664,6 @@ fn word_codes(lo: u64, hi: u64, illegal: u64, wins: &[u8; 64]) -> [u8; 64] {
 }
 
 const _: () = assert!(CODE_NONE == 0, "word_codes leaves the lanes of no class at 0");
-
-/// For each byte value, the eight bytes that are 0xff where it has a bit (bit `i` to the
-/// byte at memory offset `i`, native order).
-static BYTE_MASKS: [u64; 256] = {
-    let mut masks = [0u64; 256];
-    let mut v = 0;
-    while v < 256 {
-        let mut bytes = [0u8; 8];
-        let mut i = 0;
-        while i < 8 {
-            if v >> i & 1 != 0 {
-                bytes[i] = 0xff;
-            }
-            i += 1;
-        }
-        masks[v] = u64::from_ne_bytes(bytes);
-        v += 1;
-    }
-    masks
-};
 
 #[cfg(test)]
 mod tests {
