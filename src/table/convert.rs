@@ -4,7 +4,7 @@
 
 use super::codes::PlaneSource;
 use super::compact::{
-    block_positions, n_blocks, pack_block, pack_masked, slice_bytes, CompactWriter, Part, Spill, TableMeta,
+    block_positions, n_blocks, pack_block, pack_masked, slice_bytes, CompactWriter, Part, Spill, TableMeta, BYTE_MASKS,
     DTZ_BLOCK_BITS, MIN_MATCH, WDL_BLOCK_BITS, WDL_WORD_BYTES,
 };
 use super::error::{FormatError, TableError};
@@ -214,8 +214,9 @@ struct BlockValues {
     bytes: Vec<u8>,
     /// The value of every position, if they all hold the same one.
     constant: Option<u8>,
-    /// Of a distance block, the bytes a reader may read (a bit per byte); empty for classes.
-    known: Vec<u64>,
+    /// Per byte, the bits a reader may read (a distance byte all or nothing, a class byte the
+    /// legal positions of its eight).
+    mask: Vec<u8>,
 }
 
 /// The decoded bytes of a block of a section from its value planes. Illegal positions (and in
@@ -250,7 +251,13 @@ fn block_values(planes: &[[u64; 6]], edge_exact: bool, part: Part) -> BlockValue
             out.extend_from_slice(&codes);
         }
         let constant = out.iter().all(|&c| c == out[0]).then(|| out[0]);
-        return BlockValues { bytes: out, constant, known: wins };
+        let mut mask = Vec::with_capacity(n_words * 64);
+        for &w in &wins {
+            for g in 0..8 {
+                mask.extend_from_slice(&BYTE_MASKS[(w >> (8 * g)) as u8 as usize].to_ne_bytes());
+            }
+        }
+        return BlockValues { bytes: out, constant, mask };
     }
     // Classes: 0 not won, 1 won under the rule, 2 only without it, 3 (wtm code 51 of tables
     // that do not tell a win of exactly 100 plies from a cursed one of 101) either.
@@ -278,6 +285,7 @@ fn block_values(planes: &[[u64; 6]], edge_exact: bool, part: Part) -> BlockValue
         .bits();
     let (mut carry_lo, mut carry_hi) = (first_class & 1 != 0, first_class & 2 != 0);
     let mut out = Vec::with_capacity(n_words * WDL_WORD_BYTES);
+    let mut mask = Vec::with_capacity(n_words * WDL_WORD_BYTES);
     let (mut all_lo, mut all_hi, mut any_lo, mut any_hi) = (!0u64, !0u64, 0u64, 0u64);
     for &(legal, lo, hi) in &classes {
         let (lo, c) = fill_plane(lo, legal, carry_lo);
@@ -287,9 +295,11 @@ fn block_values(planes: &[[u64; 6]], edge_exact: bool, part: Part) -> BlockValue
         (all_lo, all_hi, any_lo, any_hi) = (all_lo & lo, all_hi & hi, any_lo | lo, any_hi | hi);
         out.extend_from_slice(&lo.to_le_bytes());
         out.extend_from_slice(&hi.to_le_bytes());
+        mask.extend_from_slice(&legal.to_le_bytes());
+        mask.extend_from_slice(&legal.to_le_bytes());
     }
     let constant = (all_lo == any_lo && all_hi == any_hi).then_some((all_lo & 1) as u8 | ((all_hi & 1) as u8) << 1);
-    BlockValues { bytes: out, constant, known: Vec::new() }
+    BlockValues { bytes: out, constant, mask }
 }
 
 /// Converts the uncompressed table `src` into a compact table written at `partial` (resuming
@@ -369,8 +379,8 @@ pub fn planes_to_compact(
         move |planes: &[[u64; 6]], part: Part, i: usize| {
             let block = block_values(planes, meta.edge_exact, part);
             let packed = match block.constant {
-                // Distance blocks choose their don't-cares' values; class blocks keep the fill.
-                None if part == Part::WtmDtz && masked => pack_masked(&block.bytes, &block.known, level),
+                // Blocks choose their don't-cares' values (class blocks since 2026-12-06).
+                None if masked => pack_masked(&block.bytes, &block.mask, level),
                 constant => pack_block(&block.bytes, constant, level),
             };
             packed.map_err(|e| {

@@ -87,7 +87,7 @@ pub fn pack_block(decoded: &[u8], constant: Option<u8>, zstd_level: i32) -> std:
 
 /// For each byte value, the eight bytes that are 0xff where it has a bit (bit `i` to the
 /// byte at memory offset `i`, native order).
-pub(super) static BYTE_MASKS: [u64; 256] = {
+pub static BYTE_MASKS: [u64; 256] = {
     let mut masks = [0u64; 256];
     let mut v = 0;
     while v < 256 {

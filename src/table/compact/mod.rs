@@ -34,7 +34,7 @@ mod spill;
 mod summary;
 mod writer;
 
-pub use codec::{class_at, pack_block, planes_at, BlockData, DEFAULT_ZSTD_LEVEL, MIN_MATCH};
+pub use codec::{class_at, pack_block, planes_at, BlockData, BYTE_MASKS, DEFAULT_ZSTD_LEVEL, MIN_MATCH};
 pub use header::{CompactHeader, TableMeta, CODEC_ZSTD};
 pub use masked::pack_masked;
 pub use part::{
