@@ -370,9 +370,10 @@ pub fn planes_to_compact(
     id_bytes.extend_from_slice(&zstd_level.to_le_bytes());
     id_bytes.extend_from_slice(&MIN_MATCH.to_le_bytes());
     id_bytes.extend_from_slice(&VERSION_COMPACT.to_le_bytes());
-    // Distance blocks by `pack_masked` (its parse weighing offsets since 2026-12-06): a
-    // partial of an older writer is not resumed, so a resumed table is the fresh one.
-    id_bytes.extend_from_slice(b"masked distances, weighed offsets");
+    // Blocks by `pack_masked` (its parse weighing offsets since 2026-12-06, class blocks too
+    // since the tenth session): a partial of an older writer is not resumed, so a resumed
+    // table is the fresh one.
+    id_bytes.extend_from_slice(b"masked distances and classes, weighed offsets");
     let mut writer = CompactWriter::open(partial, n_slots, xxh3_64(&id_bytes))?;
     let total: u64 = Part::BLOCKED.iter().map(|&p| n_blocks(p, n_slots) as u64).sum();
     let pack_at = |level: i32, masked: bool| {

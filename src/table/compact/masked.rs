@@ -1,15 +1,18 @@
-//! Distance blocks whose don't-cares take the values zstd's matches copy into them.
+//! Blocks whose don't-cares take the values zstd's matches copy into them.
 //!
-//! No reader looks at a don't-care byte of a distance block (a position that is not a win, a
-//! dropped twin, a win by a zeroing move), so the writer may store anything there. Filled with
-//! the win before them, zstd's matches stop at the first don't-care that differs from the bytes
-//! they copy. Here zstd parses the filled block first, which offers offsets; a second parse
-//! weighs, at each position, zstd's offsets there and a little ahead, the repeat offsets and the
-//! offsets used lately, each match running on while the bytes it copies agree with the *known*
-//! ones (the don't-cares it crosses become the copied bytes), and looks one byte ahead before it
-//! takes a match (lazy matching). zstd's own entropy stage then codes those sequences
-//! (`ZSTD_compressSequences`). The result is a plain zstd frame: readers are unchanged.
-//! KQRvKR's and KRBvKR's distance sections 0.81x the fill's (docs/BENCHMARKS.md, 2026-12-06).
+//! No reader looks at a don't-care of a block (in a distance block a position that is not a
+//! win, a dropped twin, a win by a zeroing move: whole bytes; in a class block an illegal or
+//! dropped position: single bits of the planes), so the writer may store anything there. A
+//! mask per byte says which bits are known. Filled with the value before them, zstd's matches
+//! stop at the first don't-care that differs from the bytes they copy. Here zstd parses the
+//! filled block first, which offers offsets; a second parse weighs, at each position, zstd's
+//! offsets there and a little ahead, the repeat offsets and the offsets used lately, each
+//! match running on while the bits it copies agree with the *known* ones (the don't-cares it
+//! crosses become the copied bits), and looks one byte ahead before it takes a match (lazy
+//! matching). zstd's own entropy stage then codes those sequences (`ZSTD_compressSequences`).
+//! The result is a plain zstd frame: readers are unchanged. KQRvKR's and KRBvKR's distance
+//! sections 0.81x the fill's, the four pawnless runs' class sections 0.72x
+//! (docs/BENCHMARKS.md, 2026-12-06).
 
 use super::codec::{decompress, MIN_MATCH};
 use std::cell::RefCell;
@@ -142,7 +145,9 @@ const ENTROPY_LEVEL: i32 = 19;
 /// cost 0.04% in size on KQRvKR's and KRBvKR's sections and spare 8% of the parse's work).
 const TRIAL_CAP: usize = 4096;
 
-/// How many of the plan's next offsets are tried, and how many recent new offsets.
+/// How many of the plan's next offsets are tried, and how many recent new offsets (8 and 8
+/// made class blocks 3% larger for a fifth less parse time; KRPvKR's build time stayed
+/// within its rounds' spread).
 const WINDOW: usize = 16;
 const RECENT_NEW: usize = 24;
 
@@ -203,6 +208,14 @@ impl Parser<'_> {
         q - p
     }
 
+    /// Whether the bytes up to `p + len` that a match with `off` copies (all decided: `off >
+    /// len`) agree with the known ones over its last 8 (or fewer): a quick test that the match
+    /// does not stop short of `len`.
+    fn reaches(&self, p: usize, off: usize, len: usize) -> bool {
+        let end = p + len;
+        (end.saturating_sub(8).max(p)..end).all(|q| (self.out[q - off] ^ self.filled[q]) & self.mask[q] == 0)
+    }
+
     /// The cost of coding offset `off` now.
     fn offset_cost(&self, off: usize) -> f64 {
         match self.recent.iter().position(|&r| r == off) {
@@ -225,8 +238,18 @@ impl Parser<'_> {
         }
         let mut best: Option<(Trial, f64)> = None;
         let mut try_offset = |parser: &mut Self, off: usize| {
-            if off == 0 || off > p || parser.tried[off] == call {
+            if parser.tried[off] == call {
                 return;
+            }
+            let cost = parser.offset_cost(off);
+            // A candidate no cheaper than the best so far wins only by running further: skip
+            // it when the best runs as far as a trial may, or when it disagrees before then.
+            if let Some((b, s)) = best {
+                if cost >= b.len as f64 * COSTS.literal - s
+                    && (b.len >= TRIAL_CAP.min(n - p) || (off > b.len + 1 && !parser.reaches(p, off, b.len + 1)))
+                {
+                    return;
+                }
             }
             let known_len = parser.lens[off] as usize;
             let len = if after_literal && parser.tried[off] == before && known_len >= 1 && off > known_len {
@@ -237,24 +260,42 @@ impl Parser<'_> {
             parser.tried[off] = call;
             parser.lens[off] = len as u32;
             if len >= MIN_START {
-                let score = len as f64 * COSTS.literal - parser.offset_cost(off);
+                let score = len as f64 * COSTS.literal - cost;
                 if best.is_none_or(|(_, s)| score > s) {
                     best = Some((Trial { offset: off, len }, score));
                 }
             }
         };
-        for k in 0..3 {
-            try_offset(self, self.recent[k]);
-        }
-        let mut last = 0;
-        for &off in &self.plan[p..(p + WINDOW).min(n)] {
-            if off != last {
-                try_offset(self, off as usize);
-                last = off;
+        // The candidates in the order they are weighed. Most fail within a match's first
+        // bytes (a stretch of literals tries every one), which a word compare settles first.
+        let mut candidates = [0u32; 3 + WINDOW + RECENT_NEW];
+        let mut m = 0;
+        {
+            let word = |bytes: &[u8], at: usize| u32::from_le_bytes(bytes[at..at + 4].try_into().expect("4 bytes"));
+            let (out, here, mask) = (&self.out[..p], word(self.filled, p), word(self.mask, p));
+            let mut keep = |off: u32| {
+                let o = off as usize;
+                if o != 0 && o <= p && (o < MIN_START || (word(out, p - o) ^ here) & mask == 0) {
+                    candidates[m] = off;
+                    m += 1;
+                }
+            };
+            for &off in &self.recent {
+                keep(off as u32);
+            }
+            let mut last = 0;
+            for &off in &self.plan[p..(p + WINDOW).min(n)] {
+                if off != last {
+                    keep(off);
+                    last = off;
+                }
+            }
+            for &off in &self.used {
+                keep(off as u32);
             }
         }
-        for k in 0..RECENT_NEW {
-            try_offset(self, self.used[k]);
+        for &off in &candidates[..m] {
+            try_offset(self, off as usize);
         }
         best
     }
@@ -371,12 +412,12 @@ fn parse(filled: &[u8], mask: &[u8], plan: &[u32], scratch: &mut Scratch) -> (Ve
     (parser.out, seqs)
 }
 
-/// The zstd frame of a distance block: `filled` holds every known byte (bit `p` of `known`)
-/// and the win before them at the don't-cares; the frame decodes to the same known bytes and
-/// chosen ones elsewhere. Checked by decoding before it is returned.
+/// The zstd frame of a block: `filled` holds every known bit (those set in `mask`, a byte per
+/// byte) and the value before them at the don't-cares; the frame decodes to the same known
+/// bits and chosen ones elsewhere. Checked by decoding before it is returned.
 pub fn pack_masked(filled: &[u8], mask: &[u8], level: i32) -> io::Result<Vec<u8>> {
     if mask.len() != filled.len() {
-        return Err(io::Error::other("a distance block's mask is shorter than the block"));
+        return Err(io::Error::other("a block's mask is not as long as the block"));
     }
     let packed = CONTEXT.with(|c| -> io::Result<Vec<u8>> {
         let mut c = c.borrow_mut();
@@ -389,7 +430,7 @@ pub fn pack_masked(filled: &[u8], mask: &[u8], level: i32) -> io::Result<Vec<u8>
         ctx.frame(&bytes, &seqs, ENTROPY_LEVEL)
     })?;
     if !agrees(&decompress(&packed, filled.len())?, filled, mask) {
-        return Err(io::Error::other("the masked frame does not decode to the block's known bytes"));
+        return Err(io::Error::other("the masked frame does not decode to the block's known bits"));
     }
     Ok(packed)
 }
