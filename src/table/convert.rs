@@ -251,10 +251,14 @@ fn block_values(planes: &[[u64; 6]], edge_exact: bool, part: Part) -> BlockValue
             out.extend_from_slice(&codes);
         }
         let constant = out.iter().all(|&c| c == out[0]).then(|| out[0]);
-        let mut mask = Vec::with_capacity(n_words * 64);
-        for &w in &wins {
-            for g in 0..8 {
-                mask.extend_from_slice(&BYTE_MASKS[(w >> (8 * g)) as u8 as usize].to_ne_bytes());
+        // A constant block is stored as its value: no mask needed.
+        let mut mask = Vec::new();
+        if constant.is_none() {
+            mask.reserve(n_words * 64);
+            for &w in &wins {
+                for g in 0..8 {
+                    mask.extend_from_slice(&BYTE_MASKS[(w >> (8 * g)) as u8 as usize].to_ne_bytes());
+                }
             }
         }
         return BlockValues { bytes: out, constant, mask };

@@ -119,10 +119,16 @@ thread_local! {
     static CONTEXT: RefCell<Option<(Context, Scratch)>> = const { RefCell::new(None) };
 }
 
-/// The known bits of bytes `q..q + 8` (all within the block).
+/// Bytes `at..at + 8` read little-endian (block bytes, copied bytes and masks alike).
 #[inline]
-fn mask8(mask: &[u8], q: usize) -> u64 {
-    u64::from_le_bytes(mask[q..q + 8].try_into().expect("8 bytes"))
+fn le64(bytes: &[u8], at: usize) -> u64 {
+    u64::from_le_bytes(bytes[at..at + 8].try_into().expect("8 bytes"))
+}
+
+/// Bytes `at..at + 4` read little-endian.
+#[inline]
+fn le32(bytes: &[u8], at: usize) -> u32 {
+    u32::from_le_bytes(bytes[at..at + 4].try_into().expect("4 bytes"))
 }
 
 /// Costs in bits, roughly zstd's: what a literal costs, a match with each of the last three
@@ -185,9 +191,8 @@ impl Parser<'_> {
         let mut q = p;
         if off >= 8 {
             while q + 8 <= n {
-                let src = u64::from_le_bytes(out[q - off..q - off + 8].try_into().expect("8 bytes"));
-                let f = u64::from_le_bytes(filled[q..q + 8].try_into().expect("8 bytes"));
-                let diff = (src ^ f) & mask8(mask, q);
+                let src = le64(out, q - off);
+                let diff = (src ^ le64(filled, q)) & le64(mask, q);
                 if diff != 0 {
                     let k = diff.trailing_zeros() as usize / 8;
                     out[q..q + k].copy_from_slice(&src.to_le_bytes()[..k]);
@@ -271,11 +276,10 @@ impl Parser<'_> {
         let mut candidates = [0u32; 3 + WINDOW + RECENT_NEW];
         let mut m = 0;
         {
-            let word = |bytes: &[u8], at: usize| u32::from_le_bytes(bytes[at..at + 4].try_into().expect("4 bytes"));
-            let (out, here, mask) = (&self.out[..p], word(self.filled, p), word(self.mask, p));
+            let (out, here, mask) = (&self.out[..p], le32(self.filled, p), le32(self.mask, p));
             let mut keep = |off: u32| {
                 let o = off as usize;
-                if o != 0 && o <= p && (o < MIN_START || (word(out, p - o) ^ here) & mask == 0) {
+                if o != 0 && o <= p && (o < MIN_START || (le32(out, p - o) ^ here) & mask == 0) {
                     candidates[m] = off;
                     m += 1;
                 }
@@ -341,18 +345,14 @@ fn agrees(back: &[u8], filled: &[u8], mask: &[u8]) -> bool {
         return false;
     }
     let whole = filled.len() / 8 * 8;
-    let chunks = back[..whole].chunks_exact(8).zip(filled[..whole].chunks_exact(8));
-    let head = chunks.enumerate().all(|(k, (b, f))| {
-        let (b, f) = (u64::from_le_bytes(b.try_into().expect("8")), u64::from_le_bytes(f.try_into().expect("8")));
-        (b ^ f) & mask8(mask, 8 * k) == 0
-    });
+    let head = (0..whole).step_by(8).all(|q| (le64(back, q) ^ le64(filled, q)) & le64(mask, q) == 0);
     head && (whole..filled.len()).all(|p| (back[p] ^ filled[p]) & mask[p] == 0)
 }
 
 /// The bytes the frame will decode to and the sequences coding them. At each position the
 /// match that saves most (its length in literals' bits less its offset's cost) among zstd's
 /// offsets at the next positions, the repeat offsets and the offsets used lately, running
-/// while the bytes it copies agree with the known ones; taken unless the best match one
+/// while the bits it copies agree with the known ones; taken unless the best match one
 /// byte later saves more than a literal costs (lazy matching). A literal keeps the filled
 /// byte.
 fn parse(filled: &[u8], mask: &[u8], plan: &[u32], scratch: &mut Scratch) -> (Vec<u8>, Vec<z::ZSTD_Sequence>) {
